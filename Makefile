@@ -1,0 +1,48 @@
+# CrowdQA: `make demo` and `make test` do all set-up on a fresh machine.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: demo serve test test-worker e2e worker lint migrate install clean
+
+$(VENV)/.installed: requirements.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: set PYTHON=/path/to/python3.11"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+	@echo "Serving CrowdQA on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+serve: migrate
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# The pytest suite on the embedded default (SQLite, eager Celery, Whoosh on disk).
+# Browser tests run when chromium is installed; worker tests when a broker is configured.
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+e2e: install
+	$(PY) -m pytest tests/e2e $(PYTEST_ARGS)
+
+# A worker for both queues; production runs the `index` queue in its own worker with
+# --concurrency 1 so each search index has a single writer.
+worker: install
+	$(VENV)/bin/celery -A config worker -Q default,index --concurrency 1 -l info
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check . || true
+
+clean:
+	rm -rf var .pytest_cache

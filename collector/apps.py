@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class CollectorConfig(AppConfig):
+    name = "collector"
+    verbose_name = "Collector: corpora, search, metrics and releases"
+
+    def ready(self) -> None:
+        # Job kinds register themselves on import.
+        from collector import jobs  # noqa: F401

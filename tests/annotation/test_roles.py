@@ -1,0 +1,125 @@
+"""Role checks on pages and API endpoints."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.roles import Role, has_role, user_roles
+from tests.factories import user_with_roles
+
+ANNOTATOR_PAGES = ["annotation:annotator_home"]
+CHECKER_PAGES = ["annotation:checker_home"]
+ADMIN_PAGES = ["annotation:admin_home"]
+CHECKER_API = ["api_workers"]
+ADMIN_API = ["api_users"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ANNOTATOR_PAGES + CHECKER_PAGES + ADMIN_PAGES)
+def test_anonymous_users_are_sent_to_login(client, name):
+    url = reverse(name)
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('login')}?next={url}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["api_me", *CHECKER_API, *ADMIN_API])
+def test_anonymous_api_calls_are_refused(name):
+    response = APIClient().get(reverse(name))
+    assert response.status_code in (401, 403)
+
+
+@pytest.mark.parametrize("name", CHECKER_PAGES + ADMIN_PAGES)
+def test_annotator_gets_403_on_checker_and_admin_pages(client_for, annotator, name):
+    response = client_for(annotator).get(reverse(name))
+    assert response.status_code == 403
+    assert b"needs the role" in response.content
+
+
+@pytest.mark.parametrize("name", CHECKER_API + ADMIN_API)
+def test_annotator_gets_403_on_checker_and_admin_api(annotator, name):
+    api = APIClient()
+    api.force_authenticate(annotator)
+    assert api.get(reverse(name)).status_code == 403
+
+
+@pytest.mark.parametrize("name", ADMIN_PAGES)
+def test_checker_cannot_reach_admin_pages(client_for, checker, name):
+    assert client_for(checker).get(reverse(name)).status_code == 403
+
+
+def test_checker_cannot_reach_admin_api_or_django_admin(client_for, checker):
+    api = APIClient()
+    api.force_authenticate(checker)
+    assert api.get(reverse("api_users")).status_code == 403
+    assert api.get(reverse("api_workers")).status_code == 200
+    response = client_for(checker).get(reverse("admin:index"))
+    assert response.status_code == 302
+    assert reverse("admin:login") in response["Location"]
+
+
+def test_checker_is_not_an_annotator(client_for, checker):
+    assert client_for(checker).get(reverse("annotation:annotator_home")).status_code == 403
+
+
+def test_admin_reaches_admin_and_checker_pages_and_django_admin(client_for, admin_user):
+    client = client_for(admin_user)
+    assert client.get(reverse("annotation:admin_home")).status_code == 200
+    assert client.get(reverse("annotation:checker_home")).status_code == 200
+    assert client.get(reverse("admin:index")).status_code == 200
+    assert client.get(reverse("admin:collector_job_changelist")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("fixture", "landing"),
+    [
+        ("annotator", "annotation:annotator_home"),
+        ("checker", "annotation:checker_home"),
+        ("admin_user", "annotation:admin_home"),
+    ],
+)
+def test_home_redirects_by_role(request, client_for, fixture, landing):
+    user = request.getfixturevalue(fixture)
+    response = client_for(user).get(reverse("annotation:home"))
+    assert response.status_code == 302
+    assert response["Location"] == reverse(landing)
+
+
+@pytest.mark.django_db
+def test_user_without_role_is_told_so(client_for):
+    user = user_with_roles("nobody")
+    response = client_for(user).get(reverse("annotation:home"), follow=True)
+    assert response.status_code == 403
+    assert b"has no role" in response.content
+
+
+def test_token_authentication_and_roles_in_api(admin_user, annotator):
+    token = Token.objects.create(user=admin_user)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    me = api.get(reverse("api_me")).json()
+    assert me["username"] == "adm"
+    assert me["roles"] == ["admin", "checker"]
+    users = {u["username"]: u["roles"] for u in api.get(reverse("api_users")).json()["results"]}
+    assert users["ann"] == ["annotator"]
+
+
+def test_role_logic(annotator, checker, admin_user, django_user_model):
+    assert user_roles(annotator) == {Role.ANNOTATOR}
+    assert has_role(admin_user, Role.CHECKER)
+    assert not has_role(checker, Role.ADMIN)
+    superuser = django_user_model.objects.create_superuser("root", "r@x.org", "pw-0123456789")
+    assert user_roles(superuser) == set(Role)
+    annotator.is_active = False
+    annotator._crowdqa_roles = None
+    assert user_roles(annotator) == frozenset()
+
+
+def test_forms_carry_csrf(client_for, annotator):
+    content = client_for(annotator).get(reverse("annotation:annotator_home")).content.decode()
+    assert 'hx-headers=\'{"X-CSRFToken": "' in content
+    assert 'name="csrfmiddlewaretoken"' in content  # the logout form

@@ -1,0 +1,94 @@
+"""The production guard refuses each insecure default, naming the variable to set."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config.security import DEFAULT_SECRET_KEY, production_problems
+
+REPO = Path(__file__).resolve().parents[2]
+SAFE = {
+    "CROWDQA_ENV": "production",
+    "DEBUG": "false",
+    "SECRET_KEY": "a-long-random-production-secret-0123456789abcdef",
+    "ALLOWED_HOSTS": "crowdqa.example.org",
+}
+
+
+def _start(env_overrides: dict[str, str | None]) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in SAFE}
+    env.update(SAFE)
+    for key, value in env_overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); print('started')"],
+        cwd=REPO, env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_production_with_safe_settings_starts():
+    result = _start({})
+    assert result.returncode == 0, result.stderr
+    assert "started" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"DEBUG": "true"}, "DEBUG is on: set DEBUG=false"),
+        ({"DEBUG": None}, None),  # production defaults DEBUG to off
+        ({"SECRET_KEY": None}, "SECRET_KEY is the built-in default: set SECRET_KEY"),
+        ({"SECRET_KEY": DEFAULT_SECRET_KEY}, "SECRET_KEY is the built-in default"),
+        ({"ALLOWED_HOSTS": None}, "ALLOWED_HOSTS is empty: set ALLOWED_HOSTS"),
+        ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS is empty: set ALLOWED_HOSTS"),
+    ],
+)
+def test_production_guard_refuses_insecure_defaults(overrides, message):
+    result = _start(overrides)
+    if message is None:
+        assert result.returncode == 0, result.stderr
+        return
+    assert result.returncode != 0
+    assert "CROWDQA_ENV=production refuses to start" in result.stderr
+    assert message in result.stderr
+
+
+def test_guard_lists_every_problem_at_once():
+    problems = production_problems(debug=True, secret_key=DEFAULT_SECRET_KEY, allowed_hosts=[])
+    assert [p.split(":")[0] for p in problems] == [
+        "DEBUG is on", "SECRET_KEY is the built-in default", "ALLOWED_HOSTS is empty",
+    ]
+    assert production_problems(debug=False, secret_key="x" * 50, allowed_hosts=["a.org"]) == []
+
+
+def test_embedded_default_is_sqlite_eager_and_local_index(settings):
+    if os.environ.get("DATABASE_URL") or os.environ.get("CELERY_BROKER_URL"):
+        pytest.skip("services configured: this test checks the embedded default")
+    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert settings.CELERY_TASK_ALWAYS_EAGER is True
+
+
+def test_database_url_switches_to_postgresql():
+    code = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_TASK_ALWAYS_EAGER)"
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/crowdqa",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/3",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    env.pop("CROWDQA_ENV", None)
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+    assert out == ["django.db.backends.postgresql", "False"]

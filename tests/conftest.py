@@ -1,0 +1,144 @@
+"""Shared fixtures: users per role, isolated index/cache directories, a real Celery worker."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+# Keep test runs away from the demo's var/: own index and cache directories, shared with
+# any worker process the tests start (it inherits this environment).
+_TMP = Path(tempfile.mkdtemp(prefix="crowdqa-tests-"))
+os.environ.setdefault("SEARCH_INDEX_DIR", str(_TMP / "index"))
+os.environ.setdefault("CACHE_URL", f"filecache://{_TMP / 'cache'}")
+os.environ.setdefault("MEDIA_ROOT", str(_TMP / "media"))
+
+from annotation.roles import Role  # noqa: E402
+from tests.factories import PASSWORD, user_with_roles  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_TMP, ignore_errors=True)
+
+
+def _require(flag: str) -> bool:
+    return os.environ.get(flag, "") not in ("", "0", "false")
+
+
+def skip_or_fail(reason: str, *, required_by: str) -> None:
+    """Skip with a reason, unless CI demands the test run (then fail loudly)."""
+    if _require(required_by):
+        pytest.fail(f"{reason} (and {required_by} is set, so this must run)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _jobs_inline(settings):
+    # In the embedded mode jobs run on a background thread; tests run them inline.
+    settings.CROWDQA_JOBS_IN_THREAD = False
+
+
+@pytest.fixture
+def password() -> str:
+    return PASSWORD
+
+
+@pytest.fixture
+def annotator(db):
+    return user_with_roles("ann", Role.ANNOTATOR)
+
+
+@pytest.fixture
+def checker(db):
+    return user_with_roles("chk", Role.CHECKER)
+
+
+@pytest.fixture
+def admin_user(db):
+    return user_with_roles("adm", Role.ADMIN)
+
+
+@pytest.fixture
+def client_for(client):
+    """``client_for(user)`` logs the test client in as ``user``."""
+
+    def login(user):
+        client.force_login(user)
+        return client
+
+    return login
+
+
+def _test_database_url(settings_dict: dict) -> str:
+    user = settings_dict.get("USER") or ""
+    password = settings_dict.get("PASSWORD") or ""
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, settings):
+    """A real ``celery worker`` process on the configured broker and the test database."""
+    from django.db import connection
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        skip_or_fail(
+            "no CELERY_BROKER_URL configured: the real-worker tests need a broker",
+            required_by="CROWDQA_REQUIRE_WORKER",
+        )
+    if connection.vendor != "postgresql":
+        skip_or_fail(
+            "the real-worker tests need DATABASE_URL=postgres://... (a worker process cannot "
+            "share the in-memory SQLite test database)",
+            required_by="CROWDQA_REQUIRE_WORKER",
+        )
+    from config.celery import app
+
+    with app.connection_for_write() as conn:
+        for queue in ("default", "index"):
+            # A queue that does not exist yet has nothing stale in it.
+            with contextlib.suppress(Exception):
+                conn.default_channel.queue_purge(queue)
+    env = {
+        **os.environ,
+        "DATABASE_URL": _test_database_url(connection.settings_dict),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    log_path = Path(tempfile.mkstemp(prefix="crowdqa-worker-", suffix=".log")[1])
+    name = f"test-{uuid.uuid4().hex[:8]}@%h"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,index",
+             "--pool", "solo", "-l", "info", "-n", name, "--without-gossip", "--without-mingle"],
+            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"celery worker exited early:\n{log_path.read_text()[-3000:]}")
+            if app.control.ping(timeout=0.5):
+                break
+        else:
+            log_tail = log_path.read_text()[-3000:]
+            pytest.fail(f"celery worker did not answer within 60 s:\n{log_tail}")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log_path.unlink(missing_ok=True)

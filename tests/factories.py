@@ -1,0 +1,25 @@
+"""factory_boy factories; state beyond plain rows is built through services."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth import get_user_model
+
+from annotation.roles import Role
+from annotation.services import user_ensure
+
+PASSWORD = "correct-horse-battery"
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+
+def user_with_roles(username: str, *roles: Role):
+    user, _ = user_ensure(username=username, password=PASSWORD, roles=roles)
+    return user
