@@ -1,0 +1,87 @@
+"""Browser tests: Playwright for Python driving Debian's chromium (never a downloaded one).
+
+Run with ``make e2e``; set ``CROWDQA_SCREENSHOTS=1`` to save screenshots into
+``docs/screenshots/``. Without /usr/bin/chromium these tests skip, unless
+``CROWDQA_REQUIRE_BROWSER=1`` (CI) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import skip_or_fail
+from tests.factories import PASSWORD
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM must still be
+# usable from the test body (pytest-django's live_server runs the site in another thread).
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = os.environ.get("CROWDQA_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOT_DIR = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator:
+    if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
+        skip_or_fail(f"no chromium at {CHROMIUM} (apt-get install chromium)",
+                     required_by="CROWDQA_REQUIRE_BROWSER")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=CHROMIUM_ARGS,
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser, live_server) -> Iterator:
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def login(page) -> Callable[[str, str], None]:
+    """``login(username, password=PASSWORD)`` signs in through the login form."""
+
+    def do_login(username: str, password: str = PASSWORD) -> None:
+        page.goto("/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+
+    return do_login
+
+
+@pytest.fixture
+def screenshot(page) -> Callable[[str], None]:
+    """``screenshot(name)`` saves docs/screenshots/<name>.png when CROWDQA_SCREENSHOTS=1."""
+
+    def take(name: str) -> None:
+        if os.environ.get("CROWDQA_SCREENSHOTS") in ("1", "true"):
+            SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True)
+
+    return take
