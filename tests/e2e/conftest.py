@@ -29,7 +29,14 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 
-pytestmark = pytest.mark.e2e
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/e2e is a browser test (``-m "not e2e"`` leaves them out)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="session")
