@@ -1,0 +1,159 @@
+"""``python -m collector.metrics <command> ...``: score files, print one JSON object.
+
+Commands (file names are as the official scripts take them)::
+
+    squad-v1 DATA.json PRED.json                       -> exact_match, f1
+    squad-v2 DATA.json PRED.json [-n NA_PROB.json] [-t THRESH]
+                                                       -> exact, f1, total, HasAns_*, NoAns_*,
+                                                          best_* (with -n)
+    dureader PRED.jsonl REF.jsonl [--alpha A] [--beta B] [--gamma G]
+                                                       -> "ROUGE-L", "BLEU-4" (x100, 2 dp),
+                                                          BLEU-1..3, counts, by_type
+    msmarco REF.jsonl CAND.jsonl                       -> bleu_1..bleu_4, rouge_l, F1
+    pa --metric bleu|meteor REFS.json CANDS.json       -> per-candidate pa-scores and the
+                                                          reference weights
+
+On bad input (malformed file, unknown or missing ids with ``--strict``, empty input, or a
+case where the official script would crash) it prints one line ``error: ...`` on stderr
+and exits with status 2; warnings (e.g. unanswered SQuAD questions) go to stderr as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from collector.metrics.errors import MetricsInputError
+
+EXIT_INPUT_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_INPUT_ERROR, f"error: {self.prog}: {message} (see --help)\n")
+
+
+def _finite(value: str) -> float:
+    number = float(value)
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"not a finite number: {value!r}")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m collector.metrics",
+        description="Score MRC predictions exactly as the official scripts do; prints JSON.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("squad-v1", help="SQuAD v1.1 exact match and F1")
+    p.add_argument("data_file", help="SQuAD dataset JSON")
+    p.add_argument("pred_file", help="JSON object: question id -> answer text")
+    p.add_argument("--strict", action="store_true",
+                   help="error on predictions for unknown ids and on missing predictions")
+
+    p = sub.add_parser("squad-v2", help="SQuAD v2.0 exact/F1 with HasAns/NoAns breakdown")
+    p.add_argument("data_file", help="SQuAD v2.0 dataset JSON")
+    p.add_argument("pred_file", help="JSON object: question id -> answer text ('' = none)")
+    p.add_argument("-n", "--na-prob-file", dest="na_prob_file",
+                   help="JSON object: question id -> probability of no answer")
+    p.add_argument("-t", "--na-prob-thresh", dest="na_prob_thresh", type=_finite,
+                   default=1.0, help="predict no answer above this probability (1.0)")
+    p.add_argument("--strict", action="store_true",
+                   help="error on predictions for unknown question ids")
+
+    p = sub.add_parser("dureader", help="DuReader/MRC2018 BLEU-4 and ROUGE-L with bonuses")
+    p.add_argument("pred_file", help="JSON lines: question_id, answers, yesno_answers")
+    p.add_argument("ref_file", help="JSON lines: question_id, question_type, source, "
+                   "answers, yesno_answers, entity_answers")
+    p.add_argument("--alpha", type=_finite, default=1.0, help="yes-no bonus weight (1.0)")
+    p.add_argument("--beta", type=_finite, default=1.0, help="entity bonus weight (1.0)")
+    p.add_argument("--gamma", type=_finite, default=1.2, help="ROUGE-L recall weight (1.2)")
+    p.add_argument("--strict", action="store_true",
+                   help="error on predictions whose question_id is not in the references")
+
+    p = sub.add_parser("msmarco", help="MS MARCO Q&A BLEU-1..4, ROUGE-L and F1")
+    p.add_argument("ref_file", help="JSON lines: query_id, answers (reference first)")
+    p.add_argument("cand_file", help="JSON lines: query_id, answers (one answer each)")
+
+    from collector.metrics.pa import CLI_FORMAT_HELP
+
+    p = sub.add_parser("pa", help="pa-BLEU / pa-METEOR over many references",
+                       description=CLI_FORMAT_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--metric", choices=("bleu", "meteor"), required=True)
+    p.add_argument("refs_file", help="JSON: query id -> list of references, or one list")
+    p.add_argument("cands_file", help="JSON: query id -> candidate(s), or one list")
+    p.add_argument("--exclude-self", action="store_true",
+                   help="leave Sim(Ref_i, Ref_i) out of Imp(Ref_i) (Eq. 2 read as j != i)")
+    p.add_argument("--outlier-ratio", type=_finite, default=0.5,
+                   help="flag references whose weight is below this fraction of the median")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.command == "squad-v1":
+        from collector.metrics.squad import missing_predictions, squad_v1_score_files
+
+        result = squad_v1_score_files(args.data_file, args.pred_file, strict=args.strict)
+        _warn_missing(missing_predictions, args)
+        return result
+    if args.command == "squad-v2":
+        from collector.metrics.squad import squad_v2_score_files
+
+        return squad_v2_score_files(args.data_file, args.pred_file,
+                                    na_prob_path=args.na_prob_file,
+                                    na_prob_thresh=args.na_prob_thresh, strict=args.strict)
+    if args.command == "dureader":
+        from collector.metrics.dureader import dureader_score_files
+
+        result = dureader_score_files(args.pred_file, args.ref_file, alpha=args.alpha,
+                                      beta=args.beta, gamma=args.gamma)
+        if args.strict and result["unknown_prediction_ids"]:
+            raise MetricsInputError(f"{result['unknown_prediction_ids']} prediction(s) with a "
+                                    "question_id not in the reference file",
+                                    source=args.pred_file)
+        return result
+    if args.command == "msmarco":
+        from collector.metrics.msmarco import msmarco_score_files
+
+        return msmarco_score_files(args.ref_file, args.cand_file)
+    from collector.metrics.pa import pa_score_files
+
+    return pa_score_files(args.refs_file, args.cands_file, metric=args.metric,
+                          include_self=not args.exclude_self,
+                          outlier_ratio=args.outlier_ratio)
+
+
+def _warn_missing(missing_fn: Any, args: argparse.Namespace) -> None:
+    from collector.metrics.jsonio import load_json
+
+    missing = missing_fn(load_json(args.data_file), load_json(args.pred_file))
+    if missing:
+        print(f"warning: {len(missing)} unanswered question(s) scored 0, e.g. {missing[0]}",
+              file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        result = _run(args)
+    except MetricsInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except RecursionError:
+        print("error: input nested too deeply to parse", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except MemoryError:
+        print("error: input too large for memory", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    print(json.dumps(result, ensure_ascii=False))
+    return 0

@@ -1,0 +1,414 @@
+"""pa-Metric, pa-BLEU and pa-METEOR (Mitra et al., *A Proposal for Evaluating Answer
+Distillation from Web Data*, ``../shared/papers/answer-distillation-pa-metrics.md``).
+
+Eq. 1-3::
+
+    pa-Metric(Res) = Σ_i Sim(Res, Ref_i) Imp(Ref_i) / Σ_i Imp(Ref_i)
+    Imp(Ref_i)     = Σ_j Sim(Ref_i, Ref_j)
+
+The sum in Imp includes j = i by default: candidate #4 of the paper's Table 2 decides it
+(its only non-zero similarity is with reference 19, which has BLEU 0 with every other
+reference, so without j = i its pa-BLEU would be exactly 0.00 instead of the printed 0.01;
+see ``data/datasets/metric-vectors/pa_table2/README.md``). ``include_self=False`` gives
+the other reading. The weights Imp(Ref_i) are returned so that references far from the
+consensus can be flagged (:func:`flag_outliers`).
+
+Similarities (tokens: :func:`pa_tokens`, lower-cased words and punctuation, exact matching):
+
+- BLEU (Eq. 5-7): BLEU-4 of one answer against one other, uniform weights, clipped
+  counts, brevity penalty exp(1 - r/c) when c < r, no smoothing (0 when an order has no
+  match or the candidate has fewer than 4 tokens). Eq. 7 prints the exponent as
+  1 - l1/l2; the standard penalty (Papineni et al.) is used, as the paper says it follows.
+- METEOR (Eq. 9): M = (1 - γ (ch/m)^θ) · m / (α l1 + (1 - α) l2) with α 0.1, γ 0.5, θ 3,
+  l1 the candidate's and l2 the reference's length, m exactly matched unigrams and ch the
+  chunks of the alignment. The alignment maps the most unigrams and, among those, has the
+  fewest crossings (Banerjee & Lavie 2005), then the fewest chunks.
+
+The plain multi-reference scores of Table 2 are :func:`multi_reference_bleu` (clipped by
+the maximum count in any reference, closest reference length, shorter on ties) and the
+maximum METEOR over the references (:func:`max_meteor`).
+
+Command-line input format (``python -m collector.metrics pa``): see :data:`CLI_FORMAT_HELP`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations, product
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from collector.metrics.errors import MetricsInputError
+from collector.metrics.jsonio import load_json
+from collector.metrics.ngrams import clipped_matches, ngram_counts
+from collector.metrics.tokenize import pa_tokens
+
+Tokens = Sequence[Hashable]
+Similarity = Callable[[Any, Any], float]
+
+CLI_FORMAT_HELP = """\
+REFS.json is either a JSON object mapping each query id to its list of reference answers,
+    {"q1": ["ref answer 1", "ref answer 2", ...], "q2": [...]}
+or, for a single query, just the list ["ref answer 1", "ref answer 2", ...].
+
+CANDS.json maps the same query ids to the candidate answers to score: a string, a list of
+strings, or a list of {"id": ..., "text": ...} objects,
+    {"q1": ["candidate a", "candidate b"], "q2": "candidate c"}
+or, when REFS.json is a single list, a list of strings or {"id", "text"} objects.
+
+Output: {"metric": "pa-bleu"|"pa-meteor", "include_self": true, "queries": [{"query_id",
+"reference_weights" (Imp(Ref_i), Eq. 2), "reference_weight_shares" (weights / their sum),
+"outlier_references" (indices whose weight is below --outlier-ratio x the median),
+"candidates": [{"id", "pa_score" (Eq. 3), "plain_score" (multi-reference BLEU-4 or the
+maximum METEOR), "similarities" (Sim(Res, Ref_i) per reference)}]}]}.
+Text is lower-cased and split into words and punctuation; matching is exact.
+"""
+
+
+# --------------------------------------------------------------------------- BLEU
+@dataclass(frozen=True)
+class BleuRef:
+    """A tokenised reference with its n-gram counters, reusable across candidates."""
+
+    tokens: tuple[Hashable, ...]
+    counts: tuple[Counter, ...]
+
+    @classmethod
+    def of(cls, tokens: Tokens, n: int = 4) -> BleuRef:
+        toks = tuple(tokens)
+        return cls(toks, tuple(ngram_counts(toks, k) for k in range(1, n + 1)))
+
+
+def _bleu_from_counts(matches: Sequence[int], totals: Sequence[int], c: int, r: int) -> float:
+    if c == 0 or any(t == 0 for t in totals) or any(m == 0 for m in matches):
+        return 0.0
+    log_p = sum(math.log(m / t) for m, t in zip(matches, totals, strict=True)) / len(totals)
+    bp = 1.0 if c >= r else math.exp(1.0 - r / c)
+    return bp * math.exp(log_p)
+
+
+def multi_reference_bleu(candidate: Tokens, references: Sequence[Tokens], n: int = 4) -> float:
+    """Sentence BLEU-n against several references (Table 2's BLEU column), unsmoothed."""
+    refs = [r if isinstance(r, BleuRef) else BleuRef.of(r, n) for r in references]
+    if not refs:
+        raise MetricsInputError("BLEU needs at least one reference")
+    cand = tuple(candidate)
+    c = len(cand)
+    cand_counts = [ngram_counts(cand, k) for k in range(1, n + 1)]
+    matches = [clipped_matches(cand_counts[k], [ref.counts[k] for ref in refs])
+               for k in range(n)]
+    totals = [max(0, c - k) for k in range(n)]
+    r = min((abs(len(ref.tokens) - c), len(ref.tokens)) for ref in refs)[1]
+    return _bleu_from_counts(matches, totals, c, r)
+
+
+def pairwise_bleu(candidate: Tokens, reference: Tokens | BleuRef, n: int = 4) -> float:
+    """BLEU(r1, r2) of Eq. 5: ``candidate`` scored against the single ``reference``."""
+    return multi_reference_bleu(candidate, [reference], n)
+
+
+# --------------------------------------------------------------------------- METEOR
+def _crossings(pairs: Sequence[tuple[int, int]]) -> int:
+    ordered = sorted(pairs)
+    js = [j for _, j in ordered]
+    return sum(1 for a, b in combinations(range(len(js)), 2) if js[a] > js[b])
+
+
+def count_chunks(pairs: Sequence[tuple[int, int]]) -> int:
+    """Chunks: runs of matches adjacent and identically ordered in both texts."""
+    if not pairs:
+        return 0
+    ordered = sorted(pairs)
+    chunks = 1
+    for (i0, j0), (i1, j1) in zip(ordered, ordered[1:], strict=False):
+        if not (i1 == i0 + 1 and j1 == j0 + 1):
+            chunks += 1
+    return chunks
+
+
+def _type_options(cpos: list[int], rpos: list[int]) -> list[list[tuple[int, int]]]:
+    """Order-preserving matchings of one word type using min(|cpos|, |rpos|) pairs."""
+    k = min(len(cpos), len(rpos))
+    if len(cpos) == len(rpos):
+        return [list(zip(cpos, rpos, strict=True))]
+    if len(cpos) > len(rpos):
+        return [list(zip(sub, rpos, strict=True)) for sub in combinations(cpos, k)]
+    return [list(zip(cpos, sub, strict=True)) for sub in combinations(rpos, k)]
+
+
+def _cost(pairs: list[tuple[int, int]]) -> tuple[int, int]:
+    return _crossings(pairs), count_chunks(pairs)
+
+
+def meteor_alignment(
+    candidate: Tokens, reference: Tokens, *, max_exhaustive: int = 512
+) -> list[tuple[int, int]]:
+    """Exact-match alignment with the most matches, then fewest crossings, then chunks.
+
+    Exhaustive over the choices of repeated words while there are at most
+    ``max_exhaustive`` combinations; beyond that, coordinate descent from the in-order
+    choice (a local optimum, never worse than it).
+    """
+    cpos: dict[Hashable, list[int]] = {}
+    rpos: dict[Hashable, list[int]] = {}
+    for i, tok in enumerate(candidate):
+        cpos.setdefault(tok, []).append(i)
+    for j, tok in enumerate(reference):
+        rpos.setdefault(tok, []).append(j)
+    fixed: list[tuple[int, int]] = []
+    choices: list[list[list[tuple[int, int]]]] = []
+    for tok, ci in cpos.items():
+        if tok not in rpos:
+            continue
+        options = _type_options(ci, rpos[tok])
+        if len(options) == 1:
+            fixed.extend(options[0])
+        else:
+            choices.append(options)
+    if not choices:
+        return sorted(fixed)
+    n_combos = math.prod(len(o) for o in choices)
+    if n_combos <= max_exhaustive:
+        best = min((fixed + [p for part in combo for p in part] for combo in product(*choices)),
+                   key=_cost)
+        return sorted(best)
+    picked = [0] * len(choices)
+
+    def assemble(sel: list[int]) -> list[tuple[int, int]]:
+        return fixed + [p for opts, s in zip(choices, sel, strict=True) for p in opts[s]]
+
+    current = _cost(assemble(picked))
+    improved = True
+    while improved:
+        improved = False
+        for t, opts in enumerate(choices):
+            for s in range(len(opts)):
+                if s == picked[t]:
+                    continue
+                trial = picked.copy()
+                trial[t] = s
+                cost = _cost(assemble(trial))
+                if cost < current:
+                    picked, current, improved = trial, cost, True
+    return sorted(assemble(picked))
+
+
+def meteor(
+    candidate: Tokens,
+    reference: Tokens,
+    *,
+    alpha: float = 0.1,
+    gamma: float = 0.5,
+    theta: float = 3.0,
+) -> float:
+    """METEOR of Eq. 9 with exact unigram matching (0 when nothing matches)."""
+    pairs = meteor_alignment(candidate, reference)
+    m = len(pairs)
+    if m == 0:
+        return 0.0
+    ch = count_chunks(pairs)
+    l1, l2 = len(candidate), len(reference)
+    return (1 - gamma * (ch / m) ** theta) * (m / (alpha * l1 + (1 - alpha) * l2))
+
+
+def max_meteor(candidate: Tokens, references: Sequence[Tokens], **params: float) -> float:
+    """Plain METEOR with several references: the maximum over them."""
+    return max(meteor(candidate, r, **params) for r in references)
+
+
+# --------------------------------------------------------------------------- pa-Metric
+@dataclass(frozen=True)
+class PaResult:
+    """A pa-score with what it was made of."""
+
+    score: float
+    similarities: tuple[float, ...]  # Sim(Res, Ref_i)
+    weights: tuple[float, ...]  # Imp(Ref_i)
+
+
+def reference_weights(
+    references: Sequence[Any], similarity: Similarity, *, include_self: bool = True
+) -> list[float]:
+    """Imp(Ref_i) = Σ_j Sim(Ref_i, Ref_j) (Eq. 2), with or without j = i."""
+    return [
+        sum(similarity(ri, rj) for j, rj in enumerate(references) if include_self or i != j)
+        for i, ri in enumerate(references)
+    ]
+
+
+def pa_from_weights(similarities: Sequence[float], weights: Sequence[float]) -> float:
+    """Eq. 1; 0 when every weight is 0 (no consensus to weight by)."""
+    total = sum(weights)
+    if total == 0:
+        return 0.0
+    return sum(s * w for s, w in zip(similarities, weights, strict=True)) / total
+
+
+def pa_metric(
+    candidate: Any,
+    references: Sequence[Any],
+    similarity: Similarity,
+    *,
+    include_self: bool = True,
+    weights: Sequence[float] | None = None,
+) -> PaResult:
+    """pa-Metric (Eq. 1-3) of ``candidate`` for any pairwise ``similarity(a, b)``.
+
+    ``similarity(a, b)`` scores ``a`` against reference ``b``. Pass precomputed
+    ``weights`` (from :func:`reference_weights`) when scoring many candidates.
+    """
+    if not references:
+        raise MetricsInputError("pa-Metric needs at least one reference")
+    if weights is None:
+        weights = reference_weights(references, similarity, include_self=include_self)
+    sims = tuple(similarity(candidate, r) for r in references)
+    return PaResult(pa_from_weights(sims, weights), sims, tuple(weights))
+
+
+def flag_outliers(weights: Sequence[float], *, ratio: float = 0.5) -> list[int]:
+    """Indices of references whose weight is below ``ratio`` x the median weight."""
+    if not weights:
+        return []
+    mid = median(weights)
+    return [i for i, w in enumerate(weights) if w < ratio * mid]
+
+
+class PaScorer:
+    """pa-BLEU or pa-METEOR for one query: tokenises the references and computes their
+    weights once, then scores any number of candidates."""
+
+    def __init__(
+        self, references: Sequence[str], *, metric: str = "bleu", include_self: bool = True
+    ) -> None:
+        if metric not in ("bleu", "meteor"):
+            raise MetricsInputError(f"unknown pa metric {metric!r}; use 'bleu' or 'meteor'")
+        if not references:
+            raise MetricsInputError("pa-Metric needs at least one reference")
+        self.metric = metric
+        self.ref_tokens = [pa_tokens(r) for r in references]
+        if metric == "bleu":
+            self._refs: list[Any] = [BleuRef.of(t) for t in self.ref_tokens]
+        else:
+            self._refs = self.ref_tokens
+        self.weights = reference_weights(
+            self.ref_tokens, self._sim_tokens_to_ref_tokens, include_self=include_self)
+
+    def _sim_tokens_to_ref_tokens(self, a: Tokens, b: Tokens) -> float:
+        return pairwise_bleu(a, b) if self.metric == "bleu" else meteor(a, b)
+
+    def _sim(self, cand: Tokens, ref: Any) -> float:
+        return pairwise_bleu(cand, ref) if self.metric == "bleu" else meteor(cand, ref)
+
+    def score(self, candidate: str) -> PaResult:
+        tokens = pa_tokens(candidate)
+        sims = tuple(self._sim(tokens, ref) for ref in self._refs)
+        return PaResult(pa_from_weights(sims, self.weights), sims, tuple(self.weights))
+
+    def plain_score(self, candidate: str) -> float:
+        """Multi-reference BLEU-4, or the maximum METEOR (Table 2's plain columns)."""
+        tokens = pa_tokens(candidate)
+        if self.metric == "bleu":
+            return multi_reference_bleu(tokens, self._refs)
+        return max_meteor(tokens, self.ref_tokens)
+
+
+def pa_bleu(candidate: str, references: Sequence[str], *, include_self: bool = True) -> PaResult:
+    """pa-BLEU (Eq. 4) of a candidate string against reference strings."""
+    return PaScorer(references, metric="bleu", include_self=include_self).score(candidate)
+
+
+def pa_meteor(
+    candidate: str, references: Sequence[str], *, include_self: bool = True
+) -> PaResult:
+    """pa-METEOR (Eq. 8) of a candidate string against reference strings."""
+    return PaScorer(references, metric="meteor", include_self=include_self).score(candidate)
+
+
+# --------------------------------------------------------------------------- files
+def _candidate_list(value: Any, where: str) -> list[tuple[Any, str]]:
+    if isinstance(value, str):
+        return [(0, value)]
+    if not isinstance(value, list) or not value:
+        raise MetricsInputError(f"{where}: expected a candidate string or a non-empty list")
+    out = []
+    for k, item in enumerate(value):
+        if isinstance(item, str):
+            out.append((k, item))
+        elif isinstance(item, Mapping) and isinstance(item.get("text"), str):
+            out.append((item.get("id", k), item["text"]))
+        else:
+            raise MetricsInputError(
+                f"{where}[{k}]: expected a string or an object with a 'text' string")
+    return out
+
+
+def _reference_list(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(r, str) for r in value):
+        raise MetricsInputError(f"{where}: expected a non-empty list of reference strings")
+    return value
+
+
+def pa_score(
+    references: Mapping[str, Sequence[str]] | Sequence[str],
+    candidates: Mapping[str, Any] | Sequence[Any],
+    *,
+    metric: str = "bleu",
+    include_self: bool = True,
+    outlier_ratio: float = 0.5,
+) -> dict[str, Any]:
+    """Score candidates of one or many queries; the CLI's JSON result (see the help)."""
+    if isinstance(references, list):
+        references, candidates = {"": references}, {"": candidates}
+    if not isinstance(references, Mapping) or not references:
+        raise MetricsInputError("references: expected a non-empty object or list")
+    if not isinstance(candidates, Mapping):
+        raise MetricsInputError("candidates: expected an object keyed by query id "
+                                "(or a list when the references are a single list)")
+    unknown = [q for q in candidates if q not in references]
+    if unknown:
+        raise MetricsInputError(f"candidates for unknown query id {unknown[0]!r}")
+    queries = []
+    for qid, refs in references.items():
+        ref_list = _reference_list(refs, f"references[{qid!r}]")
+        scorer = PaScorer(ref_list, metric=metric, include_self=include_self)
+        cands = []
+        if qid in candidates:
+            for cid, text in _candidate_list(candidates[qid], f"candidates[{qid!r}]"):
+                res = scorer.score(text)
+                cands.append({"id": cid, "pa_score": res.score,
+                              "plain_score": scorer.plain_score(text),
+                              "similarities": list(res.similarities)})
+        total = sum(scorer.weights)
+        queries.append({
+            "query_id": qid,
+            "reference_weights": list(scorer.weights),
+            "reference_weight_shares": [w / total if total else 0.0 for w in scorer.weights],
+            "outlier_references": flag_outliers(scorer.weights, ratio=outlier_ratio),
+            "candidates": cands,
+        })
+    return {"metric": f"pa-{metric}", "include_self": include_self, "queries": queries}
+
+
+def pa_score_files(
+    refs_path: str | Path,
+    cands_path: str | Path,
+    *,
+    metric: str = "bleu",
+    include_self: bool = True,
+    outlier_ratio: float = 0.5,
+) -> dict[str, Any]:
+    """Read REFS.json and CANDS.json (format in :data:`CLI_FORMAT_HELP`) and score them."""
+    refs = load_json(refs_path)
+    cands = load_json(cands_path)
+    if isinstance(refs, list) and not isinstance(cands, list):
+        raise MetricsInputError("REFS.json is a single list, so CANDS.json must be a list",
+                                source=str(cands_path))
+    if isinstance(refs, Mapping) and not isinstance(cands, Mapping):
+        raise MetricsInputError("REFS.json is keyed by query id, so CANDS.json must be too",
+                                source=str(cands_path))
+    return pa_score(refs, cands, metric=metric, include_self=include_self,
+                    outlier_ratio=outlier_ratio)
