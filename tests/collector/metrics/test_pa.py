@@ -125,14 +125,14 @@ def test_meteor_alignment_fewest_crossings_then_chunks():
     # Swapping the two "the" would give the 2-chunk reading "the cat sat | on the mat", but
     # it has 9 crossings against 8 for the in-order mapping: Banerjee & Lavie's rule (most
     # matches, then fewest crossings) keeps the in-order one, with 5 chunks.
-    cand = "the cat sat on the mat".split()
-    ref = "on the mat the cat sat".split()
+    cand = ["the", "cat", "sat", "on", "the", "mat"]
+    ref = ["on", "the", "mat", "the", "cat", "sat"]
     pairs = meteor_alignment(cand, ref)
     assert pairs == [(0, 1), (1, 4), (2, 5), (3, 0), (4, 3), (5, 2)]
     assert count_chunks(pairs) == 5
     assert meteor(cand, ref) == pytest.approx((1 - 0.5 * (5 / 6) ** 3) * 6 / (0.1 * 6 + 0.9 * 6))
     # Equal crossings (0): the fewest chunks wins.
-    assert meteor_alignment("the cat sat".split(), "the cat the cat sat".split()) == [
+    assert meteor_alignment(["the", "cat", "sat"], ["the", "cat", "the", "cat", "sat"]) == [
         (0, 2), (1, 3), (2, 4)]
     assert meteor(cand, ["dog"]) == 0.0
     identical = meteor(cand, cand)
