@@ -1,0 +1,198 @@
+"""NewsQA answer agreement, span merging and consolidation (pure Python, no Django).
+
+Definitions (NewsQA paper, sections 3.3-3.5; record layout of the combined JSON):
+
+* An *answer* is what one answerer submitted: a list of character spans into the article
+  text, or ``no_answer`` ("no answer in the article"), or ``bad_question`` ("the question
+  makes no sense").
+* *Span merging* (cleanup, section 3.5): two spans of one answer whose gap holds fewer than
+  ``max_gap_words`` (3) words are merged into one span; tokens made only of punctuation do
+  not count as words.
+* *Agreement*: each answer is reduced to a key: ``("none",)`` for no answer, ``("bad",)``
+  for a bad question, otherwise the tuple of SQuAD-normalised texts of its merged spans in
+  article order (so a multi-span answer agrees only with an answer naming the same parts in
+  the same order, and a span that differs only by case, punctuation or an article agrees).
+  A question is *agreed* when at least ``min_agree`` (2) answerers share a key; the
+  consensus is the most frequent key (ties broken by the earliest answer), represented by
+  the first answer that has it.
+* *Validation* counts validator choices among the unique answers; after it, a question is
+  agreed when ``min_agree`` validators chose the same option.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from collector.metrics import squad_normalize
+
+NO_ANSWER = "none"
+BAD_QUESTION = "bad"
+_WORD = re.compile(r"\S+")
+_PUNCT_ONLY = re.compile(r"^[\W_]+$")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answerer's answer: spans (start inclusive, end exclusive) or a flag."""
+
+    spans: tuple[tuple[int, int], ...] = ()
+    no_answer: bool = False
+    bad_question: bool = False
+
+    def __post_init__(self) -> None:
+        flags = int(self.no_answer) + int(self.bad_question)
+        if flags > 1 or (flags and self.spans) or (not flags and not self.spans):
+            raise ValueError("an answer is one or more spans, or no_answer, or bad_question")
+
+    @classmethod
+    def from_record(cls, record: dict) -> Answer:
+        """From the payload form ``{"spans": [[s, e], ...]}`` / ``{"no_answer": true}`` /
+        ``{"bad_question": true}``."""
+        if record.get("no_answer"):
+            return cls(no_answer=True)
+        if record.get("bad_question"):
+            return cls(bad_question=True)
+        return cls(spans=tuple(sorted((int(s), int(e)) for s, e in record.get("spans", ()))))
+
+    def to_record(self) -> dict:
+        if self.no_answer:
+            return {"no_answer": True}
+        if self.bad_question:
+            return {"bad_question": True}
+        return {"spans": [list(span) for span in self.spans]}
+
+
+def words_between(text: str, start: int, end: int) -> int:
+    """Words in ``text[start:end]``, not counting tokens made only of punctuation."""
+    return sum(
+        1 for token in _WORD.findall(text[start:end]) if not _PUNCT_ONLY.match(token)
+    )
+
+
+def merge_spans(
+    text: str, spans: Iterable[tuple[int, int]], *, max_gap_words: int = 3
+) -> list[tuple[int, int]]:
+    """Merge spans less than ``max_gap_words`` words apart (overlapping spans merge too)."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged:
+            last_start, last_end = merged[-1]
+            if start <= last_end or words_between(text, last_end, start) < max_gap_words:
+                merged[-1] = (last_start, max(last_end, end))
+                continue
+        merged.append((start, end))
+    return merged
+
+
+def answer_key(text: str, answer: Answer, *, max_gap_words: int = 3) -> tuple[str, ...]:
+    """The key two answers must share to agree (see the module docstring)."""
+    if answer.no_answer:
+        return (NO_ANSWER,)
+    if answer.bad_question:
+        return (BAD_QUESTION,)
+    return tuple(
+        squad_normalize(text[s:e]) for s, e in merge_spans(text, answer.spans,
+                                                          max_gap_words=max_gap_words)
+    )
+
+
+@dataclass
+class Agreement:
+    agreed: bool
+    consensus: Answer | None
+    support: int
+    unique_answers: list[Answer] = field(default_factory=list)
+
+
+def agreement(
+    text: str, answers: Sequence[Answer], *, min_agree: int = 2, max_gap_words: int = 3
+) -> Agreement:
+    """Agreement among answerers, the consensus and the unique answers (first of each key)."""
+    keys = [answer_key(text, a, max_gap_words=max_gap_words) for a in answers]
+    first_with: dict[tuple[str, ...], Answer] = {}
+    for key, answer in zip(keys, answers, strict=True):
+        first_with.setdefault(key, answer)
+    if not answers:
+        return Agreement(agreed=False, consensus=None, support=0)
+    counts = Counter(keys)
+    order = {key: i for i, key in reversed(list(enumerate(keys)))}
+    best = max(counts, key=lambda k: (counts[k], -order[k]))
+    return Agreement(
+        agreed=counts[best] >= min_agree,
+        consensus=first_with[best],
+        support=counts[best],
+        unique_answers=list(first_with.values()),
+    )
+
+
+def clean_answer(text: str, answer: Answer, *, max_gap_words: int = 3) -> Answer:
+    """The answer with its spans merged (cleanup step)."""
+    if not answer.spans:
+        return answer
+    return Answer(spans=tuple(merge_spans(text, answer.spans, max_gap_words=max_gap_words)))
+
+
+def _newsqa_span(answer: Answer) -> dict:
+    """An answer as a NewsQA ``consensus`` / ``validatedAnswers`` entry.
+
+    NewsQA's consensus is a single span; a multi-span answer that survived merging is
+    written as the span from its first start to its last end.
+    """
+    if answer.no_answer:
+        return {"noAnswer": True}
+    if answer.bad_question:
+        return {"badQuestion": True}
+    return {"s": answer.spans[0][0], "e": answer.spans[-1][1]}
+
+
+def newsqa_question_record(
+    *,
+    text: str,
+    question: str,
+    answers: Sequence[Answer],
+    validator_choices: Sequence[Answer] | None = None,
+    min_agree: int = 2,
+    max_gap_words: int = 3,
+) -> dict:
+    """The consolidated NewsQA record of one question, as in the combined JSON.
+
+    Keeps every sourcer answer (cleaned), the validators' choices with counts, and the
+    consensus. Adds ``agreed`` (bool) and ``validated`` (bool) so questions without
+    agreement after validation are kept and marked.
+    """
+    cleaned = [clean_answer(text, a, max_gap_words=max_gap_words) for a in answers]
+    first = agreement(text, cleaned, min_agree=min_agree, max_gap_words=max_gap_words)
+    n = len(cleaned) or 1
+    record: dict = {
+        "q": question,
+        "answers": [
+            {"sourcerAnswers": [{"noAnswer": True}] if a.no_answer else
+             [{"badQuestion": True}] if a.bad_question else
+             [{"s": s, "e": e} for s, e in a.spans]}
+            for a in cleaned
+        ],
+        "isAnswerAbsent": sum(a.no_answer for a in cleaned) / n,
+        "isQuestionBad": sum(a.bad_question for a in cleaned) / n,
+    }
+    consensus, agreed = first.consensus, first.agreed
+    if validator_choices:
+        chosen = [clean_answer(text, a, max_gap_words=max_gap_words) for a in validator_choices]
+        keys = [answer_key(text, a, max_gap_words=max_gap_words) for a in chosen]
+        counts = Counter(keys)
+        first_with: dict[tuple[str, ...], Answer] = {}
+        for key, answer in zip(keys, chosen, strict=True):
+            first_with.setdefault(key, answer)
+        record["validatedAnswers"] = [
+            {"count": counts[key], **_newsqa_span(answer)} for key, answer in first_with.items()
+        ]
+        validated = agreement(text, chosen, min_agree=min_agree, max_gap_words=max_gap_words)
+        consensus, agreed = validated.consensus, validated.agreed
+    if record["isQuestionBad"] >= 0.5:
+        consensus = Answer(bad_question=True)
+    record["consensus"] = _newsqa_span(consensus) if consensus else {"noAnswer": True}
+    record["agreed"] = agreed
+    record["validated"] = bool(validator_choices)
+    return record

@@ -1,0 +1,74 @@
+"""Checks on crowd-written questions (pure Python, no Django).
+
+NewsQA question sourcing (paper section 3.2 and Figure 3): questions with significant word
+overlap with the summary points are rejected, and "how" / "why" questions are not allowed
+because their answers are not short ("how far / long / many / much" are fine).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+# Function words do not count towards overlap: sharing "the" or "did" with the highlights
+# is not copying them.
+STOPWORDS = frozenset(
+    """a an the of in on at to for from by with and or but is are was were be been being do
+    does did has have had what who whom whose which when where how why that this these those
+    it its as into about than then there their they he she his her him them will would can
+    could should shall may might must not no s""".split()
+)
+ALLOWED_HOW = frozenset({"far", "long", "many", "much"})
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in _WORDS.findall(text.lower()) if w not in STOPWORDS]
+
+
+def highlight_overlap(question: str, highlights: list[str]) -> float:
+    """Share of the question's content words that also occur in the highlights (0..1)."""
+    words = content_words(question)
+    if not words:
+        return 0.0
+    vocabulary = {w for h in highlights for w in content_words(h)}
+    return sum(1 for w in words if w in vocabulary) / len(words)
+
+
+@dataclass(frozen=True)
+class QuestionVerdict:
+    ok: bool
+    reason: str = ""
+    overlap: float = 0.0
+
+
+def check_question(
+    question: str, highlights: list[str], *, max_overlap: float, forbid_how_why: bool = True,
+    min_words: int = 3,
+) -> QuestionVerdict:
+    """Accept or refuse one question, with an explanation a worker can act on."""
+    text = question.strip()
+    words = _WORDS.findall(text.lower())
+    overlap = highlight_overlap(text, highlights)
+    if len(words) < min_words:
+        return QuestionVerdict(False, f"Write a full question of at least {min_words} words.",
+                               overlap)
+    if forbid_how_why:
+        if words[0] == "why":
+            return QuestionVerdict(
+                False, '"Why" questions are not allowed: their answers are not short.', overlap
+            )
+        if words[0] == "how" and (len(words) < 2 or words[1] not in ALLOWED_HOW):
+            return QuestionVerdict(
+                False, '"How" questions are not allowed (their answers are not short); '
+                '"how far / long / many / much" are fine.', overlap,
+            )
+    if overlap > max_overlap:
+        return QuestionVerdict(
+            False,
+            f"{overlap:.0%} of your question's words come from the highlights (limit "
+            f"{max_overlap:.0%}). Ask about something the highlights do not already say, "
+            "in your own words.",
+            overlap,
+        )
+    return QuestionVerdict(True, "", overlap)
