@@ -7,7 +7,16 @@ app_name = "annotation"
 urlpatterns = [
     path("", views.home, name="home"),
     path("tasks/", views.annotator_home, name="annotator_home"),
+    path("tasks/next/", views.task_next, name="task_next"),
+    path("tasks/<int:pk>/", views.task_detail, name="task_detail"),
+    path("tasks/<int:pk>/release/", views.task_release, name="task_release"),
+    path("tasks/<int:pk>/check-question/", views.question_check, name="question_check"),
+    path("stages/<int:pk>/guidelines/", views.stage_guidelines, name="stage_guidelines"),
     path("review/", views.checker_home, name="checker_home"),
     path("manage/", views.admin_home, name="admin_home"),
+    path("manage/projects/new/", views.project_create, name="project_create"),
+    path("manage/projects/<int:pk>/", views.project_detail, name="project_detail"),
+    path("manage/projects/<int:pk>/action/", views.project_action, name="project_action"),
+    path("manage/items/<int:pk>/", views.item_detail, name="item_detail"),
     path("no-role/", views.no_role, name="no_role"),
 ]

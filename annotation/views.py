@@ -1,11 +1,19 @@
-"""Pages of the people at work: the role home pages (their work arrives with later stages)."""
+"""Pages of the people at work: task queue and task pages, review and project pages."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
+from annotation import engine, selectors
+from annotation.markdown import render_markdown
+from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, home_url_name, role_required
 
 
@@ -21,7 +29,102 @@ def no_role(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.ANNOTATOR)
 def annotator_home(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/annotator_home.html", {"tasks": []})
+    return render(request, "annotation/annotator_home.html", {
+        "projects": selectors.worker_projects(worker=request.user),
+        "current": engine.task_current(worker=request.user),
+        "done_today": engine.worker_done_today(worker=request.user),
+    })
+
+
+@role_required(Role.ANNOTATOR)
+@require_POST
+def task_next(request: HttpRequest) -> HttpResponse:
+    project = None
+    if request.POST.get("project"):
+        project = get_object_or_404(Project, pk=request.POST["project"])
+    assignment = engine.task_claim(worker=request.user, project=project)
+    if assignment is None:
+        messages.info(request, "No task is waiting for you right now. Come back later.")
+        return redirect("annotation:annotator_home")
+    return redirect("annotation:task_detail", pk=assignment.pk)
+
+
+def _assignment_or_403(request: HttpRequest, pk: int) -> Assignment:
+    try:
+        return engine.assignment_for_worker(assignment_id=pk, worker=request.user)
+    except engine.TaskError as exc:
+        raise PermissionDenied(str(exc)) from exc
+
+
+@role_required(Role.ANNOTATOR)
+def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """A task page (GET) and its submission (POST)."""
+    assignment = _assignment_or_403(request, pk)
+    item, stage = assignment.item, assignment.stage
+    spec = stage.kind_spec
+    errors: list[str] = []
+    if request.method == "POST":
+        active = request.POST.get("active_time_s") or None
+        try:
+            payload = spec.payload_from_form(item, request.POST)
+            engine.task_submit(
+                assignment_id=assignment.pk, worker=request.user, payload=payload,
+                active_time_s=float(active) if active else None,
+            )
+        except ValidationError as exc:
+            errors = exc.messages
+        except engine.TaskError as exc:
+            messages.error(request, str(exc))
+            return redirect("annotation:annotator_home")
+        else:
+            messages.success(request, "Saved. Here is your next task.")
+            next_assignment = engine.task_claim(worker=request.user, project=stage.project)
+            if next_assignment is None:
+                messages.info(request, "That was the last task for now.")
+                return redirect("annotation:annotator_home")
+            return redirect("annotation:task_detail", pk=next_assignment.pk)
+    if assignment.status != Assignment.Status.ACTIVE:
+        messages.info(request, f"This task is {assignment.get_status_display().lower()}.")
+        return redirect("annotation:annotator_home")
+    return render(request, spec.template, {
+        "assignment": assignment, "item": item, "stage": stage, "project": stage.project,
+        "task": spec.context(item), "errors": errors,
+        "form_values": spec.form_values(item, request.POST),
+        "guidelines": render_markdown(stage.guidelines),
+        "done_today": engine.worker_done_today(worker=request.user),
+    }, status=400 if errors else 200)
+
+
+@role_required(Role.ANNOTATOR)
+@require_POST
+def task_release(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        engine.task_release(assignment_id=pk, worker=request.user)
+    except engine.TaskError as exc:
+        raise PermissionDenied(str(exc)) from exc
+    messages.info(request, "Task released: it went back to the pool.")
+    return redirect("annotation:annotator_home")
+
+
+@role_required(Role.ANNOTATOR)
+@require_POST
+def question_check(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx: the verdict on one question as the worker types."""
+    assignment = _assignment_or_403(request, pk)
+    spec = assignment.stage.kind_spec
+    if not hasattr(spec, "check"):
+        raise PermissionDenied("this task has no question check")
+    text = request.POST.get("question", "")
+    verdict = spec.check(assignment.item, text) if text.strip() else None
+    return render(request, "annotation/tasks/_question_verdict.html", {"verdict": verdict})
+
+
+@role_required(Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
+def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
+    stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
+    return render(request, "annotation/guidelines.html", {
+        "stage": stage, "guidelines": render_markdown(stage.guidelines),
+    })
 
 
 @role_required(Role.CHECKER)
@@ -34,6 +137,80 @@ def admin_home(request: HttpRequest) -> HttpResponse:
     from collector.models import Job
 
     jobs = Job.objects.select_related("created_by")[:10]
-    return render(
-        request, "annotation/admin_home.html", {"projects": [], "releases": [], "jobs": jobs}
+    return render(request, "annotation/admin_home.html", {
+        "projects": selectors.project_list(), "releases": [], "jobs": jobs,
+    })
+
+
+@role_required(Role.ADMIN)
+def project_create(request: HttpRequest) -> HttpResponse:
+    from annotation.forms import ProjectCreateForm
+
+    form = ProjectCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = engine.project_create(user=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, exc.messages[0])
+        else:
+            messages.success(request, f"Project {project.name} created. Check the stage "
+                             "parameters, add members, then start it.")
+            return redirect("annotation:project_detail", pk=project.pk)
+    return render(request, "annotation/project_create.html", {"form": form})
+
+
+@role_required(Role.ADMIN)
+def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
+    context = {"project": project, **selectors.project_dashboard(project=project)}
+    template = "annotation/project_detail.html"
+    if request.htmx and request.GET.get("part") == "dashboard":
+        template += "#dashboard"
+    return render(request, template, context)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def project_action(request: HttpRequest, pk: int) -> HttpResponse:
+    """Start the project, add members, or change a stage's parameters (before start)."""
+    from annotation.forms import parse_stage_params
+
+    project = get_object_or_404(Project, pk=pk)
+    action = request.POST.get("action")
+    try:
+        if action == "start":
+            engine.project_start(project=project, actor=request.user)
+            messages.success(request, "Project started.")
+        elif action == "members":
+            added = selectors.users_with_role_names(request.POST.getlist("user"))
+            for user, role in added:
+                engine.project_member_add(project=project, user=user, role=role)
+            messages.success(request, f"{len(added)} membership(s) added.")
+        elif action == "params":
+            stage = get_object_or_404(Stage, pk=request.POST.get("stage"), project=project)
+            engine.stage_params_update(stage=stage, params=parse_stage_params(request.POST))
+            messages.success(request, f"Parameters of stage {stage.order} saved.")
+        else:
+            messages.error(request, f"Unknown action {action!r}.")
+    except ValidationError as exc:
+        messages.error(request, exc.messages[0])
+    except Exception as exc:
+        from annotation.workflow import TransitionError
+
+        if not isinstance(exc, TransitionError):
+            raise
+        messages.error(request, str(exc))
+    url = reverse("annotation:project_detail", args=[project.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@role_required(Role.ADMIN)
+def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """An item with its lineage and submissions (admins see everything)."""
+    item = get_object_or_404(
+        selectors.items_with_context(), pk=pk,
     )
+    return render(request, "annotation/item_detail.html", {
+        "item": item, "lineage": selectors.item_lineage(item=item),
+        "submissions": item.submissions.select_related("worker").order_by("id"),
+    })

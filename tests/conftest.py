@@ -42,6 +42,14 @@ def skip_or_fail(reason: str, *, required_by: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _fast_passwords():
+    # PBKDF2's deliberate slowness buys nothing in tests.
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(autouse=True)
 def _jobs_inline(settings):
     # In the embedded mode jobs run on a background thread; tests run them inline.

@@ -6,4 +6,12 @@ urlpatterns = [
     path("me/", views.MeApi.as_view(), name="api_me"),
     path("workers/", views.WorkerListApi.as_view(), name="api_workers"),
     path("users/", views.UserListApi.as_view(), name="api_users"),
+    path("tasks/next/", views.TaskNextApi.as_view(), name="api_task_next"),
+    path("tasks/<int:pk>/", views.TaskDetailApi.as_view(), name="api_task_detail"),
+    path("tasks/<int:pk>/submit/", views.TaskSubmitApi.as_view(), name="api_task_submit"),
+    path("tasks/<int:pk>/release/", views.TaskReleaseApi.as_view(), name="api_task_release"),
+    path("projects/", views.ProjectListApi.as_view(), name="api_projects"),
+    path("projects/<int:pk>/", views.ProjectDetailApi.as_view(), name="api_project_detail"),
+    path("projects/<int:pk>/records/", views.ProjectRecordsApi.as_view(),
+         name="api_project_records"),
 ]

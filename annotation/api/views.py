@@ -1,15 +1,26 @@
-"""People API: who am I, the workers (checkers), the users and their roles (admins)."""
+"""People and work API: who am I, workers, users (admins), tasks (annotators), projects."""
 
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from rest_framework import generics, serializers
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.roles import IsAdmin, IsChecker, Role, user_roles
+from annotation import engine, selectors
+from annotation.api.serializers import (
+    ProjectOutputSerializer,
+    TaskNextInputSerializer,
+    TaskOutputSerializer,
+    TaskSubmitInputSerializer,
+)
+from annotation.models import Project
+from annotation.roles import IsAdmin, IsAnnotator, IsChecker, Role, user_roles
 
 User = get_user_model()
 
@@ -54,3 +65,105 @@ class UserListApi(generics.ListAPIView):
 
     def get_queryset(self):
         return User.objects.prefetch_related("groups").order_by("id")
+
+
+def _own_assignment(request: Request, pk: int):
+    try:
+        return engine.assignment_for_worker(assignment_id=pk, worker=request.user)
+    except engine.TaskError as exc:
+        raise PermissionDenied(str(exc)) from exc
+
+
+class TaskNextApi(APIView):
+    """Claim the next task (or get the current one); 204 when nothing waits."""
+
+    permission_classes = (IsAnnotator,)
+
+    def post(self, request: Request) -> Response:
+        data = TaskNextInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        assignment = engine.task_claim(worker=request.user,
+                                       project=data.validated_data.get("project"))
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        assignment = _own_assignment(request, assignment.pk)
+        return Response(TaskOutputSerializer(assignment).data)
+
+
+class TaskDetailApi(APIView):
+    permission_classes = (IsAnnotator,)
+
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(TaskOutputSerializer(_own_assignment(request, pk)).data)
+
+
+class TaskSubmitApi(APIView):
+    permission_classes = (IsAnnotator,)
+
+    def post(self, request: Request, pk: int) -> Response:
+        _own_assignment(request, pk)
+        data = TaskSubmitInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            submission = engine.task_submit(
+                assignment_id=pk, worker=request.user, payload=data.validated_data["payload"],
+                active_time_s=data.validated_data.get("active_time_s"),
+            )
+        except ValidationError as exc:
+            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+        except engine.TaskError as exc:
+            return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+        return Response({"submission": submission.pk, "payload": submission.payload},
+                        status=status.HTTP_201_CREATED)
+
+
+class TaskReleaseApi(APIView):
+    permission_classes = (IsAnnotator,)
+
+    def post(self, request: Request, pk: int) -> Response:
+        try:
+            engine.task_release(assignment_id=pk, worker=request.user)
+        except engine.TaskError as exc:
+            raise PermissionDenied(str(exc)) from exc
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ProjectListApi(generics.ListAPIView):
+    permission_classes = (IsAdmin,)
+    serializer_class = ProjectOutputSerializer
+
+    def get_queryset(self):
+        return Project.objects.select_related("corpus").order_by("-created_at")
+
+
+class ProjectDetailApi(APIView):
+    permission_classes = (IsAdmin,)
+
+    def get(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
+        board = selectors.project_dashboard(project=project)
+        return Response({
+            **ProjectOutputSerializer(project).data,
+            "figures": board["figures"],
+            "stages": [{
+                "order": row["stage"].order, "kind": row["stage"].kind,
+                "name": row["stage"].name, "params": row["stage"].params,
+                "counts": row["counts"], "median_time_s": row["median_time_s"],
+            } for row in board["stage_rows"]],
+            "workers": [{"username": name, "submissions": n} for name, n in board["workers"]],
+        })
+
+
+class ProjectRecordsApi(generics.GenericAPIView):
+    """Consolidated records of a project's final stage (admins)."""
+
+    permission_classes = (IsAdmin,)
+
+    def get(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        items = selectors.consolidated_items(project=project)
+        page = self.paginate_queryset(items)
+        return self.get_paginated_response([
+            {"item": item.pk, "document": item.document.external_id if item.document else None,
+             "split": item.split, "record": item.result} for item in page
+        ])

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from annotation.models import Assignment, Project
+
+
+class TaskOutputSerializer(serializers.ModelSerializer):
+    """A worker's task: what the stage shows them, nothing about other workers."""
+
+    project = serializers.CharField(source="stage.project.name")
+    stage = serializers.CharField(source="stage.name")
+    kind = serializers.CharField(source="stage.kind")
+    task = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Assignment
+        fields = ("id", "project", "stage", "kind", "status", "claimed_at", "lease_expires_at",
+                  "task")
+
+    def get_task(self, assignment: Assignment) -> dict[str, Any]:
+        return assignment.stage.kind_spec.context(assignment.item)
+
+
+class TaskNextInputSerializer(serializers.Serializer):
+    project = serializers.PrimaryKeyRelatedField(
+        queryset=Project.objects.all(), required=False, allow_null=True
+    )
+
+
+class TaskSubmitInputSerializer(serializers.Serializer):
+    payload = serializers.DictField()
+    active_time_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
+    corpus = serializers.CharField(source="corpus.name", default=None)
+
+    class Meta:
+        model = Project
+        fields = ("id", "name", "recipe", "corpus", "language", "status", "created_at")

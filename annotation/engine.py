@@ -1,0 +1,345 @@
+"""The pipeline engine's writes: projects from recipes, emitting items, claiming, submitting,
+releasing and expiring tasks, and running automatic stages as jobs.
+
+Locks are taken in one order, item before assignment, inside short atomic blocks; jobs and
+follow-up work are enqueued on commit.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from annotation.models import (
+    Assignment,
+    Item,
+    ItemExclusion,
+    Project,
+    ProjectMember,
+    Stage,
+    Submission,
+)
+from annotation.roles import Role
+from annotation.stages import Emit, stage_kind
+from annotation.workflow import TransitionError, transition
+from collector.jobs import JobError, Progress, job_create, job_handler
+from collector.models import Job
+
+A, I = Assignment.Status, Item.Status
+
+
+class TaskError(Exception):
+    """A task request that cannot be honoured (not yours, expired, already submitted)."""
+
+
+def lease_duration() -> timedelta:
+    return timedelta(minutes=getattr(settings, "CROWDQA_LEASE_MINUTES", 30))
+
+
+# Projects ------------------------------------------------------------------------------
+
+@transaction.atomic
+def project_create(
+    *,
+    name: str,
+    recipe: str,
+    corpus: Any = None,
+    language: str = "en",
+    description: str = "",
+    params: dict[int, dict[str, Any]] | None = None,
+    user: Any = None,
+) -> Project:
+    """Create a draft project with the recipe's stages; ``params`` overrides by stage order."""
+    from annotation.recipes import recipe_stages
+
+    project = Project.objects.create(
+        name=name, recipe=recipe, corpus=corpus, language=language, description=description,
+        created_by=user if getattr(user, "pk", None) else None,
+    )
+    overrides = params or {}
+    for order, spec in enumerate(recipe_stages(recipe), start=1):
+        kind = stage_kind(spec.kind)
+        try:
+            cleaned = kind.clean_params({**spec.params, **overrides.get(order, {})})
+        except ValidationError as exc:
+            raise ValidationError(f"stage {order} ({spec.name}): {exc.messages[0]}") from exc
+        Stage.objects.create(
+            project=project, order=order, kind=spec.kind, name=spec.name, params=cleaned,
+            guidelines=spec.guidelines,
+        )
+    return project
+
+
+@transaction.atomic
+def stage_params_update(*, stage: Stage, params: dict[str, Any]) -> Stage:
+    """Change a stage's parameters; only before the project starts."""
+    if stage.project.status != Project.Status.DRAFT:
+        raise ValidationError("parameters can only change before the project starts")
+    stage.params = stage.kind_spec.clean_params({**stage.params, **params})
+    stage.save(update_fields=["params"])
+    return stage
+
+
+def project_member_add(*, project: Project, user: Any, role: Role) -> ProjectMember:
+    member, _ = ProjectMember.objects.get_or_create(project=project, user=user, role=role.value)
+    return member
+
+
+@transaction.atomic
+def project_start(*, project: Project, actor: Any = None) -> Project:
+    """Activate the project and run its first stage (automatic) or open it (human)."""
+    transition(project, Project.Status.ACTIVE, actor=actor)
+    first = project.stages.order_by("order").first()
+    if first is not None and first.kind_spec.automatic:
+        stage_run_enqueue(stage=first, user=actor)
+    return project
+
+
+def stage_run_enqueue(*, stage: Stage, user: Any = None, once: bool = False) -> Job | None:
+    """Run an automatic stage as a job; with ``once``, not if one is already queued."""
+    if once and Job.objects.filter(kind="stage_run", status=Job.Status.QUEUED,
+                                   params__stage_id=stage.pk).exists():
+        return None
+    return job_create(kind="stage_run", params={"stage_id": stage.pk}, user=user)
+
+
+@job_handler("stage_run")
+def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
+    """Run an automatic stage over its pending items (idempotent; safe to re-deliver)."""
+    stage = Stage.objects.select_related("project").filter(pk=job.params["stage_id"]).first()
+    if stage is None:
+        raise JobError(f"stage {job.params['stage_id']} no longer exists")
+    if not stage.kind_spec.automatic:
+        raise JobError(f"stage {stage} is worked by people, not run as a job")
+    return stage.kind_spec.run(stage, progress)
+
+
+# Emitting items ------------------------------------------------------------------------
+
+def _target_stage(source_stage: Stage, kind: str) -> Stage:
+    target = (
+        Stage.objects.filter(project_id=source_stage.project_id, order__gt=source_stage.order,
+                             kind=kind).order_by("order").first()
+    )
+    if target is None:
+        raise ValidationError(f"project {source_stage.project} has no stage of kind {kind!r} "
+                              f"after stage {source_stage.order}")
+    return target
+
+
+def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = None) -> int:
+    """Create the emitted items (idempotent by stage + key). Returns how many are new.
+
+    Human targets open with ``overlap`` slots; automatic targets get a job on commit.
+    """
+    created = 0
+    to_run: dict[int, Stage] = {}
+    for emit in emits:
+        target = _target_stage(source_stage, emit.kind)
+        spec = target.kind_spec
+        item, new = Item.objects.get_or_create(
+            stage=target, key=emit.key,
+            defaults={
+                "project_id": target.project_id, "data": emit.data, "parent": parent,
+                "document_id": emit.document_id, "split": emit.split,
+                "overlap": emit.overlap or spec.overlap(target),
+                "status": I.PENDING if spec.automatic else I.OPEN,
+            },
+        )
+        if not new:
+            continue
+        created += 1
+        if emit.exclude_user_ids:
+            ItemExclusion.objects.bulk_create(
+                [ItemExclusion(item=item, user_id=uid, reason=emit.exclusion_reason)
+                 for uid in sorted(set(emit.exclude_user_ids))],
+                ignore_conflicts=True,
+            )
+        if spec.automatic:
+            to_run[target.pk] = target
+        else:
+            slots_add(item=item, n=item.overlap)
+    for target in to_run.values():
+        transaction.on_commit(lambda t=target: stage_run_enqueue(stage=t, once=True))
+    return created
+
+
+def slots_add(*, item: Item, n: int) -> None:
+    Assignment.objects.bulk_create(
+        [Assignment(item=item, stage_id=item.stage_id, priority=item.priority) for _ in range(n)]
+    )
+
+
+def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) -> None:
+    """Mark ``item`` done (recording ``result``) and emit its successors."""
+    fields: dict[str, Any] = {"finished_at": timezone.now()}
+    if result is not None:
+        fields["result"] = result
+    transition(item, I.DONE, **fields)
+    items_emit(source_stage=item.stage, emits=emits, parent=item)
+
+
+# Claiming and working tasks ----------------------------------------------------------------
+
+def _worker_stages(worker: Any, project: Project | None) -> Any:
+    stages = Stage.objects.filter(
+        project__status=Project.Status.ACTIVE,
+        project__members__user=worker,
+        project__members__role=Role.ANNOTATOR.value,
+    )
+    if project is not None:
+        stages = stages.filter(project=project)
+    return stages.values("pk")
+
+
+def task_current(*, worker: Any, project: Project | None = None) -> Assignment | None:
+    """The worker's live assignment (lease not expired), if any."""
+    qs = Assignment.objects.filter(worker=worker, status=A.ACTIVE,
+                                   lease_expires_at__gt=timezone.now())
+    if project is not None:
+        qs = qs.filter(stage__project=project)
+    return qs.select_related("item", "stage").order_by("claimed_at").first()
+
+
+def task_claim(*, worker: Any, project: Project | None = None) -> Assignment | None:
+    """Give the worker the next open slot they may work, or None when there is none.
+
+    Never an item they already hold or did, never an item they are excluded from (the
+    questioner of the article...), never more workers than the item's slots; on
+    PostgreSQL the slot row is locked with SKIP LOCKED so concurrent claims never meet.
+    """
+    current = task_current(worker=worker, project=project)
+    if current is not None:
+        return current
+    leases_expire(stage_ids=_worker_stages(worker, project))
+    now = timezone.now()
+    for _ in range(5):  # a lost race moves on to the next free slot
+        with transaction.atomic():
+            slot = (
+                Assignment.objects.filter(status=A.OPEN, stage__in=_worker_stages(worker, project))
+                .exclude(Exists(Assignment.objects.filter(item=OuterRef("item"), worker=worker)))
+                .exclude(Exists(ItemExclusion.objects.filter(item=OuterRef("item"), user=worker)))
+                # Slots of started items first (a returned slot goes before new work).
+                .order_by("priority", "item_id", "id")
+                .select_for_update(skip_locked=True, of=("self",))
+                .first()
+            )
+            if slot is None:
+                return None
+            try:
+                with transaction.atomic():
+                    transition(slot, A.ACTIVE, actor=worker, worker=worker, claimed_at=now,
+                               lease_expires_at=now + lease_duration())
+            except (TransitionError, IntegrityError):
+                continue
+            return slot
+    return None
+
+
+def task_release(*, assignment_id: int, worker: Any) -> None:
+    """The worker cannot do this task: the slot goes back to the pool."""
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update().get(pk=assignment_id)
+        if assignment.worker_id != worker.pk:
+            raise TaskError("this task is not yours")
+        if assignment.status != A.ACTIVE:
+            raise TaskError(f"this task is {assignment.status}, not active")
+        transition(assignment, A.RELEASED, actor=worker, ended_at=timezone.now())
+        Assignment.objects.create(item_id=assignment.item_id, stage_id=assignment.stage_id,
+                                  priority=assignment.priority)
+
+
+def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
+    """Expire active assignments past their lease; each slot returns to the pool."""
+    now = now or timezone.now()
+    qs = Assignment.objects.filter(status=A.ACTIVE, lease_expires_at__lte=now)
+    if stage_ids is not None:
+        qs = qs.filter(stage__in=stage_ids)
+    expired = 0
+    for pk in qs.values_list("pk", flat=True)[:1000]:
+        with transaction.atomic():
+            assignment = (
+                Assignment.objects.select_for_update(skip_locked=True)
+                .filter(pk=pk, status=A.ACTIVE, lease_expires_at__lte=now).first()
+            )
+            if assignment is None:
+                continue
+            transition(assignment, A.EXPIRED, ended_at=now, note="lease expired")
+            Assignment.objects.create(item_id=assignment.item_id, stage_id=assignment.stage_id,
+                                      priority=assignment.priority)
+            expired += 1
+    return expired
+
+
+def task_submit(
+    *, assignment_id: int, worker: Any, payload: dict[str, Any],
+    active_time_s: float | None = None,
+) -> Submission:
+    """Validate and record a submission; when the item's last slot is in, finish it."""
+    with transaction.atomic():
+        assignment = Assignment.objects.select_related("stage").get(pk=assignment_id)
+        # Lock order: item, then assignment.
+        item = Item.objects.select_for_update().select_related("stage", "document").get(
+            pk=assignment.item_id
+        )
+        assignment = Assignment.objects.select_for_update().select_related("stage").get(
+            pk=assignment_id
+        )
+        if assignment.worker_id != worker.pk:
+            raise TaskError("this task is not yours")
+        if assignment.status != A.ACTIVE:
+            raise TaskError(
+                "your time for this task ran out and it went back to the pool"
+                if assignment.status == A.EXPIRED else f"this task is already {assignment.status}"
+            )
+        now = timezone.now()
+        if assignment.lease_expires_at and assignment.lease_expires_at <= now:
+            raise TaskError("your time for this task ran out; take the next task")
+        spec = item.stage.kind_spec
+        cleaned = spec.clean_payload(item, payload)
+        transition(assignment, A.SUBMITTED, actor=worker, submitted_at=now)
+        submission = Submission.objects.create(
+            assignment=assignment, item=item, stage_id=item.stage_id, worker=worker,
+            payload=cleaned, time_on_task_s=(now - assignment.claimed_at).total_seconds(),
+            active_time_s=active_time_s,
+        )
+        if not item.assignments.filter(status__in=[A.OPEN, A.ACTIVE]).exists():
+            submissions = list(item.submissions.order_by("id"))
+            emits = spec.on_items_complete(item, submissions)
+            if emits is not None:
+                item_finish(item=item, emits=emits)
+    return submission
+
+
+def items_pending(stage: Stage) -> Any:
+    return stage.items.filter(status=I.PENDING).order_by("id")
+
+
+def assignment_for_worker(*, assignment_id: int, worker: Any) -> Assignment:
+    """An assignment the worker holds (403-worthy errors otherwise)."""
+    assignment = (
+        Assignment.objects.select_related("item", "stage", "stage__project", "item__document")
+        .filter(pk=assignment_id).first()
+    )
+    if assignment is None or assignment.worker_id != worker.pk:
+        raise TaskError("this task is not yours")
+    return assignment
+
+
+def worker_done_today(*, worker: Any) -> int:
+    start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    return Submission.objects.filter(worker=worker, created_at__gte=start).count()
+
+
+__all__ = [
+    "TaskError", "project_create", "project_start", "project_member_add", "items_emit",
+    "item_finish", "task_claim", "task_current", "task_release", "task_submit",
+    "leases_expire", "slots_add", "stage_params_update", "stage_run_enqueue",
+    "items_pending", "assignment_for_worker", "worker_done_today",
+]

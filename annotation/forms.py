@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from annotation.recipes import RECIPES
+
+
+class ProjectCreateForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    recipe = forms.ChoiceField(choices=[(r, r) for r in sorted(RECIPES)])
+    corpus = forms.ModelChoiceField(queryset=None)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from collector.models import Corpus
+
+        self.fields["corpus"].queryset = Corpus.objects.order_by("name")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        corpus = data.get("corpus")
+        if corpus is not None:
+            data["language"] = corpus.language
+        return data
+
+    def clean_name(self) -> str:
+        from annotation.models import Project
+
+        name = self.cleaned_data["name"].strip()
+        if Project.objects.filter(name=name).exists():
+            raise ValidationError("A project with this name exists already.")
+        return name
+
+
+def parse_stage_params(data: Any) -> dict[str, Any]:
+    """Stage parameters posted as ``param:<name>`` fields holding JSON values."""
+    params = {}
+    for key, raw in data.items():
+        if not key.startswith("param:"):
+            continue
+        name = key.split(":", 1)[1]
+        try:
+            params[name] = json.loads(raw)
+        except ValueError as exc:
+            raise ValidationError(f"parameter {name!r}: {raw!r} is not a valid value") from exc
+    return params

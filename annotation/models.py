@@ -1,0 +1,260 @@
+"""The pipeline engine's state: projects, stages, items, assignments, submissions.
+
+Every workflow object has one ``status`` field guarded by a CheckConstraint; statuses
+change only through ``annotation.workflow.transition`` (one table of allowed moves, one
+conditional UPDATE, a log row). History is never deleted: a released or expired
+assignment stays as it was and a fresh open slot takes its place.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
+    return models.CheckConstraint(condition=Q(status__in=values), name=name)
+
+
+class ProjectStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    ACTIVE = "active", "Active"
+    CLOSED = "closed", "Closed"
+
+
+class ItemStatus(models.TextChoices):
+    PENDING = "pending", "Pending"  # waiting for an automatic stage
+    OPEN = "open", "Open"  # human stage: slots to fill
+    DONE = "done", "Done"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class AssignmentStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    ACTIVE = "active", "Active"
+    SUBMITTED = "submitted", "Submitted"
+    RELEASED = "released", "Released"
+    EXPIRED = "expired", "Expired"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Project(models.Model):
+    """A dataset under construction: an ordered list of stages over one corpus."""
+
+    Status = ProjectStatus
+
+    name = models.CharField(max_length=200, unique=True)
+    recipe = models.CharField(max_length=32)
+    corpus = models.ForeignKey(
+        "collector.Corpus", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="projects",
+    )
+    language = models.CharField(max_length=8, default="en")
+    description = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [_status_check("annotation_project_status_valid", ProjectStatus.values)]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProjectMember(models.Model):
+    """A person working on a project, in one of the three roles."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=("project", "user", "role"), name="annotation_member_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=["annotator", "checker", "admin"]),
+                name="annotation_member_role_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} as {self.role} in {self.project}"
+
+
+class Stage(models.Model):
+    """One step of a project's pipeline; its kind is registered in code."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="stages")
+    order = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=64)
+    name = models.CharField(max_length=200)
+    params = models.JSONField(default=dict, blank=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to workers.")
+
+    class Meta:
+        ordering = ("project", "order")
+        constraints = [
+            models.UniqueConstraint(fields=("project", "order"), name="annotation_stage_order"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} · {self.order}. {self.name}"
+
+    @property
+    def kind_spec(self):
+        from annotation.stages import stage_kind
+
+        return stage_kind(self.kind)
+
+    def next_stage(self) -> Stage | None:
+        return self.project.stages.filter(order__gt=self.order).order_by("order").first()
+
+
+class Item(models.Model):
+    """One unit of work at one stage (an article to ask about, a question to answer...)."""
+
+    Status = ItemStatus
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="items")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    document = models.ForeignKey(
+        "collector.Document", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="+",
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
+    key = models.CharField(
+        max_length=200, help_text="Unique within the stage; makes emitting idempotent."
+    )
+    data = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    overlap = models.PositiveSmallIntegerField(default=1)
+    priority = models.IntegerField(default=0)
+    split = models.CharField(max_length=8, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("stage", "priority", "id")
+        constraints = [
+            _status_check("annotation_item_status_valid", ItemStatus.values),
+            models.UniqueConstraint(fields=("stage", "key"), name="annotation_item_stage_key"),
+        ]
+        indexes = [models.Index(fields=("stage", "status"), name="annotation_item_stage_st")]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} ({self.stage.kind}, {self.status})"
+
+
+class ItemExclusion(models.Model):
+    """A worker who must not work on an item (the questioner of its article, ...)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="exclusions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("item", "user"), name="annotation_exclusion_unique"),
+        ]
+
+
+class Assignment(models.Model):
+    """One slot of an item: open in the pool, taken by a worker under a lease, submitted.
+
+    An item has ``overlap`` slots that are not released or expired. A released or expired
+    slot stays as history; a new open slot replaces it.
+    """
+
+    Status = AssignmentStatus
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="assignments",
+    )
+    priority = models.IntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("priority", "id")
+        constraints = [
+            _status_check("annotation_assignment_status_valid", AssignmentStatus.values),
+            # A worker holds at most one live slot of an item.
+            models.UniqueConstraint(
+                fields=("item", "worker"),
+                condition=Q(status__in=["active", "submitted"]),
+                name="annotation_assignment_one_per_worker",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="open", worker__isnull=True)
+                | (~Q(status="open") & Q(worker__isnull=False))
+                | Q(status="cancelled"),
+                name="annotation_assignment_worker_set",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=("stage", "status", "priority", "item", "id"),
+                         name="annotation_slot_pool"),
+            models.Index(fields=("status", "lease_expires_at"), name="annotation_slot_lease"),
+        ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} of item {self.item_id} ({self.status})"
+
+
+class Submission(models.Model):
+    """What a worker sent for an assignment; never overwritten (a redo is a new row)."""
+
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.PROTECT, related_name="submissions"
+    )
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="submissions")
+    stage = models.ForeignKey(Stage, on_delete=models.PROTECT, related_name="submissions")
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+    )
+    payload = models.JSONField()
+    time_on_task_s = models.FloatField(help_text="From claim to submit.")
+    active_time_s = models.FloatField(null=True, blank=True, help_text="Measured in the page.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+        indexes = [models.Index(fields=("worker", "created_at"), name="annotation_sub_worker")]
+
+
+class TransitionLog(models.Model):
+    """Every status change of a workflow object, with who and when."""
+
+    model = models.CharField(max_length=32)
+    object_id = models.BigIntegerField()
+    from_status = models.CharField(max_length=16)
+    to_status = models.CharField(max_length=16)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    note = models.CharField(max_length=300, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+        indexes = [models.Index(fields=("model", "object_id"), name="annotation_log_object")]

@@ -1,0 +1,164 @@
+"""Reads of the annotation app: worker queues, project lists and the project dashboard."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q, QuerySet
+
+from annotation.models import Assignment, Item, Project, Submission
+from annotation.plots import hbar, vbar
+from annotation.roles import Role
+
+User = get_user_model()
+A, I = Assignment.Status, Item.Status
+
+
+def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
+    """Active projects the worker annotates, with how many open slots wait in each."""
+    projects = Project.objects.filter(
+        status=Project.Status.ACTIVE, members__user=worker, members__role=Role.ANNOTATOR.value
+    ).annotate(
+        open_slots=Count("stages__assignments", filter=Q(stages__assignments__status=A.OPEN))
+    ).order_by("name")
+    return [{"project": p, "open_slots": p.open_slots} for p in projects]
+
+
+def project_list() -> QuerySet[Project]:
+    return Project.objects.select_related("corpus").annotate(
+        n_items=Count("items"),
+        n_done=Count("items", filter=Q(items__status=I.DONE)),
+    ).order_by("-created_at")
+
+
+def users_with_role_names(values: list[str]) -> list[tuple[Any, Role]]:
+    """Parse ``"<user id>:<role>"`` form values into (user, role) pairs."""
+    pairs = []
+    for value in values:
+        user_id, _, role = value.partition(":")
+        if not user_id.isdigit() or role not in Role.__members__.values():
+            continue
+        user = User.objects.filter(pk=int(user_id), is_active=True).first()
+        if user is not None:
+            pairs.append((user, Role(role)))
+    return pairs
+
+
+def items_with_context() -> QuerySet[Item]:
+    return Item.objects.select_related("stage", "project", "document", "parent")
+
+
+def item_lineage(*, item: Item) -> list[Item]:
+    chain = []
+    node = item.parent
+    while node is not None:
+        chain.append(node)
+        node = node.parent
+    return list(reversed(chain))
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def project_dashboard(*, project: Project) -> dict[str, Any]:
+    """Everything the project page shows: per-stage progress and the paper's figures."""
+    stages = list(project.stages.order_by("order"))
+    by_stage: dict[int, Counter] = defaultdict(Counter)
+    for stage_id, status, n in (
+        Item.objects.filter(project=project).values_list("stage_id", "status")
+        .annotate(n=Count("id")).order_by()
+    ):
+        by_stage[stage_id][status] = n
+    times: dict[int, list[float]] = defaultdict(list)
+    per_worker: Counter = Counter()
+    for stage_id, worker, seconds in Submission.objects.filter(
+        stage__project=project
+    ).values_list("stage_id", "worker__username", "time_on_task_s").iterator():
+        times[stage_id].append(seconds)
+        per_worker[worker] += 1
+    rows = []
+    for stage in stages:
+        counts = by_stage[stage.pk]
+        total = sum(counts.values())
+        done = counts.get(I.DONE, 0)
+        rows.append({
+            "stage": stage, "total": total, "counts": dict(counts), "done": done,
+            "percent": round(100 * done / total) if total else 0,
+            "median_time_s": _median(times[stage.pk]),
+            "submissions": len(times[stage.pk]),
+        })
+    figures = _newsqa_figures(project) if project.recipe == "newsqa" else {}
+    workers = sorted(per_worker.items(), key=lambda kv: (-kv[1], kv[0]))
+    plots = {
+        "stages": hbar([
+            (f"{r['stage'].order}. {r['stage'].name}", [
+                (r["done"], "bar-done", f"done {r['done']}"),
+                (r["counts"].get(I.OPEN, 0), "bar-open", f"open {r['counts'].get(I.OPEN, 0)}"),
+                (r["counts"].get(I.PENDING, 0), "bar-pending",
+                 f"pending {r['counts'].get(I.PENDING, 0)}"),
+            ]) for r in rows
+        ], label="Items per stage by status"),
+        "workers": hbar([(name, [(n, "bar", f"{n} submissions")]) for name, n in workers],
+                        label="Submissions per worker"),
+        "answers": vbar([(str(n), c) for n, c in figures.get("answers_distribution", [])],
+                        label="Questions by number of answers")
+        if figures.get("answers_distribution") else None,
+    }
+    return {
+        "plots": plots,
+        "stage_rows": rows,
+        "figures": figures,
+        "workers": workers,
+        "members": project.members.select_related("user").order_by("role", "user__username"),
+        "candidates": User.objects.filter(is_active=True, groups__name__in=[r.value for r in Role])
+        .distinct().order_by("username"),
+    }
+
+
+def _newsqa_figures(project: Project) -> dict[str, Any]:
+    """Agreement rate, share needing validation (paper 43.2%), share agreed after it (86.0%),
+    answers per question (paper 2.73)."""
+    agreement_results = list(
+        Item.objects.filter(project=project, stage__kind="newsqa_agreement", status=I.DONE)
+        .values_list("result", flat=True)
+    )
+    consolidated = list(
+        Item.objects.filter(project=project, stage__kind="newsqa_consolidate", status=I.DONE)
+        .values_list("result", flat=True)
+    )
+    answers = list(
+        Item.objects.filter(project=project, stage__kind="newsqa_answer", status=I.DONE)
+        .annotate(n=Count("submissions")).values_list("n", flat=True)
+    )
+    checked = len(agreement_results)
+    agreed_first = sum(1 for r in agreement_results if r.get("agreed"))
+
+    def share(part: int, whole: int) -> float | None:
+        return round(100 * part / whole, 1) if whole else None
+
+    distribution = Counter(answers)
+    return {
+        "questions": Item.objects.filter(project=project, stage__kind="newsqa_answer").count(),
+        "checked": checked,
+        "agreement_rate": share(agreed_first, checked),
+        "needed_validation": share(checked - agreed_first, checked),
+        "consolidated": len(consolidated),
+        "agreed_after_validation": share(sum(1 for r in consolidated if r.get("agreed")),
+                                         len(consolidated)),
+        "answers_per_question": round(sum(answers) / len(answers), 2) if answers else None,
+        "answers_distribution": sorted(distribution.items()),
+    }
+
+
+def consolidated_items(*, project: Project) -> QuerySet[Item]:
+    """Finished items of the project's last stage, in order (the consolidated records)."""
+    last = project.stages.order_by("-order").first()
+    return (
+        Item.objects.filter(stage=last, status=I.DONE)
+        .select_related("document").only("id", "split", "result", "document__external_id")
+        .order_by("id")
+    )

@@ -1,0 +1,145 @@
+"""Stage kinds, registered in code.
+
+A kind declares its parameters with defaults, whether it is automatic, the role that works
+it, its payload validation, what the worker sees, and what a finished item emits. Recipes
+(``annotation.recipes``) are presets of stage lists built from these kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.core.exceptions import ValidationError
+
+from annotation.roles import Role
+
+if TYPE_CHECKING:
+    from annotation.models import Item, Stage, Submission
+    from collector.jobs import Progress
+
+_KINDS: dict[str, StageKind] = {}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One stage parameter: its default, type and bounds, and what it means."""
+
+    default: Any
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def clean(self, name: str, value: Any) -> Any:
+        kind = type(self.default)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if kind is bool and not isinstance(value, bool) or not isinstance(value, kind):
+            raise ValidationError(
+                f"parameter {name!r}: expected {kind.__name__}, got {value!r}"
+            )
+        if self.minimum is not None and value < self.minimum:
+            raise ValidationError(f"parameter {name!r}: {value} is below {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValidationError(f"parameter {name!r}: {value} is above {self.maximum}")
+        return value
+
+
+@dataclass(frozen=True)
+class Emit:
+    """An item to create in a later stage (the first following stage of ``kind``)."""
+
+    kind: str
+    key: str
+    data: dict
+    document_id: int | None = None
+    overlap: int | None = None
+    split: str = ""
+    exclude_user_ids: tuple[int, ...] = ()
+    exclusion_reason: str = ""
+
+
+class StageKind:
+    key: ClassVar[str]
+    label: ClassVar[str]
+    automatic: ClassVar[bool] = False
+    role: ClassVar[Role] = Role.ANNOTATOR
+    template: ClassVar[str] = ""
+    params: ClassVar[dict[str, Param]] = {}
+    #: The parameter that sets how many workers each item needs (human kinds).
+    overlap_param: ClassVar[str | None] = None
+
+    def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        """Defaults filled in; unknown names and bad values refused, naming the field."""
+        params = dict(params or {})
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            raise ValidationError(
+                f"stage {self.key}: unknown parameter(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(self.params)) or 'none'}"
+            )
+        return {
+            name: spec.clean(name, params[name]) if name in params else spec.default
+            for name, spec in self.params.items()
+        }
+
+    def overlap(self, stage: Stage) -> int:
+        return int(stage.params.get(self.overlap_param, 1)) if self.overlap_param else 1
+
+    # Human kinds -------------------------------------------------------------------
+    def context(self, item: Item) -> dict[str, Any]:
+        """What the worker sees for ``item`` (never other workers' answers by default)."""
+        return {}
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError(f"{self.key} takes no submissions")
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        """Values to show in the form again (after a refused submission)."""
+        return {}
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        """The payload a web form posted (``data`` is the POST QueryDict)."""
+        import json
+
+        try:
+            payload = json.loads(data.get("payload") or "{}")
+        except ValueError as exc:
+            raise ValidationError(f"payload: not valid JSON ({exc})") from exc
+        if not isinstance(payload, dict):
+            raise ValidationError("payload: a JSON object is required")
+        return payload
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit] | None:
+        """All slots of ``item`` are submitted: return what to emit, or None to keep the
+        item open (after adding slots)."""
+        return []
+
+    # Automatic kinds ---------------------------------------------------------------
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        """Process the stage's pending items; idempotent (safe to run again)."""
+        raise NotImplementedError(f"{self.key} is not automatic")
+
+
+def register(kind: type[StageKind]) -> type[StageKind]:
+    _KINDS[kind.key] = kind()
+    return kind
+
+
+def stage_kind(key: str) -> StageKind:
+    _load()
+    try:
+        return _KINDS[key]
+    except KeyError:
+        raise ValidationError(
+            f"unknown stage kind {key!r}; known: {', '.join(sorted(_KINDS))}"
+        ) from None
+
+
+def stage_kinds() -> dict[str, StageKind]:
+    _load()
+    return dict(_KINDS)
+
+
+def _load() -> None:
+    from annotation.stages import newsqa  # noqa: F401

@@ -1,0 +1,404 @@
+"""The NewsQA recipe's stage kinds (NewsQA paper, section 3)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.stages import Emit, Param, StageKind, register
+from collector.consolidation import Answer, agreement, newsqa_question_record
+from collector.question_rules import check_question
+from collector.splits import split_assign
+
+if TYPE_CHECKING:
+    from annotation.models import Item, Stage, Submission
+    from collector.jobs import Progress
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def article_tokens(body: str) -> list[dict[str, Any]]:
+    """Words and punctuation of the article with exact offsets and the text that follows,
+    so the page can render it verbatim and map any selection back to character offsets."""
+    matches = list(_TOKEN.finditer(body))
+    tokens = []
+    for n, m in enumerate(matches):
+        gap_end = matches[n + 1].start() if n + 1 < len(matches) else len(body)
+        tokens.append({"i": n, "s": m.start(), "e": m.end(), "t": m.group(),
+                       "after": body[m.end():gap_end]})
+    return tokens
+
+
+def _document_view(item: Item) -> dict[str, Any]:
+    doc = item.document
+    return {"headline": doc.title, "highlights": list(doc.highlights or []), "body": doc.body,
+            "external_id": doc.external_id}
+
+
+@register
+class ArticlesKind(StageKind):
+    """Automatic: take the project corpus's articles as the pipeline's first items."""
+
+    key = "newsqa_articles"
+    label = "Import articles"
+    automatic = True
+    params = {
+        "max_articles": Param(0, "Take at most this many articles (0 = all).", minimum=0),
+        "require_highlights": Param(True, "Skip articles without summary points."),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish
+        from annotation.models import Item
+        from collector.models import Document
+
+        docs = Document.objects.filter(corpus_id=stage.project.corpus_id).order_by("id")
+        if stage.params["require_highlights"]:
+            docs = docs.exclude(highlights=[])
+        if stage.params["max_articles"]:
+            docs = docs[: stage.params["max_articles"]]
+        rows = list(docs.values_list("id", "external_id"))
+        progress.start(total=len(rows), message="taking articles")
+        taken = 0
+        # One transaction: the split stage then sees every article at once, so its 90/5/5
+        # cut is over the whole set.
+        with transaction.atomic():
+            for doc_id, external_id in rows:
+                item, _ = Item.objects.get_or_create(
+                    stage=stage, key=external_id,
+                    defaults={"project_id": stage.project_id, "document_id": doc_id},
+                )
+                if item.status == Item.Status.PENDING:
+                    item_finish(item=item, emits=[Emit(
+                        kind="newsqa_split", key=external_id, data={}, document_id=doc_id,
+                    )])
+                    taken += 1
+                progress.advance()
+        return {"articles": len(rows), "new": taken}
+
+
+@register
+class SplitKind(StageKind):
+    """Automatic: split articles into train/dev/test with a recorded seed."""
+
+    key = "newsqa_split"
+    label = "Split by article"
+    automatic = True
+    params = {
+        "seed": Param(20161107, "Random seed of the split (recorded, reproducible)."),
+        "train": Param(0.90, "Share of articles in train.", minimum=0, maximum=1),
+        "dev": Param(0.05, "Share of articles in dev.", minimum=0, maximum=1),
+        "test": Param(0.05, "Share of articles in test.", minimum=0, maximum=1),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending
+
+        p = stage.params
+        # The cut is over every article of the stage (they arrive in one transaction); an
+        # article keeps the split it was first given (stored on the item), so articles
+        # added later never move earlier ones.
+        keys = list(stage.items.values_list("key", flat=True))
+        splits = split_assign(keys, seed=p["seed"],
+                              ratios=(("train", p["train"]), ("dev", p["dev"]),
+                                      ("test", p["test"])))
+        pending = list(items_pending(stage))
+        progress.start(total=len(pending), message="assigning splits")
+        for item in pending:
+            split = item.split or splits[item.key]
+            with transaction.atomic():
+                item.split = split
+                item.save(update_fields=["split"])
+                item_finish(item=item, result={"split": split}, emits=[Emit(
+                    kind="newsqa_question", key=item.key, data={}, document_id=item.document_id,
+                    split=split,
+                )])
+            progress.advance()
+        return {"split": len(pending)}
+
+
+@register
+class QuestionKind(StageKind):
+    """Human: the questioner sees only headline and highlights and writes questions."""
+
+    key = "newsqa_question"
+    label = "Question sourcing"
+    template = "annotation/tasks/newsqa_question.html"
+    overlap_param = "questioners_per_article"
+    params = {
+        "questioners_per_article": Param(1, "Questioners per article.", minimum=1, maximum=10),
+        "max_questions": Param(3, "Questions one questioner may write.", minimum=1, maximum=10),
+        "max_overlap": Param(0.6, "Refuse a question when more than this share of its "
+                             "content words occurs in the highlights.", minimum=0, maximum=1),
+        "forbid_how_why": Param(True, 'Refuse "how" / "why" questions.'),
+    }
+
+    def context(self, item: Item) -> dict[str, Any]:
+        view = _document_view(item)
+        return {"headline": view["headline"], "highlights": view["highlights"],
+                "max_questions": item.stage.params["max_questions"]}
+
+    def check(self, item: Item, question: str):
+        p = item.stage.params
+        return check_question(question, list(item.document.highlights or []),
+                              max_overlap=p["max_overlap"], forbid_how_why=p["forbid_how_why"])
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        raw = payload.get("questions")
+        if not isinstance(raw, list):
+            raise ValidationError("questions: a list of question texts is required")
+        questions = [q.strip() for q in raw if isinstance(q, str) and q.strip()]
+        if not questions:
+            raise ValidationError("questions: write at least one question")
+        limit = item.stage.params["max_questions"]
+        if len(questions) > limit:
+            raise ValidationError(f"questions: at most {limit} questions per article")
+        if len({q.lower() for q in questions}) != len(questions):
+            raise ValidationError("questions: do not repeat the same question")
+        for n, question in enumerate(questions, start=1):
+            verdict = self.check(item, question)
+            if not verdict.ok:
+                raise ValidationError(f"question {n}: {verdict.reason}")
+        return {"questions": questions}
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        return {"questions": [q for q in data.getlist("question") if q.strip()]}
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        posted = data.getlist("question") if data else []
+        slots = item.stage.params["max_questions"]
+        return {"questions": [(n, posted[n - 1] if n <= len(posted) else "")
+                              for n in range(1, slots + 1)]}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        questioners = tuple(s.worker_id for s in submissions)
+        return [
+            Emit(kind="newsqa_answer", key=f"{item.key}/s{s.pk}/q{n}",
+                 data={"question": q}, document_id=item.document_id, split=item.split,
+                 exclude_user_ids=questioners, exclusion_reason="wrote questions on this article")
+            for s in submissions for n, q in enumerate(s.payload["questions"], start=1)
+        ]
+
+
+def clean_answer_payload(item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+    """One or more spans (exact offsets into the body), or no answer, or a bad question."""
+    body = item.document.body
+    if payload.get("no_answer") is True:
+        return {"no_answer": True}
+    if payload.get("bad_question") is True:
+        return {"bad_question": True}
+    spans = payload.get("spans")
+    if not isinstance(spans, list) or not spans:
+        raise ValidationError(
+            "spans: select at least one span, or choose 'no answer' or 'question makes no sense'"
+        )
+    cleaned = []
+    for n, span in enumerate(spans, start=1):
+        if (not isinstance(span, list | tuple) or len(span) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)):
+            raise ValidationError(f"spans[{n}]: expected [start, end] character offsets")
+        start, end = span
+        if not 0 <= start < end <= len(body):
+            raise ValidationError(
+                f"spans[{n}]: [{start}, {end}] is outside the article (0..{len(body)})"
+            )
+        if not body[start:end].strip():
+            raise ValidationError(f"spans[{n}]: the selection holds only white space")
+        cleaned.append([start, end])
+    return {"spans": sorted(cleaned)}
+
+
+@register
+class AnswerKind(StageKind):
+    """Human: the answerer sees the full article and one question, and marks spans."""
+
+    key = "newsqa_answer"
+    label = "Answer sourcing"
+    template = "annotation/tasks/newsqa_answer.html"
+    overlap_param = "answers_per_question"
+    params = {
+        "answers_per_question": Param(2, "Answerers asked first.", minimum=1, maximum=10),
+        "max_extra_answers": Param(3, "More answerers asked, one at a time, while the "
+                                   "answers do not agree.", minimum=0, maximum=10),
+        "min_agree": Param(2, "Answerers who must agree.", minimum=1, maximum=10),
+        "max_gap_words": Param(3, "Merge spans fewer than this many words apart.", minimum=0),
+    }
+
+    def context(self, item: Item) -> dict[str, Any]:
+        view = _document_view(item)
+        body = view["body"]
+        lead = body[: len(body) - len(body.lstrip())]
+        return {"question": item.data["question"], "headline": view["headline"],
+                "lead": lead, "tokens": article_tokens(body)}
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return clean_answer_payload(item, payload)
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        flag = data.get("flag")
+        if flag in ("no_answer", "bad_question"):
+            return {flag: True}
+        return super().payload_from_form(item, data)
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit] | None:
+        from annotation.engine import slots_add
+
+        p = item.stage.params
+        answers = [Answer.from_record(s.payload) for s in submissions]
+        result = agreement(item.document.body, answers, min_agree=p["min_agree"],
+                           max_gap_words=p["max_gap_words"])
+        extra = len(submissions) - p["answers_per_question"]
+        if not result.agreed and extra < p["max_extra_answers"]:
+            item.overlap += 1
+            item.save(update_fields=["overlap"])
+            slots_add(item=item, n=1)
+            return None
+        return [Emit(
+            kind="newsqa_agreement", key=item.key, document_id=item.document_id, split=item.split,
+            data={"question": item.data["question"],
+                  "answers": [s.payload for s in submissions],
+                  "answerer_ids": [s.worker_id for s in submissions]},
+        )]
+
+
+@register
+class AgreementKind(StageKind):
+    """Automatic: agreed questions go to consolidation, the others to validation."""
+
+    key = "newsqa_agreement"
+    label = "Agreement"
+    automatic = True
+    params = {
+        "min_agree": Param(2, "Answerers who must agree.", minimum=1, maximum=10),
+        "max_gap_words": Param(3, "Merge spans fewer than this many words apart.", minimum=0),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending
+
+        pending = list(items_pending(stage).select_related("document"))
+        progress.start(total=len(pending), message="checking agreement")
+        agreed = 0
+        for item in pending:
+            answers = [Answer.from_record(a) for a in item.data["answers"]]
+            result = agreement(item.document.body, answers, min_agree=stage.params["min_agree"],
+                               max_gap_words=stage.params["max_gap_words"])
+            base = {"question": item.data["question"], "answers": item.data["answers"]}
+            if result.agreed:
+                agreed += 1
+                emit = Emit(kind="newsqa_consolidate", key=item.key, data=base,
+                            document_id=item.document_id, split=item.split)
+            else:
+                emit = Emit(
+                    kind="newsqa_validate", key=item.key, document_id=item.document_id,
+                    split=item.split,
+                    data={**base, "unique_answers": [a.to_record() for a in result.unique_answers
+                                                     if not a.bad_question]},
+                    exclude_user_ids=tuple(item.data.get("answerer_ids", ())),
+                    exclusion_reason="answered this question",
+                )
+            with transaction.atomic():
+                item_finish(item=item, emits=[emit], result={
+                    "agreed": result.agreed, "support": result.support,
+                    "consensus": result.consensus.to_record() if result.consensus else None,
+                })
+            progress.advance()
+        return {"checked": len(pending), "agreed": agreed, "to_validation": len(pending) - agreed}
+
+
+@register
+class ValidateKind(StageKind):
+    """Human: a validator sees article, question and the unique answers, picks the best."""
+
+    key = "newsqa_validate"
+    label = "Validation"
+    template = "annotation/tasks/newsqa_validate.html"
+    overlap_param = "validators_per_question"
+    params = {
+        "validators_per_question": Param(2, "Validators per question (paper: 2.48 on "
+                                         "average).", minimum=1, maximum=10),
+    }
+
+    def context(self, item: Item) -> dict[str, Any]:
+        body = item.document.body
+        options = []
+        for n, answer in enumerate(item.data["unique_answers"]):
+            if answer.get("no_answer"):
+                text = "No answer in the article"
+            else:
+                text = " … ".join(body[s:e] for s, e in answer["spans"])
+            options.append({"index": n, "text": text})
+        return {"question": item.data["question"], "body": body, "options": options,
+                "headline": item.document.title}
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        choice = data.get("choice", "")
+        if choice in ("all_bad", "bad_question"):
+            return {choice: True}
+        return {"choice": int(choice)} if choice.isdigit() else {}
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        if payload.get("all_bad") is True:
+            return {"all_bad": True}
+        if payload.get("bad_question") is True:
+            return {"bad_question": True}
+        choice = payload.get("choice")
+        count = len(item.data["unique_answers"])
+        if not isinstance(choice, int) or isinstance(choice, bool) or not 0 <= choice < count:
+            raise ValidationError(
+                f"choice: pick one of the {count} answers, 'all answers are bad' or "
+                "'the question makes no sense'"
+            )
+        return {"choice": choice}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        return [Emit(
+            kind="newsqa_consolidate", key=item.key, document_id=item.document_id,
+            split=item.split,
+            data={"question": item.data["question"], "answers": item.data["answers"],
+                  "unique_answers": item.data["unique_answers"],
+                  "validations": [s.payload for s in submissions]},
+        )]
+
+
+@register
+class ConsolidateKind(StageKind):
+    """Automatic: merge spans, keep every answer and validator choice, mark the consensus."""
+
+    key = "newsqa_consolidate"
+    label = "Cleanup and consolidation"
+    automatic = True
+    params = {
+        "min_agree": Param(2, "Agreeing workers needed for an agreed answer.", minimum=1),
+        "max_gap_words": Param(3, "Merge spans fewer than this many words apart.", minimum=0),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending
+
+        pending = list(items_pending(stage).select_related("document"))
+        progress.start(total=len(pending), message="consolidating")
+        for item in pending:
+            unique = [Answer.from_record(a) for a in item.data.get("unique_answers", [])]
+            choices = None
+            if "validations" in item.data:
+                choices = [
+                    unique[v["choice"]] if "choice" in v else
+                    Answer(bad_question=True) if v.get("bad_question") else
+                    Answer(no_answer=True)  # "all answers are bad": no usable answer
+                    for v in item.data["validations"]
+                ]
+            record = newsqa_question_record(
+                text=item.document.body, question=item.data["question"],
+                answers=[Answer.from_record(a) for a in item.data["answers"]],
+                validator_choices=choices, min_agree=stage.params["min_agree"],
+                max_gap_words=stage.params["max_gap_words"],
+            )
+            with transaction.atomic():
+                item_finish(item=item, emits=[], result=record)
+            progress.advance()
+        return {"consolidated": len(pending)}

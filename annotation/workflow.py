@@ -1,0 +1,60 @@
+"""Status transitions: one table of allowed moves, one function that performs them.
+
+``transition(obj, to)`` runs a conditional UPDATE (primary key *and* the status the caller
+read) and fails loudly when no row changed, so two processes racing for the same object
+cannot both win. Every change is logged in ``TransitionLog``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from annotation.models import Assignment, Item, Project, TransitionLog
+
+A, I, P = Assignment.Status, Item.Status, Project.Status
+
+ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
+    Project: frozenset({
+        (P.DRAFT, P.ACTIVE), (P.ACTIVE, P.CLOSED), (P.CLOSED, P.ACTIVE),
+    }),
+    Item: frozenset({
+        (I.PENDING, I.OPEN), (I.PENDING, I.DONE), (I.OPEN, I.DONE),
+        (I.PENDING, I.CANCELLED), (I.OPEN, I.CANCELLED),
+    }),
+    Assignment: frozenset({
+        (A.OPEN, A.ACTIVE), (A.ACTIVE, A.SUBMITTED), (A.ACTIVE, A.RELEASED),
+        (A.ACTIVE, A.EXPIRED), (A.OPEN, A.CANCELLED),
+    }),
+}
+
+
+class TransitionError(Exception):
+    """A status change that is not allowed, or lost a race."""
+
+
+def transition(
+    obj: models.Model, to: str, *, actor: Any = None, note: str = "", **fields: Any
+) -> None:
+    """Move ``obj`` from its current status to ``to``, setting ``fields`` in the same UPDATE."""
+    model = type(obj)
+    source = obj.status
+    if (source, to) not in ALLOWED[model]:
+        raise TransitionError(
+            f"{model.__name__} {obj.pk}: {source} -> {to} is not an allowed transition"
+        )
+    changed = model.objects.filter(pk=obj.pk, status=source).update(status=to, **fields)
+    if changed != 1:
+        current = model.objects.filter(pk=obj.pk).values_list("status", flat=True).first()
+        raise TransitionError(
+            f"{model.__name__} {obj.pk}: expected status {source}, found {current}; "
+            "another process changed it first"
+        )
+    TransitionLog.objects.create(
+        model=model.__name__, object_id=obj.pk, from_status=source, to_status=to,
+        actor=actor if getattr(actor, "pk", None) else None, note=note[:300],
+    )
+    obj.status = to
+    for name, value in fields.items():
+        setattr(obj, name, value)

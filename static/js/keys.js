@@ -1,0 +1,13 @@
+// Single-key shortcuts: an element with data-key="x" is clicked when x is pressed outside
+// a text field; the "next task" form answers to "n".
+(function () {
+  function typing(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    var target = document.querySelector('[data-key="' + event.key + '"]');
+    if (!target && event.key === "n") target = document.querySelector('[data-testid="next-task"]');
+    if (target) { event.preventDefault(); target.click(); }
+  });
+})();

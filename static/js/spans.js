@@ -1,0 +1,108 @@
+// Span selection over the article's word tokens, by mouse or keyboard. Each token carries
+// its exact character offsets (data-s, data-e) so a span is [first token's s, last's e].
+(function () {
+  var article = document.getElementById("article");
+  var tokens = Array.prototype.slice.call(article.querySelectorAll(".tok"));
+  var payload = document.getElementById("payload");
+  var list = document.getElementById("spans");
+  var empty = document.getElementById("no-spans");
+  var form = document.getElementById("task-form");
+  var spans = [];            // [[firstTokenIndex, lastTokenIndex], ...]
+  var anchor = null, cursor = null, dragging = false;
+
+  function range() {
+    if (anchor === null) return null;
+    return [Math.min(anchor, cursor), Math.max(anchor, cursor)];
+  }
+  function paint() {
+    var r = range();
+    tokens.forEach(function (t, i) {
+      t.classList.toggle("selecting", !!r && i >= r[0] && i <= r[1]);
+      t.classList.toggle("cursor", i === cursor);
+      t.classList.toggle("chosen", spans.some(function (s) { return i >= s[0] && i <= s[1]; }));
+    });
+  }
+  function text(s) {
+    return tokens.slice(s[0], s[1] + 1).map(function (t, k, arr) {
+      return t.textContent + (k < arr.length - 1 ? " " : "");
+    }).join("").replace(/ ([,.;:!?])/g, "$1");
+  }
+  function sync() {
+    spans.sort(function (a, b) { return a[0] - b[0]; });
+    payload.value = JSON.stringify({ spans: spans.map(function (s) {
+      return [parseInt(tokens[s[0]].dataset.s, 10), parseInt(tokens[s[1]].dataset.e, 10)];
+    }) });
+    list.innerHTML = "";
+    spans.forEach(function (s, k) {
+      var li = document.createElement("li");
+      li.textContent = "“" + text(s) + "” ";
+      var rm = document.createElement("button");
+      rm.type = "button"; rm.textContent = "remove"; rm.className = "link-dark";
+      rm.addEventListener("click", function () { spans.splice(k, 1); sync(); paint(); });
+      li.appendChild(rm);
+      list.appendChild(li);
+    });
+    empty.hidden = spans.length > 0;
+  }
+  function addSelection() {
+    var r = range();
+    if (!r) return;
+    spans = spans.filter(function (s) { return s[1] < r[0] || s[0] > r[1]; });
+    spans.push(r);
+    anchor = null;
+    sync(); paint();
+  }
+  function indexOf(node) {
+    var el = node && (node.nodeType === 1 ? node : node.parentElement);
+    var tok = el && el.closest(".tok");
+    return tok ? parseInt(tok.dataset.i, 10) : null;
+  }
+
+  article.addEventListener("mousedown", function (e) {
+    var i = indexOf(e.target);
+    if (i === null) return;
+    e.preventDefault();
+    article.focus();
+    if (e.shiftKey && anchor !== null) { cursor = i; } else { anchor = cursor = i; }
+    dragging = true; paint();
+  });
+  article.addEventListener("mouseover", function (e) {
+    if (!dragging) return;
+    var i = indexOf(e.target);
+    if (i !== null) { cursor = i; paint(); }
+  });
+  document.addEventListener("mouseup", function () { dragging = false; });
+  article.addEventListener("keydown", function (e) {
+    if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+      e.preventDefault();
+      var step = e.key === "ArrowRight" ? 1 : -1;
+      var next = cursor === null ? 0 : Math.max(0, Math.min(tokens.length - 1, cursor + step));
+      if (e.shiftKey) { if (anchor === null) anchor = cursor === null ? next : cursor; }
+      else { anchor = next; }
+      cursor = next; paint();
+      tokens[cursor].scrollIntoView({ block: "nearest" });
+    } else if (e.key === "Enter" && !e.ctrlKey && !e.metaKey) {
+      e.preventDefault(); addSelection();
+    } else if (e.key === "Backspace") {
+      e.preventDefault(); spans.pop(); sync(); paint();
+    }
+  });
+  document.getElementById("add-span").addEventListener("click", addSelection);
+  form.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      if (range()) addSelection();
+      form.requestSubmit(form.querySelector('[data-testid="submit"]'));
+    }
+  });
+  form.addEventListener("submit", function (e) {
+    var flag = e.submitter && e.submitter.name === "flag";
+    if (!flag && range()) addSelection();
+    if (!flag && !spans.length) {
+      e.preventDefault();
+      empty.textContent = "Select at least one span first, or choose one of the other two buttons.";
+      empty.classList.add("error");
+    }
+  });
+  sync();
+})();
