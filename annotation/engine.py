@@ -7,6 +7,7 @@ follow-up work are enqueued on commit.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -31,7 +32,7 @@ from annotation.workflow import TransitionError, transition
 from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.models import Job
 
-A, I = Assignment.Status, Item.Status
+AS, IS = Assignment.Status, Item.Status
 
 
 class TaskError(Exception):
@@ -149,7 +150,7 @@ def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = 
                 "project_id": target.project_id, "data": emit.data, "parent": parent,
                 "document_id": emit.document_id, "split": emit.split,
                 "overlap": emit.overlap or spec.overlap(target),
-                "status": I.PENDING if spec.automatic else I.OPEN,
+                "status": IS.PENDING if spec.automatic else IS.OPEN,
             },
         )
         if not new:
@@ -181,7 +182,7 @@ def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) ->
     fields: dict[str, Any] = {"finished_at": timezone.now()}
     if result is not None:
         fields["result"] = result
-    transition(item, I.DONE, **fields)
+    transition(item, IS.DONE, **fields)
     items_emit(source_stage=item.stage, emits=emits, parent=item)
 
 
@@ -200,7 +201,7 @@ def _worker_stages(worker: Any, project: Project | None) -> Any:
 
 def task_current(*, worker: Any, project: Project | None = None) -> Assignment | None:
     """The worker's live assignment (lease not expired), if any."""
-    qs = Assignment.objects.filter(worker=worker, status=A.ACTIVE,
+    qs = Assignment.objects.filter(worker=worker, status=AS.ACTIVE,
                                    lease_expires_at__gt=timezone.now())
     if project is not None:
         qs = qs.filter(stage__project=project)
@@ -222,7 +223,7 @@ def task_claim(*, worker: Any, project: Project | None = None) -> Assignment | N
     for _ in range(5):  # a lost race moves on to the next free slot
         with transaction.atomic():
             slot = (
-                Assignment.objects.filter(status=A.OPEN, stage__in=_worker_stages(worker, project))
+                Assignment.objects.filter(status=AS.OPEN, stage__in=_worker_stages(worker, project))
                 .exclude(Exists(Assignment.objects.filter(item=OuterRef("item"), worker=worker)))
                 .exclude(Exists(ItemExclusion.objects.filter(item=OuterRef("item"), user=worker)))
                 # Slots of started items first (a returned slot goes before new work).
@@ -234,7 +235,7 @@ def task_claim(*, worker: Any, project: Project | None = None) -> Assignment | N
                 return None
             try:
                 with transaction.atomic():
-                    transition(slot, A.ACTIVE, actor=worker, worker=worker, claimed_at=now,
+                    transition(slot, AS.ACTIVE, actor=worker, worker=worker, claimed_at=now,
                                lease_expires_at=now + lease_duration())
             except (TransitionError, IntegrityError):
                 continue
@@ -248,9 +249,9 @@ def task_release(*, assignment_id: int, worker: Any) -> None:
         assignment = Assignment.objects.select_for_update().get(pk=assignment_id)
         if assignment.worker_id != worker.pk:
             raise TaskError("this task is not yours")
-        if assignment.status != A.ACTIVE:
+        if assignment.status != AS.ACTIVE:
             raise TaskError(f"this task is {assignment.status}, not active")
-        transition(assignment, A.RELEASED, actor=worker, ended_at=timezone.now())
+        transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())
         Assignment.objects.create(item_id=assignment.item_id, stage_id=assignment.stage_id,
                                   priority=assignment.priority)
 
@@ -258,7 +259,7 @@ def task_release(*, assignment_id: int, worker: Any) -> None:
 def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
     """Expire active assignments past their lease; each slot returns to the pool."""
     now = now or timezone.now()
-    qs = Assignment.objects.filter(status=A.ACTIVE, lease_expires_at__lte=now)
+    qs = Assignment.objects.filter(status=AS.ACTIVE, lease_expires_at__lte=now)
     if stage_ids is not None:
         qs = qs.filter(stage__in=stage_ids)
     expired = 0
@@ -266,11 +267,11 @@ def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
         with transaction.atomic():
             assignment = (
                 Assignment.objects.select_for_update(skip_locked=True)
-                .filter(pk=pk, status=A.ACTIVE, lease_expires_at__lte=now).first()
+                .filter(pk=pk, status=AS.ACTIVE, lease_expires_at__lte=now).first()
             )
             if assignment is None:
                 continue
-            transition(assignment, A.EXPIRED, ended_at=now, note="lease expired")
+            transition(assignment, AS.EXPIRED, ended_at=now, note="lease expired")
             Assignment.objects.create(item_id=assignment.item_id, stage_id=assignment.stage_id,
                                       priority=assignment.priority)
             expired += 1
@@ -293,23 +294,23 @@ def task_submit(
         )
         if assignment.worker_id != worker.pk:
             raise TaskError("this task is not yours")
-        if assignment.status != A.ACTIVE:
+        if assignment.status != AS.ACTIVE:
             raise TaskError(
                 "your time for this task ran out and it went back to the pool"
-                if assignment.status == A.EXPIRED else f"this task is already {assignment.status}"
+                if assignment.status == AS.EXPIRED else f"this task is already {assignment.status}"
             )
         now = timezone.now()
         if assignment.lease_expires_at and assignment.lease_expires_at <= now:
             raise TaskError("your time for this task ran out; take the next task")
         spec = item.stage.kind_spec
         cleaned = spec.clean_payload(item, payload)
-        transition(assignment, A.SUBMITTED, actor=worker, submitted_at=now)
+        transition(assignment, AS.SUBMITTED, actor=worker, submitted_at=now)
         submission = Submission.objects.create(
             assignment=assignment, item=item, stage_id=item.stage_id, worker=worker,
             payload=cleaned, time_on_task_s=(now - assignment.claimed_at).total_seconds(),
             active_time_s=active_time_s,
         )
-        if not item.assignments.filter(status__in=[A.OPEN, A.ACTIVE]).exists():
+        if not item.assignments.filter(status__in=[AS.OPEN, AS.ACTIVE]).exists():
             submissions = list(item.submissions.order_by("id"))
             emits = spec.on_items_complete(item, submissions)
             if emits is not None:
@@ -318,7 +319,27 @@ def task_submit(
 
 
 def items_pending(stage: Stage) -> Any:
-    return stage.items.filter(status=I.PENDING).order_by("id")
+    return stage.items.filter(status=IS.PENDING).order_by("id")
+
+
+def items_pending_locked(stage: Stage, progress: Progress, message: str) -> Iterator[Item]:
+    """Each pending item of an automatic stage, locked in its own short transaction.
+
+    Two runs of the same stage (a re-delivered job, two emits close together) share the
+    work instead of colliding: an item another run holds or has finished is skipped. The
+    caller's work on the item happens inside the item's transaction.
+    """
+    ids = list(items_pending(stage).values_list("pk", flat=True))
+    progress.start(total=len(ids), message=message)
+    for pk in ids:
+        with transaction.atomic():
+            item = (
+                Item.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("stage", "document").filter(pk=pk, status=IS.PENDING).first()
+            )
+            if item is not None:
+                yield item
+        progress.advance()
 
 
 def assignment_for_worker(*, assignment_id: int, worker: Any) -> Assignment:
@@ -341,5 +362,5 @@ __all__ = [
     "TaskError", "project_create", "project_start", "project_member_add", "items_emit",
     "item_finish", "task_claim", "task_current", "task_release", "task_submit",
     "leases_expire", "slots_add", "stage_params_update", "stage_run_enqueue",
-    "items_pending", "assignment_for_worker", "worker_done_today",
+    "items_pending", "items_pending_locked", "assignment_for_worker", "worker_done_today",
 ]

@@ -170,6 +170,9 @@ class ItemExclusion(models.Model):
             models.UniqueConstraint(fields=("item", "user"), name="annotation_exclusion_unique"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.user} excluded from item {self.item_id}: {self.reason}"
+
 
 class Assignment(models.Model):
     """One slot of an item: open in the pool, taken by a worker under a lease, submitted.
@@ -240,6 +243,9 @@ class Submission(models.Model):
         ordering = ("id",)
         indexes = [models.Index(fields=("worker", "created_at"), name="annotation_sub_worker")]
 
+    def __str__(self) -> str:
+        return f"submission {self.pk} to item {self.item_id}"
+
 
 class TransitionLog(models.Model):
     """Every status change of a workflow object, with who and when."""
@@ -258,3 +264,6 @@ class TransitionLog(models.Model):
     class Meta:
         ordering = ("id",)
         indexes = [models.Index(fields=("model", "object_id"), name="annotation_log_object")]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.object_id}: {self.from_status} -> {self.to_status}"

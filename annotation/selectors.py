@@ -14,7 +14,7 @@ from annotation.plots import hbar, vbar
 from annotation.roles import Role
 
 User = get_user_model()
-A, I = Assignment.Status, Item.Status
+AS, IS = Assignment.Status, Item.Status
 
 
 def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
@@ -22,7 +22,7 @@ def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
     projects = Project.objects.filter(
         status=Project.Status.ACTIVE, members__user=worker, members__role=Role.ANNOTATOR.value
     ).annotate(
-        open_slots=Count("stages__assignments", filter=Q(stages__assignments__status=A.OPEN))
+        open_slots=Count("stages__assignments", filter=Q(stages__assignments__status=AS.OPEN))
     ).order_by("name")
     return [{"project": p, "open_slots": p.open_slots} for p in projects]
 
@@ -30,7 +30,7 @@ def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
 def project_list() -> QuerySet[Project]:
     return Project.objects.select_related("corpus").annotate(
         n_items=Count("items"),
-        n_done=Count("items", filter=Q(items__status=I.DONE)),
+        n_done=Count("items", filter=Q(items__status=IS.DONE)),
     ).order_by("-created_at")
 
 
@@ -84,7 +84,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
     for stage in stages:
         counts = by_stage[stage.pk]
         total = sum(counts.values())
-        done = counts.get(I.DONE, 0)
+        done = counts.get(IS.DONE, 0)
         rows.append({
             "stage": stage, "total": total, "counts": dict(counts), "done": done,
             "percent": round(100 * done / total) if total else 0,
@@ -97,9 +97,9 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         "stages": hbar([
             (f"{r['stage'].order}. {r['stage'].name}", [
                 (r["done"], "bar-done", f"done {r['done']}"),
-                (r["counts"].get(I.OPEN, 0), "bar-open", f"open {r['counts'].get(I.OPEN, 0)}"),
-                (r["counts"].get(I.PENDING, 0), "bar-pending",
-                 f"pending {r['counts'].get(I.PENDING, 0)}"),
+                (r["counts"].get(IS.OPEN, 0), "bar-open", f"open {r['counts'].get(IS.OPEN, 0)}"),
+                (r["counts"].get(IS.PENDING, 0), "bar-pending",
+                 f"pending {r['counts'].get(IS.PENDING, 0)}"),
             ]) for r in rows
         ], label="Items per stage by status"),
         "workers": hbar([(name, [(n, "bar", f"{n} submissions")]) for name, n in workers],
@@ -123,15 +123,15 @@ def _newsqa_figures(project: Project) -> dict[str, Any]:
     """Agreement rate, share needing validation (paper 43.2%), share agreed after it (86.0%),
     answers per question (paper 2.73)."""
     agreement_results = list(
-        Item.objects.filter(project=project, stage__kind="newsqa_agreement", status=I.DONE)
+        Item.objects.filter(project=project, stage__kind="newsqa_agreement", status=IS.DONE)
         .values_list("result", flat=True)
     )
     consolidated = list(
-        Item.objects.filter(project=project, stage__kind="newsqa_consolidate", status=I.DONE)
+        Item.objects.filter(project=project, stage__kind="newsqa_consolidate", status=IS.DONE)
         .values_list("result", flat=True)
     )
     answers = list(
-        Item.objects.filter(project=project, stage__kind="newsqa_answer", status=I.DONE)
+        Item.objects.filter(project=project, stage__kind="newsqa_answer", status=IS.DONE)
         .annotate(n=Count("submissions")).values_list("n", flat=True)
     )
     checked = len(agreement_results)
@@ -158,7 +158,7 @@ def consolidated_items(*, project: Project) -> QuerySet[Item]:
     """Finished items of the project's last stage, in order (the consolidated records)."""
     last = project.stages.order_by("-order").first()
     return (
-        Item.objects.filter(stage=last, status=I.DONE)
+        Item.objects.filter(stage=last, status=IS.DONE)
         .select_related("document").only("id", "split", "result", "document__external_id")
         .order_by("id")
     )

@@ -13,19 +13,19 @@ from django.db import models
 
 from annotation.models import Assignment, Item, Project, TransitionLog
 
-A, I, P = Assignment.Status, Item.Status, Project.Status
+AS, IS, PS = Assignment.Status, Item.Status, Project.Status
 
 ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
     Project: frozenset({
-        (P.DRAFT, P.ACTIVE), (P.ACTIVE, P.CLOSED), (P.CLOSED, P.ACTIVE),
+        (PS.DRAFT, PS.ACTIVE), (PS.ACTIVE, PS.CLOSED), (PS.CLOSED, PS.ACTIVE),
     }),
     Item: frozenset({
-        (I.PENDING, I.OPEN), (I.PENDING, I.DONE), (I.OPEN, I.DONE),
-        (I.PENDING, I.CANCELLED), (I.OPEN, I.CANCELLED),
+        (IS.PENDING, IS.OPEN), (IS.PENDING, IS.DONE), (IS.OPEN, IS.DONE),
+        (IS.PENDING, IS.CANCELLED), (IS.OPEN, IS.CANCELLED),
     }),
     Assignment: frozenset({
-        (A.OPEN, A.ACTIVE), (A.ACTIVE, A.SUBMITTED), (A.ACTIVE, A.RELEASED),
-        (A.ACTIVE, A.EXPIRED), (A.OPEN, A.CANCELLED),
+        (AS.OPEN, AS.ACTIVE), (AS.ACTIVE, AS.SUBMITTED), (AS.ACTIVE, AS.RELEASED),
+        (AS.ACTIVE, AS.EXPIRED), (AS.OPEN, AS.CANCELLED),
     }),
 }
 

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 # Function words do not count towards overlap: sharing "the" or "did" with the highlights
 # is not copying them.
-STOPWORDS = frozenset(
-    """a an the of in on at to for from by with and or but is are was were be been being do
-    does did has have had what who whom whose which when where how why that this these those
-    it its as into about than then there their they he she his her him them will would can
-    could should shall may might must not no s""".split()
-)
+_STOPWORDS_TEXT = """a an the of in on at to for from by with and or but is are was were be been
+being do does did has have had what who whom whose which when where how why that this these
+those it its as into about than then there their they he she his her him them will would can
+could should shall may might must not no s"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 ALLOWED_HOW = frozenset({"far", "long", "many", "much"})
 
 

@@ -96,7 +96,7 @@ class SplitKind(StageKind):
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
-        from annotation.engine import item_finish, items_pending
+        from annotation.engine import item_finish, items_pending_locked
 
         p = stage.params
         # The cut is over every article of the stage (they arrive in one transaction); an
@@ -106,19 +106,17 @@ class SplitKind(StageKind):
         splits = split_assign(keys, seed=p["seed"],
                               ratios=(("train", p["train"]), ("dev", p["dev"]),
                                       ("test", p["test"])))
-        pending = list(items_pending(stage))
-        progress.start(total=len(pending), message="assigning splits")
-        for item in pending:
+        done = 0
+        for item in items_pending_locked(stage, progress, "assigning splits"):
             split = item.split or splits[item.key]
-            with transaction.atomic():
-                item.split = split
-                item.save(update_fields=["split"])
-                item_finish(item=item, result={"split": split}, emits=[Emit(
-                    kind="newsqa_question", key=item.key, data={}, document_id=item.document_id,
-                    split=split,
-                )])
-            progress.advance()
-        return {"split": len(pending)}
+            item.split = split
+            item.save(update_fields=["split"])
+            item_finish(item=item, result={"split": split}, emits=[Emit(
+                kind="newsqa_question", key=item.key, data={}, document_id=item.document_id,
+                split=split,
+            )])
+            done += 1
+        return {"split": done}
 
 
 @register
@@ -278,12 +276,11 @@ class AgreementKind(StageKind):
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
-        from annotation.engine import item_finish, items_pending
+        from annotation.engine import item_finish, items_pending_locked
 
-        pending = list(items_pending(stage).select_related("document"))
-        progress.start(total=len(pending), message="checking agreement")
-        agreed = 0
-        for item in pending:
+        agreed = checked = 0
+        for item in items_pending_locked(stage, progress, "checking agreement"):
+            checked += 1
             answers = [Answer.from_record(a) for a in item.data["answers"]]
             result = agreement(item.document.body, answers, min_agree=stage.params["min_agree"],
                                max_gap_words=stage.params["max_gap_words"])
@@ -301,13 +298,11 @@ class AgreementKind(StageKind):
                     exclude_user_ids=tuple(item.data.get("answerer_ids", ())),
                     exclusion_reason="answered this question",
                 )
-            with transaction.atomic():
-                item_finish(item=item, emits=[emit], result={
-                    "agreed": result.agreed, "support": result.support,
-                    "consensus": result.consensus.to_record() if result.consensus else None,
-                })
-            progress.advance()
-        return {"checked": len(pending), "agreed": agreed, "to_validation": len(pending) - agreed}
+            item_finish(item=item, emits=[emit], result={
+                "agreed": result.agreed, "support": result.support,
+                "consensus": result.consensus.to_record() if result.consensus else None,
+            })
+        return {"checked": checked, "agreed": agreed, "to_validation": checked - agreed}
 
 
 @register
@@ -378,11 +373,11 @@ class ConsolidateKind(StageKind):
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
-        from annotation.engine import item_finish, items_pending
+        from annotation.engine import item_finish, items_pending_locked
 
-        pending = list(items_pending(stage).select_related("document"))
-        progress.start(total=len(pending), message="consolidating")
-        for item in pending:
+        consolidated = 0
+        for item in items_pending_locked(stage, progress, "consolidating"):
+            consolidated += 1
             unique = [Answer.from_record(a) for a in item.data.get("unique_answers", [])]
             choices = None
             if "validations" in item.data:
@@ -398,7 +393,5 @@ class ConsolidateKind(StageKind):
                 validator_choices=choices, min_agree=stage.params["min_agree"],
                 max_gap_words=stage.params["max_gap_words"],
             )
-            with transaction.atomic():
-                item_finish(item=item, emits=[], result=record)
-            progress.advance()
-        return {"consolidated": len(pending)}
+            item_finish(item=item, emits=[], result=record)
+        return {"consolidated": consolidated}

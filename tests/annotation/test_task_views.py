@@ -1,0 +1,166 @@
+"""Task pages and API: role checks, independence of answerers, keyboard-first pages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotation import engine
+from annotation.models import Item
+from tests.annotation.test_newsqa_flow import claim_item
+
+
+def _questions_written(project, workers, committed):
+    task = engine.task_claim(worker=workers["questioner"], project=project)
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=workers["questioner"],
+                           payload={"questions": ["Who opposed the plan?"]})
+    return Item.objects.get(stage__kind="newsqa_answer")
+
+
+def test_my_tasks_shows_projects_next_key_and_done_today(client_for, newsqa_project, workers):
+    page = client_for(workers["ann1"]).get(reverse("annotation:annotator_home")).content.decode()
+    assert "NewsQA test" in page
+    assert 'data-testid="next-task"' in page and "<kbd>n</kbd>" in page
+    assert 'data-testid="done-today">0<' in page
+
+
+def test_next_task_opens_the_question_page_and_submits_from_the_form(
+    client_for, newsqa_project, workers, committed
+):
+    client = client_for(workers["questioner"])
+    response = client.post(reverse("annotation:task_next"))
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    content = page.content.decode()
+    assert "Portvale council votes" in content or "Elm Street bridge" in content
+    assert "city council of Portvale voted" not in content  # no article for questioners
+    assert "Guidelines" in content and "how" in content.lower()
+    # A refused question comes back with the explanation and the text kept.
+    refused = client.post(response["Location"], {"question": ["Why is the sky blue today?"]})
+    assert refused.status_code == 400
+    assert "Why" in refused.content.decode() and "not allowed" in refused.content.decode()
+    with committed():
+        done = client.post(response["Location"], {"question": ["Who opposed the plan?", ""],
+                                                  "active_time_s": "12"})
+    assert done.status_code == 302
+    submission = workers["questioner"].submissions.get()
+    assert submission.payload == {"questions": ["Who opposed the plan?"]}
+    assert submission.active_time_s == 12.0
+
+
+def test_question_check_answers_as_the_worker_types(client_for, newsqa_project, workers):
+    client = client_for(workers["questioner"])
+    task = engine.task_claim(worker=workers["questioner"], project=newsqa_project)
+    url = reverse("annotation:question_check", args=[task.pk])
+    highlights = task.item.document.highlights[0]
+    refused = client.post(url, {"question": highlights + "?"}, HTTP_HX_REQUEST="true")
+    assert "come from the highlights" in refused.content.decode()
+    fine = client.post(url, {"question": "Who paid for the new deck?"}, HTTP_HX_REQUEST="true")
+    assert "Fine" in fine.content.decode()
+    other = client_for(workers["ann1"]).post(url, {"question": "x"})
+    assert other.status_code == 403
+
+
+def test_answer_page_never_shows_other_answers(client_for, newsqa_project, workers, committed):
+    item = _questions_written(newsqa_project, workers, committed)
+    first = claim_item(workers["ann1"], newsqa_project, item)
+    with committed():
+        engine.task_submit(assignment_id=first.pk, worker=workers["ann1"],
+                           payload={"spans": [[_at(item, "Dario Weiss"),
+                                               _at(item, "Dario Weiss") + 11]]})
+    second = claim_item(workers["ann2"], newsqa_project, item)
+    client = client_for(workers["ann2"])
+    page = client.get(reverse("annotation:task_detail", args=[second.pk])).content.decode()
+    assert 'data-s="' in page and "Who opposed the plan?" in page
+    assert "ann1" not in page and "sourcerAnswers" not in page
+    api = APIClient()
+    api.force_authenticate(workers["ann2"])
+    data = api.get(reverse("api_task_detail", args=[second.pk])).json()
+    assert set(data["task"]) == {"question", "headline", "lead", "tokens"}
+    assert "Dario" in json.dumps(data["task"]["tokens"])  # the article, but no answers
+    # Another worker's task is not reachable by page or API.
+    assert client.get(reverse("annotation:task_detail", args=[first.pk])).status_code == 403
+    assert api.get(reverse("api_task_detail", args=[first.pk])).status_code == 403
+    # The questioner is never offered this article's questions.
+    offered = engine.task_claim(worker=workers["questioner"], project=newsqa_project)
+    assert offered is None or offered.item.document_id != item.document_id
+
+
+def _at(item, phrase):
+    return item.document.body.index(phrase)
+
+
+def test_api_round_trip_with_validation_errors(newsqa_project, workers, committed):
+    item = _questions_written(newsqa_project, workers, committed)
+    api = APIClient()
+    api.force_authenticate(workers["ann1"])
+    task = api.post(reverse("api_task_next"), {"project": newsqa_project.pk}, format="json")
+    assert task.status_code == 200
+    while task.json()["kind"] != "newsqa_answer":
+        api.post(reverse("api_task_release", args=[task.json()["id"]]))
+        task = api.post(reverse("api_task_next"), format="json")
+    pk = task.json()["id"]
+    bad = api.post(reverse("api_task_submit", args=[pk]),
+                   {"payload": {"spans": [[0, 10**6]]}}, format="json")
+    assert bad.status_code == 400
+    assert "outside the article" in bad.json()["errors"][0]
+    start = _at(item, "Dario Weiss")
+    ok = api.post(reverse("api_task_submit", args=[pk]),
+                  {"payload": {"spans": [[start, start + 11]]}, "active_time_s": 3},
+                  format="json")
+    assert ok.status_code == 201
+    again = api.post(reverse("api_task_submit", args=[pk]),
+                     {"payload": {"no_answer": True}}, format="json")
+    assert again.status_code == 409
+
+
+@pytest.mark.parametrize("name", ["api_task_next"])
+def test_checkers_and_anonymous_cannot_take_tasks(checker, name):
+    api = APIClient()
+    assert api.post(reverse(name)).status_code in (401, 403)
+    api.force_authenticate(checker)
+    assert api.post(reverse(name)).status_code == 403
+
+
+def test_project_pages_are_admin_only_and_show_the_dashboard(
+    client_for, newsqa_project, workers, admin_user, checker
+):
+    url = reverse("annotation:project_detail", args=[newsqa_project.pk])
+    assert client_for(workers["ann1"]).get(url).status_code == 403
+    assert client_for(checker).get(url).status_code == 403
+    page = client_for(admin_user).get(url).content.decode()
+    assert 'data-testid="plot-stages"' in page and "<rect" in page
+    assert "paper: 43.2%" in page and "paper: 86.0%" in page
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    data = api.get(reverse("api_project_detail", args=[newsqa_project.pk])).json()
+    assert [s["kind"] for s in data["stages"]][:2] == ["newsqa_articles", "newsqa_split"]
+    api.force_authenticate(workers["ann1"])
+    assert api.get(reverse("api_project_detail", args=[newsqa_project.pk])).status_code == 403
+
+
+def test_admin_creates_a_project_and_edits_parameters_before_start(
+    client_for, admin_user, news_corpus
+):
+    client = client_for(admin_user)
+    response = client.post(reverse("annotation:project_create"), {
+        "name": "Fresh", "recipe": "newsqa", "corpus": news_corpus.pk,
+    })
+    assert response.status_code == 302
+    from annotation.models import Project
+
+    project = Project.objects.get(name="Fresh")
+    stage = project.stages.get(kind="newsqa_answer")
+    action = reverse("annotation:project_action", args=[project.pk])
+    client.post(action, {"action": "params", "stage": stage.pk,
+                         "param:answers_per_question": "3"})
+    stage.refresh_from_db()
+    assert stage.params["answers_per_question"] == 3
+    client.post(action, {"action": "params", "stage": stage.pk,
+                         "param:answers_per_question": '"x"'}, follow=True)
+    stage.refresh_from_db()
+    assert stage.params["answers_per_question"] == 3
