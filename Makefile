@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo serve test test-worker e2e worker lint migrate install clean
+.PHONY: demo serve test e2e worker beat lint migrate install clean
 
 $(VENV)/.installed: requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: set PYTHON=/path/to/python3.11"; exit 1; }
@@ -38,7 +38,11 @@ e2e: install
 # A worker for both queues; production runs the `index` queue in its own worker with
 # --concurrency 1 so each search index has a single writer.
 worker: install
-	$(VENV)/bin/celery -A config worker -Q default,index --concurrency 1 -l info
+	$(VENV)/bin/celery -A config worker -Q default,index --concurrency 1 -B -l info
+
+# The periodic jobs (lease expiry) on their own, for deployments with several workers.
+beat: install
+	$(VENV)/bin/celery -A config beat -l info
 
 lint: install
 	$(VENV)/bin/ruff check .

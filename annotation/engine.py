@@ -286,12 +286,11 @@ def task_submit(
     with transaction.atomic():
         assignment = Assignment.objects.select_related("stage").get(pk=assignment_id)
         # Lock order: item, then assignment.
-        item = Item.objects.select_for_update().select_related("stage", "document").get(
-            pk=assignment.item_id
+        item = (
+            Item.objects.select_for_update(of=("self",)).select_related("stage", "document")
+            .get(pk=assignment.item_id)
         )
-        assignment = Assignment.objects.select_for_update().select_related("stage").get(
-            pk=assignment_id
-        )
+        assignment = Assignment.objects.select_for_update(of=("self",)).get(pk=assignment_id)
         if assignment.worker_id != worker.pk:
             raise TaskError("this task is not yours")
         if assignment.status != AS.ACTIVE:

@@ -1,0 +1,101 @@
+"""Many workers claiming at once (PostgreSQL: SQLite ignores row locks)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection, connections
+
+from annotation import engine
+from annotation.models import Assignment, Item
+from annotation.roles import Role
+from annotation.stages import Emit
+from tests.factories import user_with_roles
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def busy_project(news_corpus, settings):
+    if connection.vendor != "postgresql":
+        pytest.skip("row-lock concurrency needs PostgreSQL (DATABASE_URL=postgres://...)")
+    # Completed items emit to the agreement stage; keep its jobs out of this test.
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = "memory://"
+    project = engine.project_create(name="Concurrency", recipe="newsqa", corpus=news_corpus)
+    project.status = "active"
+    project.save(update_fields=["status"])
+    question_stage = project.stages.get(kind="newsqa_question")
+    from collector.models import Document
+
+    doc = Document.objects.filter(corpus=news_corpus).first()
+    engine.items_emit(source_stage=question_stage, emits=[
+        Emit(kind="newsqa_answer", key=f"q{n}", data={"question": f"Question {n}?"},
+             document_id=doc.pk)
+        for n in range(60)
+    ])
+    workers = [user_with_roles(f"w{n}", Role.ANNOTATOR) for n in range(12)]
+    for user in workers:
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    return project, workers
+
+
+def _work(project, worker, errors, start):
+    start.wait()
+    try:
+        while True:
+            task = engine.task_claim(worker=worker, project=project)
+            if task is None:
+                return
+            engine.task_submit(assignment_id=task.pk, worker=worker,
+                               payload={"no_answer": True})
+    except Exception as exc:  # surfaced by the assertion below
+        errors.append(repr(exc))
+    finally:
+        connections.close_all()
+
+
+def test_concurrent_claims_never_double_assign_or_overfill(busy_project):
+    project, workers = busy_project
+    errors: list[str] = []
+    start = threading.Barrier(len(workers))
+    threads = [threading.Thread(target=_work, args=(project, w, errors, start)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    items = Item.objects.filter(stage__kind="newsqa_answer")
+    assert set(items.values_list("status", flat=True)) == {"done"}
+    submitted = Assignment.objects.filter(stage__kind="newsqa_answer", status="submitted")
+    per_item = Counter(submitted.values_list("item_id", flat=True))
+    assert set(per_item.values()) == {2}  # overlap 2, never more
+    pairs = Counter(submitted.values_list("item_id", "worker_id"))
+    assert max(pairs.values()) == 1  # never the same worker twice on an item
+    assert not Assignment.objects.filter(stage__kind="newsqa_answer",
+                                         status__in=["open", "active"]).exists()
+    # Work was spread over the workers, not done by one.
+    assert len({w for _, w in pairs}) > 1
+
+
+def test_expired_lease_returns_under_concurrency(busy_project):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    project, workers = busy_project
+    task = engine.task_claim(worker=workers[0], project=project)
+    Assignment.objects.filter(pk=task.pk).update(lease_expires_at=timezone.now() - timedelta(1))
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: (results.append(engine.leases_expire()),
+                                                connections.close_all()))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(results) == 1  # expired once, whoever got there first
+    slots = Counter(Assignment.objects.filter(item=task.item).values_list("status", flat=True))
+    assert slots == {"open": 2, "expired": 1}  # the untouched slot and the returned one
