@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -28,7 +28,7 @@ from annotation.models import (
 )
 from annotation.roles import Role
 from annotation.stages import Emit, stage_kind
-from annotation.workflow import TransitionError, transition
+from annotation.workflow import transition
 from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.models import Job
 
@@ -188,11 +188,19 @@ def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) ->
 
 # Claiming and working tasks ----------------------------------------------------------------
 
+def _human_kinds() -> list[str]:
+    from annotation.stages import stage_kinds
+
+    return [key for key, kind in stage_kinds().items() if not kind.automatic]
+
+
 def _worker_stages(worker: Any, project: Project | None) -> Any:
+    """Human stages of active projects where the worker is an annotator member."""
     stages = Stage.objects.filter(
         project__status=Project.Status.ACTIVE,
         project__members__user=worker,
         project__members__role=Role.ANNOTATOR.value,
+        kind__in=_human_kinds(),
     )
     if project is not None:
         stages = stages.filter(project=project)
@@ -218,27 +226,36 @@ def task_claim(*, worker: Any, project: Project | None = None) -> Assignment | N
     current = task_current(worker=worker, project=project)
     if current is not None:
         return current
-    leases_expire(stage_ids=_worker_stages(worker, project))
+    # Later stages first: finishing started pipelines beats starting new ones. One query
+    # per stage lets PostgreSQL walk the partial index of open slots in order and stop at
+    # the first slot this worker may take that nobody else holds.
+    stage_ids = list(
+        _worker_stages(worker, project).order_by("-order").values_list("pk", flat=True)
+    )
+    slot = _claim_open_slot(worker, stage_ids)
+    if slot is None and leases_expire(stage_ids=stage_ids):
+        # Leases past their expiry are also checked here, not only by the periodic job.
+        slot = _claim_open_slot(worker, stage_ids)
+    return slot
+
+
+def _claim_open_slot(worker: Any, stage_ids: list[int]) -> Assignment | None:
     now = timezone.now()
-    for _ in range(5):  # a lost race moves on to the next free slot
+    for stage_id in stage_ids:
         with transaction.atomic():
             slot = (
-                Assignment.objects.filter(status=AS.OPEN, stage__in=_worker_stages(worker, project))
+                Assignment.objects.filter(stage_id=stage_id, status=AS.OPEN)
                 .exclude(Exists(Assignment.objects.filter(item=OuterRef("item"), worker=worker)))
                 .exclude(Exists(ItemExclusion.objects.filter(item=OuterRef("item"), user=worker)))
-                # Slots of started items first (a returned slot goes before new work).
                 .order_by("priority", "item_id", "id")
                 .select_for_update(skip_locked=True, of=("self",))
                 .first()
             )
             if slot is None:
-                return None
-            try:
-                with transaction.atomic():
-                    transition(slot, AS.ACTIVE, actor=worker, worker=worker, claimed_at=now,
-                               lease_expires_at=now + lease_duration())
-            except (TransitionError, IntegrityError):
                 continue
+            # The row is locked and was open: the conditional update cannot lose a race.
+            transition(slot, AS.ACTIVE, actor=worker, worker=worker, claimed_at=now,
+                       lease_expires_at=now + lease_duration())
             return slot
     return None
 
@@ -284,11 +301,11 @@ def task_submit(
 ) -> Submission:
     """Validate and record a submission; when the item's last slot is in, finish it."""
     with transaction.atomic():
-        assignment = Assignment.objects.select_related("stage").get(pk=assignment_id)
+        item_id = Assignment.objects.values_list("item_id", flat=True).get(pk=assignment_id)
         # Lock order: item, then assignment.
         item = (
             Item.objects.select_for_update(of=("self",)).select_related("stage", "document")
-            .get(pk=assignment.item_id)
+            .get(pk=item_id)
         )
         assignment = Assignment.objects.select_for_update(of=("self",)).get(pk=assignment_id)
         if assignment.worker_id != worker.pk:

@@ -214,8 +214,10 @@ class Assignment(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=("stage", "status", "priority", "item", "id"),
-                         name="annotation_slot_pool"),
+            # The claim walks this index in order and stops at the first free slot.
+            models.Index(fields=("stage", "priority", "item", "id"), name="annotation_slot_pool",
+                         condition=Q(status="open")),
+            models.Index(fields=("item", "worker"), name="annotation_slot_item_worker"),
             models.Index(fields=("status", "lease_expires_at"), name="annotation_slot_lease"),
         ]
 
