@@ -83,12 +83,13 @@ def login(page) -> Callable[[str, str], None]:
 
 
 @pytest.fixture
-def screenshot(page) -> Callable[[str], None]:
-    """``screenshot(name)`` saves docs/screenshots/<name>.png when CROWDQA_SCREENSHOTS=1."""
+def screenshot(page) -> Callable[..., None]:
+    """``screenshot(name, of=page)`` saves docs/screenshots/<name>.png when
+    CROWDQA_SCREENSHOTS=1 (of the test's ``page`` unless another page is given)."""
 
-    def take(name: str) -> None:
+    def take(name: str, of=None) -> None:
         if os.environ.get("CROWDQA_SCREENSHOTS") in ("1", "true"):
             SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True)
+            (of or page).screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True)
 
     return take

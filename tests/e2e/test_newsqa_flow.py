@@ -1,0 +1,134 @@
+"""NewsQA in the browser: questions (one refused for overlap), two answerers who disagree,
+a validator, and the admin's consolidated record and dashboard."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation import engine
+from annotation.models import Item
+from annotation.roles import Role
+from tests.annotation.conftest import ARTICLES
+from tests.factories import PASSWORD, user_with_roles
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def project(settings):
+    from collector.models import Corpus, Document
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    corpus = Corpus.objects.create(name="e2e-news", language="en")
+    Document.objects.create(corpus=corpus, source_type="news", **ARTICLES[0])
+    admin = user_with_roles("boss", Role.ADMIN)
+    project = engine.project_create(
+        name="NewsQA browser", recipe="newsqa", corpus=corpus, user=admin,
+        # Three annotators: the two answerers may not validate, so one validator suffices.
+        params={4: {"max_extra_answers": 0}, 6: {"validators_per_question": 1}},
+    )
+    for name in ("asker", "reader1", "reader2"):
+        engine.project_member_add(project=project, user=user_with_roles(name, Role.ANNOTATOR),
+                                  role=Role.ANNOTATOR)
+    engine.project_start(project=project, actor=admin)
+    return project
+
+
+@pytest.fixture
+def as_user(browser, live_server):
+    contexts = []
+
+    def open_as(username):
+        context = browser.new_context(base_url=live_server.url,
+                                      viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto("/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+def test_questions_answers_validation_and_dashboard(project, as_user, screenshot):
+    highlights = ARTICLES[0]["highlights"]
+    # The questioner: headline and highlights only; a copied question is refused live.
+    asker = as_user("asker")
+    asker.keyboard.press("n")
+    asker.wait_for_selector('[data-testid="highlights"]')
+    assert "city council of Portvale voted" not in asker.content()
+    asker.fill('[data-testid="question-1"]', highlights[1] + "?")
+    asker.wait_for_selector('[data-testid="verdict-1"] [data-testid="refusal"]')
+    assert "come from the highlights" in asker.inner_text('[data-testid="verdict-1"]')
+    screenshot("newsqa-question-refused", of=asker)
+    asker.fill('[data-testid="question-1"]', "Who opposed the plan?")
+    asker.wait_for_selector('[data-testid="verdict-1"] .ok')
+    asker.click('[data-testid="submit"]')
+    asker.wait_for_load_state("networkidle")
+
+    # First answerer: drags over "Dario Weiss" with the mouse.
+    reader1 = as_user("reader1")
+    reader1.keyboard.press("n")
+    reader1.wait_for_selector('[data-testid="article"]')
+    assert reader1.inner_text('[data-testid="question"]') == "Who opposed the plan?"
+    first = reader1.locator(".tok", has_text="Dario").first
+    last = reader1.locator(".tok", has_text="Weiss").first
+    first.hover()
+    reader1.mouse.down()
+    last.hover()
+    reader1.mouse.up()
+    reader1.click('[data-testid="add-span"]')
+    assert "Dario Weiss" in reader1.inner_text('[data-testid="spans"]')
+    screenshot("newsqa-answer-span", of=reader1)
+    reader1.click('[data-testid="submit"]')
+    reader1.wait_for_load_state("networkidle")
+
+    # Second answerer disagrees, by keyboard: selects "Lena Ortiz" and presses Enter.
+    reader2 = as_user("reader2")
+    reader2.keyboard.press("n")
+    reader2.wait_for_selector('[data-testid="article"]')
+    tokens = reader2.locator(".tok").all_inner_texts()
+    lena = tokens.index("Lena")
+    reader2.focus('[data-testid="article"]')
+    for _ in range(lena + 1):
+        reader2.keyboard.press("ArrowRight")
+    reader2.keyboard.press("Shift+ArrowRight")
+    reader2.keyboard.press("Enter")
+    assert "Lena Ortiz" in reader2.inner_text('[data-testid="spans"]')
+    reader2.keyboard.press("Control+Enter")
+    reader2.wait_for_load_state("networkidle")
+
+    # No agreement and no extra answerers allowed: validation. Answerers may not validate
+    # it; the questioner may, and picks the first unique answer with the "1" key.
+    validation = Item.objects.get(stage__kind="newsqa_validate")
+    assert [a["spans"] for a in validation.data["unique_answers"]]
+    asker.goto("/tasks/")
+    asker.keyboard.press("n")
+    asker.wait_for_selector('[data-testid="choice-0"]')
+    options = asker.locator("label.choice").all_inner_texts()
+    assert options[0].strip() == "Dario Weiss" and options[1].strip() == "Lena Ortiz"
+    asker.keyboard.press("1")
+    screenshot("newsqa-validation", of=asker)
+    asker.click('[data-testid="submit"]')
+    asker.wait_for_load_state("networkidle")
+
+    record = Item.objects.filter(stage__kind="newsqa_consolidate", status="done").first()
+    assert record is not None
+    body = ARTICLES[0]["body"]
+    assert body[record.result["consensus"]["s"]:record.result["consensus"]["e"]] == "Dario Weiss"
+
+    boss = as_user("boss")
+    boss.goto(f"/manage/projects/{project.pk}/")
+    boss.wait_for_selector('[data-testid="plot-stages"]')
+    assert boss.inner_text('[data-testid="needed-validation"]') == "100.0%"
+    screenshot("newsqa-dashboard", of=boss)
+    boss.goto(f"/manage/items/{record.pk}/")
+    result = boss.inner_text('[data-testid="item-result"]')
+    assert "'validated': True" in result and "'agreed': False" in result
+    screenshot("newsqa-record", of=boss)
