@@ -17,6 +17,12 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from annotation.batches import (
+    batches_fill,
+    batches_flush_ready,
+    claim_in_batched_stage,
+    item_work_in,
+)
 from annotation.models import (
     Assignment,
     Item,
@@ -118,7 +124,9 @@ def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
         raise JobError(f"stage {job.params['stage_id']} no longer exists")
     if not stage.kind_spec.automatic:
         raise JobError(f"stage {stage} is worked by people, not run as a job")
-    return stage.kind_spec.run(stage, progress)
+    result = stage.kind_spec.run(stage, progress)
+    batches = batches_flush_ready(project_id=stage.project_id)
+    return {**result, **({"batches": batches} if batches else {})}
 
 
 # Emitting items ------------------------------------------------------------------------
@@ -141,6 +149,7 @@ def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = 
     """
     created = 0
     to_run: dict[int, Stage] = {}
+    batched: dict[int, Stage] = {}
     for emit in emits:
         target = _target_stage(source_stage, emit.kind)
         spec = target.kind_spec
@@ -166,15 +175,21 @@ def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = 
             to_run[target.pk] = target
         else:
             slots_add(item=item, n=item.overlap)
+            if spec.batched:
+                batched[target.pk] = target
+    for target in batched.values():
+        batches_fill(stage=target)
     for target in to_run.values():
         transaction.on_commit(lambda t=target: stage_run_enqueue(stage=t, once=True))
     return created
 
 
-def slots_add(*, item: Item, n: int) -> None:
-    Assignment.objects.bulk_create(
-        [Assignment(item=item, stage_id=item.stage_id, priority=item.priority) for _ in range(n)]
-    )
+def slots_add(*, item: Item, n: int, reserved_for: Any = None, round_no: int = 1) -> None:
+    Assignment.objects.bulk_create([
+        Assignment(item=item, stage_id=item.stage_id, priority=item.priority,
+                   reserved_for=reserved_for, round=round_no)
+        for _ in range(n)
+    ])
 
 
 def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) -> None:
@@ -194,6 +209,12 @@ def _human_kinds() -> list[str]:
     return [key for key, kind in stage_kinds().items() if not kind.automatic]
 
 
+def _batched_kinds() -> list[str]:
+    from annotation.stages import stage_kinds
+
+    return [key for key, kind in stage_kinds().items() if kind.batched]
+
+
 def _worker_stages(worker: Any, project: Project | None) -> Any:
     """Human stages of active projects where the worker is an annotator member."""
     stages = Stage.objects.filter(
@@ -204,7 +225,7 @@ def _worker_stages(worker: Any, project: Project | None) -> Any:
     )
     if project is not None:
         stages = stages.filter(project=project)
-    return stages.values("pk")
+    return stages
 
 
 def task_current(*, worker: Any, project: Project | None = None) -> Assignment | None:
@@ -229,22 +250,28 @@ def task_claim(*, worker: Any, project: Project | None = None) -> Assignment | N
     # Later stages first: finishing started pipelines beats starting new ones. One query
     # per stage lets PostgreSQL walk the partial index of open slots in order and stop at
     # the first slot this worker may take that nobody else holds.
-    stage_ids = list(
-        _worker_stages(worker, project).order_by("-order").values_list("pk", flat=True)
-    )
-    slot = _claim_open_slot(worker, stage_ids)
-    if slot is None and leases_expire(stage_ids=stage_ids):
+    stages = list(_worker_stages(worker, project).order_by("-order").values_list("pk", "kind"))
+    slot = _claim_open_slot(worker, stages)
+    if slot is None and leases_expire(stage_ids=[pk for pk, _ in stages]):
         # Leases past their expiry are also checked here, not only by the periodic job.
-        slot = _claim_open_slot(worker, stage_ids)
+        slot = _claim_open_slot(worker, stages)
     return slot
 
 
-def _claim_open_slot(worker: Any, stage_ids: list[int]) -> Assignment | None:
+def _claim_open_slot(worker: Any, stages: list[tuple[int, str]]) -> Assignment | None:
     now = timezone.now()
-    for stage_id in stage_ids:
+    batched = set(_batched_kinds())
+    for stage_id, kind in stages:
+        if kind in batched:
+            slot = claim_in_batched_stage(worker=worker, stage_id=stage_id, now=now,
+                                          lease=lease_duration())
+            if slot is not None:
+                return slot
+            continue
         with transaction.atomic():
             slot = (
-                Assignment.objects.filter(stage_id=stage_id, status=AS.OPEN)
+                Assignment.objects.filter(stage_id=stage_id, status=AS.OPEN,
+                                          reserved_for__isnull=True)
                 .exclude(Exists(Assignment.objects.filter(item=OuterRef("item"), worker=worker)))
                 .exclude(Exists(ItemExclusion.objects.filter(item=OuterRef("item"), user=worker)))
                 .order_by("priority", "item_id", "id")
@@ -269,8 +296,15 @@ def task_release(*, assignment_id: int, worker: Any) -> None:
         if assignment.status != AS.ACTIVE:
             raise TaskError(f"this task is {assignment.status}, not active")
         transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())
-        Assignment.objects.create(item_id=assignment.item_id, stage_id=assignment.stage_id,
-                                  priority=assignment.priority)
+        _slot_replace(assignment)
+
+
+def _slot_replace(assignment: Assignment) -> None:
+    """A fresh open slot for a released or expired one (same batch reservation and round)."""
+    Assignment.objects.create(
+        item_id=assignment.item_id, stage_id=assignment.stage_id, priority=assignment.priority,
+        reserved_for_id=assignment.reserved_for_id, round=assignment.round,
+    )
 
 
 def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
@@ -289,8 +323,7 @@ def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
             if assignment is None:
                 continue
             transition(assignment, AS.EXPIRED, ended_at=now, note="lease expired")
-            Assignment.objects.create(item_id=assignment.item_id, stage_id=assignment.stage_id,
-                                      priority=assignment.priority)
+            _slot_replace(assignment)
             expired += 1
     return expired
 
@@ -327,10 +360,14 @@ def task_submit(
             active_time_s=active_time_s,
         )
         if not item.assignments.filter(status__in=[AS.OPEN, AS.ACTIVE]).exists():
-            submissions = list(item.submissions.order_by("id"))
-            emits = spec.on_items_complete(item, submissions)
-            if emits is not None:
-                item_finish(item=item, emits=emits)
+            if spec.batched:
+                # Finished only when its batch passes inspection.
+                item_work_in(item=item)
+            else:
+                submissions = list(item.submissions.order_by("id"))
+                emits = spec.on_items_complete(item, submissions)
+                if emits is not None:
+                    item_finish(item=item, emits=emits)
     return submission
 
 

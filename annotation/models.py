@@ -26,8 +26,23 @@ class ProjectStatus(models.TextChoices):
 class ItemStatus(models.TextChoices):
     PENDING = "pending", "Pending"  # waiting for an automatic stage
     OPEN = "open", "Open"  # human stage: slots to fill
+    REVIEW = "review", "In review"  # batched stage: work in, waiting for batch inspection
     DONE = "done", "Done"
     CANCELLED = "cancelled", "Cancelled"
+
+
+class BatchStatus(models.TextChoices):
+    OPEN = "open", "Waiting for an annotator"
+    WORKING = "working", "Being annotated"
+    INSPECTION = "inspection", "Waiting for inspection"
+    RETURNED = "returned", "Returned for relabelling"
+    ACCEPTED = "accepted", "Accepted"
+
+
+class InspectionStatus(models.TextChoices):
+    OPEN = "open", "Waiting for a checker"
+    ACTIVE = "active", "Being inspected"
+    DONE = "done", "Done"
 
 
 class AssignmentStatus(models.TextChoices):
@@ -120,6 +135,38 @@ class Stage(models.Model):
         return self.project.stages.filter(order__gt=self.order).order_by("order").first()
 
 
+class Batch(models.Model):
+    """Items of a batched stage given to one annotator, inspected by a checker as a whole.
+
+    A failed inspection returns the whole batch to the same annotator for another round;
+    every round's submissions and inspection are kept.
+    """
+
+    Status = BatchStatus
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="batches")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="batches",
+    )
+    round = models.PositiveSmallIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("stage", "number")
+        constraints = [
+            _status_check("annotation_batch_status_valid", BatchStatus.values),
+            models.UniqueConstraint(fields=("stage", "number"), name="annotation_batch_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"batch {self.number} of {self.stage.name}"
+
+
 class Item(models.Model):
     """One unit of work at one stage (an article to ask about, a question to answer...)."""
 
@@ -143,6 +190,9 @@ class Item(models.Model):
     overlap = models.PositiveSmallIntegerField(default=1)
     priority = models.IntegerField(default=0)
     split = models.CharField(max_length=8, blank=True)
+    batch = models.ForeignKey(
+        Batch, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -191,6 +241,11 @@ class Assignment(models.Model):
         related_name="assignments",
     )
     priority = models.IntegerField(default=0)
+    reserved_for = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="+", help_text="Batched stages: only this annotator may claim the slot.",
+    )
+    round = models.PositiveSmallIntegerField(default=1)
     claimed_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -200,9 +255,10 @@ class Assignment(models.Model):
         ordering = ("priority", "id")
         constraints = [
             _status_check("annotation_assignment_status_valid", AssignmentStatus.values),
-            # A worker holds at most one live slot of an item.
+            # A worker holds at most one live slot of an item per round (a returned batch's
+            # annotator labels its items again in the next round).
             models.UniqueConstraint(
-                fields=("item", "worker"),
+                fields=("item", "worker", "round"),
                 condition=Q(status__in=["active", "submitted"]),
                 name="annotation_assignment_one_per_worker",
             ),
@@ -216,7 +272,9 @@ class Assignment(models.Model):
         indexes = [
             # The claim walks this index in order and stops at the first free slot.
             models.Index(fields=("stage", "priority", "item", "id"), name="annotation_slot_pool",
-                         condition=Q(status="open")),
+                         condition=Q(status="open", reserved_for__isnull=True)),
+            models.Index(fields=("reserved_for", "stage", "priority", "item", "id"),
+                         name="annotation_slot_reserved", condition=Q(status="open")),
             models.Index(fields=("item", "worker"), name="annotation_slot_item_worker"),
             models.Index(fields=("status", "lease_expires_at"), name="annotation_slot_lease"),
         ]
@@ -269,3 +327,39 @@ class TransitionLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} {self.object_id}: {self.from_status} -> {self.to_status}"
+
+
+class Inspection(models.Model):
+    """A checker's inspection of one round of a batch, on a seeded random sample."""
+
+    Status = InspectionStatus
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="inspections")
+    round = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    checker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="inspections",
+    )
+    fraction = models.FloatField()
+    seed = models.BigIntegerField()
+    sample = models.JSONField(help_text="Item ids drawn for inspection.")
+    threshold = models.FloatField()
+    marks = models.JSONField(default=dict, blank=True,
+                             help_text="Item id -> the rules it violates.")
+    errors = models.FloatField(null=True, blank=True)
+    accuracy = models.FloatField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            _status_check("annotation_inspection_status_valid", InspectionStatus.values),
+            models.UniqueConstraint(fields=("batch", "round"), name="annotation_inspection_round"),
+        ]
+
+    def __str__(self) -> str:
+        return f"inspection of {self.batch}, round {self.round}"

@@ -11,9 +11,10 @@ from typing import Any
 
 from django.db import models
 
-from annotation.models import Assignment, Item, Project, TransitionLog
+from annotation.models import Assignment, Batch, Inspection, Item, Project, TransitionLog
 
 AS, IS, PS = Assignment.Status, Item.Status, Project.Status
+BS, NS = Batch.Status, Inspection.Status
 
 ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
     Project: frozenset({
@@ -22,6 +23,15 @@ ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
     Item: frozenset({
         (IS.PENDING, IS.OPEN), (IS.PENDING, IS.DONE), (IS.OPEN, IS.DONE),
         (IS.PENDING, IS.CANCELLED), (IS.OPEN, IS.CANCELLED),
+        # batched stages: work in -> inspection -> accepted, or back for relabelling
+        (IS.OPEN, IS.REVIEW), (IS.REVIEW, IS.DONE), (IS.REVIEW, IS.OPEN),
+    }),
+    Batch: frozenset({
+        (BS.OPEN, BS.WORKING), (BS.WORKING, BS.INSPECTION), (BS.RETURNED, BS.INSPECTION),
+        (BS.INSPECTION, BS.ACCEPTED), (BS.INSPECTION, BS.RETURNED),
+    }),
+    Inspection: frozenset({
+        (NS.OPEN, NS.ACTIVE), (NS.ACTIVE, NS.OPEN), (NS.ACTIVE, NS.DONE),
     }),
     Assignment: frozenset({
         (AS.OPEN, AS.ACTIVE), (AS.ACTIVE, AS.SUBMITTED), (AS.ACTIVE, AS.RELEASED),

@@ -68,6 +68,11 @@ class StageKind:
     params: ClassVar[dict[str, Param]] = {}
     #: The parameter that sets how many workers each item needs (human kinds).
     overlap_param: ClassVar[str | None] = None
+    #: Batched kinds: items go to annotators in batches that checkers inspect. The stage
+    #: parameters ``batch_size``, ``inspect_fraction``, ``pass_threshold`` and
+    #: ``inspect_seed`` apply; ``inspection_rules`` maps a rule to the errors it counts.
+    batched: ClassVar[bool] = False
+    inspection_rules: ClassVar[dict[str, tuple[str, float]]] = {}
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values refused, naming the field."""
@@ -115,6 +120,10 @@ class StageKind:
         item open (after adding slots)."""
         return []
 
+    def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
+        """What a checker sees of one sampled item (batched kinds)."""
+        return {"payload": submission.payload}
+
     # Automatic kinds ---------------------------------------------------------------
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
         """Process the stage's pending items; idempotent (safe to run again)."""
@@ -139,6 +148,17 @@ def stage_kind(key: str) -> StageKind:
 def stage_kinds() -> dict[str, StageKind]:
     _load()
     return dict(_KINDS)
+
+
+BATCH_PARAMS: dict[str, Param] = {
+    "batch_size": Param(5000, "Items per batch; one annotator labels a whole batch (paper: "
+                        "5,000).", minimum=1),
+    "inspect_fraction": Param(0.1, "Share of a finished batch a checker inspects.",
+                              minimum=0.0001, maximum=1),
+    "pass_threshold": Param(0.95, "A batch passes when its accuracy is above this.",
+                            minimum=0, maximum=1),
+    "inspect_seed": Param(7, "Seed of the inspection samples (recorded with each sample)."),
+}
 
 
 def _load() -> None:

@@ -1,0 +1,199 @@
+"""Batched stages: batches per annotator, batch inspection by checkers, relabelling rounds.
+
+ReCO (paper, "Data Collection"): items are grouped into batches (5,000 in the paper), each
+batch labelled by one annotator; when it is finished a checker inspects a random sample;
+strict rule violations count 1.0 error, loose ones 0.5; accuracy = 1 - errors / sampled;
+above the threshold (0.95) the batch is accepted, otherwise the whole batch goes back to
+the same annotator and a fresh sample is inspected after relabelling. Every round's
+submissions and inspection are kept.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.models import Assignment, Batch, Inspection, Item, Stage
+from annotation.workflow import transition
+
+AS, BS, IS, NS = Assignment.Status, Batch.Status, Item.Status, Inspection.Status
+
+
+def stage_is_batched(stage: Stage) -> bool:
+    return stage.kind_spec.batched
+
+
+@transaction.atomic
+def batches_fill(*, stage: Stage, flush: bool = False) -> int:
+    """Group the stage's unbatched open items into batches of ``batch_size``.
+
+    Only full batches unless ``flush`` (then the remainder forms a last, smaller batch).
+    The stage row is locked so two runs never batch the same items.
+    """
+    Stage.objects.select_for_update().filter(pk=stage.pk).first()
+    size = stage.params["batch_size"]
+    ids = list(stage.items.filter(status=IS.OPEN, batch__isnull=True)
+               .order_by("id").values_list("pk", flat=True))
+    number = (stage.batches.aggregate(n=Max("number"))["n"] or 0)
+    created = 0
+    while len(ids) >= size or (flush and ids):
+        chunk, ids = ids[:size], ids[size:]
+        number += 1
+        batch = Batch.objects.create(project_id=stage.project_id, stage=stage, number=number)
+        Item.objects.filter(pk__in=chunk).update(batch=batch)
+        created += 1
+    return created
+
+
+def batches_flush_ready(*, project_id: int) -> int:
+    """Flush partial batches of batched stages whose earlier stages have no work left."""
+    created = 0
+    stages = list(Stage.objects.filter(project_id=project_id).order_by("order"))
+    for n, stage in enumerate(stages):
+        if not stage_is_batched(stage):
+            continue
+        upstream = [s.pk for s in stages[:n]]
+        busy = Item.objects.filter(stage_id__in=upstream,
+                                   status__in=[IS.PENDING, IS.OPEN, IS.REVIEW]).exists()
+        if not busy:
+            created += batches_fill(stage=stage, flush=True)
+    return created
+
+
+def claim_in_batched_stage(*, worker: Any, stage_id: int, now: Any,
+                           lease: Any) -> Assignment | None:
+    """The next slot of the worker's own batch; when none is left, take a new batch."""
+    for attempt in range(2):
+        with transaction.atomic():
+            slot = (
+                Assignment.objects.filter(reserved_for=worker, stage_id=stage_id,
+                                          status=AS.OPEN)
+                .order_by("priority", "item_id", "id")
+                .select_for_update(skip_locked=True, of=("self",)).first()
+            )
+            if slot is not None:
+                transition(slot, AS.ACTIVE, actor=worker, worker=worker, claimed_at=now,
+                           lease_expires_at=now + lease)
+                return slot
+        if attempt == 1 or not _batch_take(worker=worker, stage_id=stage_id):
+            return None
+    return None
+
+
+def _batch_take(*, worker: Any, stage_id: int) -> Batch | None:
+    with transaction.atomic():
+        batch = (
+            Batch.objects.filter(stage_id=stage_id, status=BS.OPEN).order_by("number")
+            .select_for_update(skip_locked=True).first()
+        )
+        if batch is None:
+            return None
+        transition(batch, BS.WORKING, actor=worker, annotator=worker)
+        Assignment.objects.filter(
+            item_id__in=Item.objects.filter(batch=batch).values("pk"), status=AS.OPEN,
+        ).update(reserved_for=worker, round=batch.round)
+        return batch
+
+
+def item_work_in(*, item: Item) -> None:
+    """All slots of a batched item are in: it waits for its batch's inspection. When the
+    whole batch is in, a sample is drawn and the batch waits for a checker."""
+    transition(item, IS.REVIEW)
+    batch = Batch.objects.select_for_update().get(pk=item.batch_id)
+    if batch.items.filter(status=IS.OPEN).exists():
+        return
+    transition(batch, BS.INSPECTION)
+    inspection_open(batch=batch)
+
+
+def inspection_open(*, batch: Batch) -> Inspection:
+    params = batch.stage.params
+    ids = sorted(batch.items.values_list("pk", flat=True))
+    k = max(1, math.ceil(params["inspect_fraction"] * len(ids)))
+    seed = params["inspect_seed"] * 1_000_003 + batch.number * 1_009 + batch.round
+    sample = sorted(random.Random(seed).sample(ids, min(k, len(ids))))  # noqa: S311
+    return Inspection.objects.create(
+        batch=batch, round=batch.round, fraction=params["inspect_fraction"], seed=seed,
+        sample=sample, threshold=params["pass_threshold"],
+    )
+
+
+def inspection_score(
+    *, sample: list[int], marks: dict[int, list[str]], rules: dict[str, tuple[str, float]],
+    threshold: float,
+) -> tuple[float, float, bool]:
+    """Errors, accuracy and verdict. An item counts the heaviest rule it breaks (strict 1.0,
+    loose 0.5), so one item never counts more than one error; passing needs accuracy
+    strictly above the threshold (exactly 0.95 fails)."""
+    errors = sum(max((rules[r][1] for r in marks.get(item, [])), default=0.0) for item in sample)
+    accuracy = 1 - errors / len(sample)
+    return errors, accuracy, accuracy > threshold
+
+
+def inspection_claim(*, inspection_id: int, checker: Any) -> Inspection:
+    with transaction.atomic():
+        inspection = Inspection.objects.select_for_update().select_related("batch").get(
+            pk=inspection_id)
+        if inspection.batch.annotator_id == checker.pk:
+            raise PermissionDenied("you cannot inspect your own batch")
+        if inspection.status == NS.ACTIVE and inspection.checker_id == checker.pk:
+            return inspection
+        if inspection.status != NS.OPEN:
+            raise PermissionDenied("another checker has this batch")
+        transition(inspection, NS.ACTIVE, actor=checker, checker=checker,
+                   claimed_at=timezone.now())
+        return inspection
+
+
+def inspection_submit(*, inspection_id: int, checker: Any,
+                      marks: dict[Any, list[str]]) -> Inspection:
+    """Record a checker's marks; accept the batch or return it to its annotator."""
+    from annotation.engine import item_finish, slots_add
+
+    with transaction.atomic():
+        inspection = Inspection.objects.select_for_update().get(pk=inspection_id)
+        if inspection.status != NS.ACTIVE or inspection.checker_id != checker.pk:
+            raise PermissionDenied("this inspection is not yours")
+        batch = Batch.objects.select_for_update().select_related("stage").get(
+            pk=inspection.batch_id)
+        spec = batch.stage.kind_spec
+        sample = set(inspection.sample)
+        cleaned: dict[int, list[str]] = {}
+        for key, rules in marks.items():
+            item_id = int(key)
+            if item_id not in sample:
+                raise ValidationError(f"item {item_id} is not in this inspection's sample")
+            unknown = sorted(set(rules) - set(spec.inspection_rules))
+            if unknown:
+                raise ValidationError(f"item {item_id}: unknown rule(s) {', '.join(unknown)}")
+            if rules:
+                cleaned[item_id] = sorted(set(rules))
+        errors, accuracy, passed = inspection_score(
+            sample=inspection.sample, marks=cleaned, rules=spec.inspection_rules,
+            threshold=inspection.threshold,
+        )
+        now = timezone.now()
+        transition(inspection, NS.DONE, actor=checker, marks={str(k): v for k, v in
+                                                                cleaned.items()},
+                   errors=errors, accuracy=accuracy, passed=passed, finished_at=now)
+        items = list(batch.items.select_related("stage", "document").order_by("id"))
+        if passed:
+            transition(batch, BS.ACCEPTED, actor=checker, finished_at=now)
+            for item in items:
+                submissions = list(item.submissions.filter(assignment__round=batch.round)
+                                   .order_by("id"))
+                item_finish(item=item, emits=spec.on_items_complete(item, submissions) or [])
+        else:
+            transition(batch, BS.RETURNED, actor=checker, round=batch.round + 1,
+                       note=f"accuracy {accuracy:.3f}")
+            for item in items:
+                transition(item, IS.OPEN, actor=checker, note="batch returned")
+                slots_add(item=item, n=item.overlap, reserved_for=batch.annotator,
+                          round_no=batch.round)
+    return inspection

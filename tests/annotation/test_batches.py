@@ -1,0 +1,211 @@
+"""Batches per annotator, inspection by checkers, the return-to-annotator loop."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from annotation import batches, engine
+from annotation.models import Assignment, Batch, Inspection, Item, Project
+from annotation.recipes import RECIPES, StageSpec
+from annotation.roles import Role
+from annotation.stages import BATCH_PARAMS, Emit, Param, StageKind, register
+from tests.factories import user_with_roles
+
+
+@register
+class _Source(StageKind):
+    key = "test_source"
+    label = "Source"
+    automatic = True
+
+    def run(self, stage, progress) -> dict[str, Any]:
+        return {}
+
+
+@register
+class _Labelled(StageKind):
+    key = "test_batched"
+    label = "Label in batches"
+    batched = True
+    overlap_param = "overlap"
+    params = {"overlap": Param(1, "Annotators per item.", minimum=1), **BATCH_PARAMS}
+    inspection_rules = {"wrong": ("Answer incorrect", 1.0),
+                        "sloppy": ("Evidence with much irrelevant text", 0.5)}
+
+    def clean_payload(self, item, payload):
+        if payload.get("label") not in ("yes", "no"):
+            raise ValidationError("label: yes or no")
+        return {"label": payload["label"]}
+
+    def on_items_complete(self, item, submissions):
+        return [Emit(kind="test_sink", key=item.key,
+                     data={"label": submissions[-1].payload["label"]})]
+
+
+@register
+class _Sink(StageKind):
+    key = "test_sink"
+    label = "Final set"
+    automatic = True
+
+    def run(self, stage, progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        for item in items_pending_locked(stage, progress, "final"):
+            item_finish(item=item, emits=[], result=item.data)
+        return {}
+
+
+RECIPES["test-batched"] = [StageSpec("test_source", "Source"),
+                           StageSpec("test_batched", "Label"), StageSpec("test_sink", "Final")]
+
+
+@pytest.fixture
+def project(db, settings, committed):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Batched", recipe="test-batched",
+                                    params={2: {"batch_size": 4, "inspect_fraction": 0.5}})
+    Project.objects.filter(pk=project.pk).update(status="active")
+    project.refresh_from_db()
+    source = project.stages.get(order=1)
+    with committed():
+        engine.items_emit(source_stage=source, emits=[
+            Emit(kind="test_batched", key=f"q{n}", data={"query": f"query {n}"})
+            for n in range(10)
+        ])
+    return project
+
+
+@pytest.fixture
+def people(project):
+    users = {name: user_with_roles(name, Role.ANNOTATOR) for name in ("alice", "bob")}
+    users["carol"] = user_with_roles("carol", Role.CHECKER)
+    for name in ("alice", "bob"):
+        engine.project_member_add(project=project, user=users[name], role=Role.ANNOTATOR)
+    return users
+
+
+def label_all(worker, project, label="yes", committed=None):
+    done = 0
+    while (task := engine.task_claim(worker=worker, project=project)) is not None:
+        if committed:
+            with committed():
+                engine.task_submit(assignment_id=task.pk, worker=worker,
+                                   payload={"label": label})
+        else:
+            engine.task_submit(assignment_id=task.pk, worker=worker, payload={"label": label})
+        done += 1
+    return done
+
+
+def test_full_batches_only_until_upstream_is_idle(project):
+    stage = project.stages.get(order=2)
+    assert list(stage.batches.values_list("number", flat=True)) == [1, 2]
+    assert stage.items.filter(batch__isnull=True).count() == 2
+    assert batches.batches_flush_ready(project_id=project.pk) == 1
+    assert Counter(stage.items.values_list("batch__number", flat=True)) == {1: 4, 2: 4, 3: 2}
+
+
+def test_one_annotator_per_batch_and_never_another_batch(project, people):
+    alice, bob = people["alice"], people["bob"]
+    first = engine.task_claim(worker=alice, project=project)
+    other = engine.task_claim(worker=bob, project=project)
+    assert first.item.batch_id != other.item.batch_id
+    batch = Batch.objects.get(pk=first.item.batch_id)
+    assert (batch.status, batch.annotator) == ("working", alice)
+    # Alice's batch's open slots are reserved for her: bob never sees them.
+    assert not Assignment.objects.filter(item__batch=batch, reserved_for=bob).exists()
+    engine.task_submit(assignment_id=first.pk, worker=alice, payload={"label": "yes"})
+    nxt = engine.task_claim(worker=alice, project=project)
+    assert nxt.item.batch_id == batch.pk
+
+
+def test_inspection_accepts_and_items_flow_on(project, people, committed):
+    alice, carol = people["alice"], people["carol"]
+    for _ in range(4):  # one whole batch
+        task = engine.task_claim(worker=alice, project=project)
+        with committed():
+            engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    batch = Batch.objects.get(annotator=alice)
+    assert batch.status == "inspection"
+    assert set(batch.items.values_list("status", flat=True)) == {"review"}
+    inspection = Inspection.objects.get(batch=batch)
+    assert len(inspection.sample) == 2 and set(inspection.sample) <= set(
+        batch.items.values_list("pk", flat=True))
+    with pytest.raises(PermissionDenied):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={})
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={})
+    batch.refresh_from_db()
+    assert batch.status == "accepted"
+    assert Item.objects.filter(stage__kind="test_sink", status="done").count() == 4
+
+
+def test_failed_inspection_returns_the_batch_to_its_annotator(project, people, committed):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    for _ in range(4):
+        task = engine.task_claim(worker=alice, project=project)
+        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "no"})
+    batch = Batch.objects.get(annotator=alice)
+    inspection = batches.inspection_claim(
+        inspection_id=Inspection.objects.get(batch=batch).pk, checker=carol)
+    bad = inspection.sample[0]
+    with pytest.raises(ValidationError, match="not in this inspection's sample"):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                                  marks={str(max(inspection.sample) + 999): ["wrong"]})
+    batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                              marks={str(bad): ["wrong", "sloppy"]})
+    inspection.refresh_from_db()
+    assert (inspection.errors, inspection.accuracy, inspection.passed) == (1.0, 0.5, False)
+    batch.refresh_from_db()
+    assert (batch.status, batch.round) == ("returned", 2)
+    assert set(batch.items.values_list("status", flat=True)) == {"open"}
+    # Only alice gets the batch back; old submissions stay as history.
+    assert not any(engine.task_claim(worker=bob, project=project).item.batch_id == batch.pk
+                   for _ in range(1))
+    assert label_all(alice, project) >= 4
+    batch.refresh_from_db()
+    assert batch.status in ("inspection", "working")
+    assert Item.objects.get(pk=bad).submissions.count() == 2
+    second = Inspection.objects.get(batch=batch, round=2)
+    assert second.seed != inspection.seed
+    batches.inspection_claim(inspection_id=second.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=second.pk, checker=carol, marks={})
+    batch.refresh_from_db()
+    assert batch.status == "accepted"
+    finals = dict(Item.objects.filter(stage__kind="test_sink").values_list("key", "result"))
+    assert all(r == {"label": "yes"} for r in finals.values()) and len(finals) == 4
+
+
+def test_annotator_cannot_inspect_own_batch(project, people):
+    alice = people["alice"]
+    for _ in range(4):
+        task = engine.task_claim(worker=alice, project=project)
+        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    inspection = Inspection.objects.get(batch__annotator=alice)
+    with pytest.raises(PermissionDenied, match="own batch"):
+        batches.inspection_claim(inspection_id=inspection.pk, checker=alice)
+
+
+@pytest.mark.parametrize(
+    ("marks", "accuracy", "passed"),
+    [
+        ({}, 1.0, True),
+        ({1: ["wrong"]}, 0.95, False),  # exactly the threshold fails
+        ({1: ["sloppy"]}, 0.975, True),
+        ({1: ["sloppy"], 2: ["sloppy"]}, 0.95, False),
+        ({1: ["wrong", "sloppy"]}, 0.95, False),  # an item counts its heaviest rule
+    ],
+)
+def test_inspection_arithmetic(marks, accuracy, passed):
+    rules = _Labelled.inspection_rules
+    _, acc, ok = batches.inspection_score(sample=list(range(1, 21)), marks=marks, rules=rules,
+                                          threshold=0.95)
+    assert acc == pytest.approx(accuracy)
+    assert ok is passed
