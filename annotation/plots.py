@@ -16,6 +16,7 @@ class Plot:
     height: int
     rects: list[dict] = field(default_factory=list)
     texts: list[dict] = field(default_factory=list)
+    lines: list[dict] = field(default_factory=list)
     label: str = ""
 
 
@@ -57,4 +58,39 @@ def vbar(points: Sequence[tuple[str, float]], *, label: str, height: int = 160) 
                            "anchor": "middle"})
         plot.texts.append({"x": round(x + step / 2, 1), "y": round(base - h - 4, 1),
                            "text": f"{value:g}", "anchor": "middle"})
+    return plot
+
+
+PALETTE = ("#0b5cad", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7d86")
+
+
+def line_plot(
+    series: dict[str, Sequence[float]], *, label: str, threshold: float | None = None,
+    height: int = 180, lo: float = 0.5, hi: float = 1.0,
+) -> Plot:
+    """One polyline per series over its successive values (e.g. accuracy per inspection
+    round), y from ``lo`` to ``hi``, with an optional dashed threshold line."""
+    plot = Plot(height=height, label=label)
+    left, right, top, bottom = 40, WIDTH - 110, 10, height - 24
+    longest = max((len(v) for v in series.values()), default=1)
+    span = max(longest - 1, 1)
+
+    def y_of(value: float) -> float:
+        clipped = min(max(value, lo), hi)
+        return round(bottom - (bottom - top) * (clipped - lo) / (hi - lo), 1)
+
+    for value in (lo, (lo + hi) / 2, hi):
+        plot.texts.append({"x": left - 4, "y": y_of(value) + 4, "text": f"{value:g}",
+                           "anchor": "end"})
+    if threshold is not None:
+        plot.lines.append({"points": f"{left},{y_of(threshold)} {right},{y_of(threshold)}",
+                           "color": "#9a6700", "dash": "4 3", "title": f"threshold {threshold}"})
+    for n, (name, values) in enumerate(series.items()):
+        color = PALETTE[n % len(PALETTE)]
+        points = " ".join(
+            f"{round(left + (right - left) * i / span, 1)},{y_of(v)}" for i, v in enumerate(values)
+        )
+        plot.lines.append({"points": points, "color": color, "dash": "", "title": name})
+        plot.texts.append({"x": right + 8, "y": top + 14 * n + 10, "text": name[:14],
+                           "anchor": "start", "color": color})
     return plot

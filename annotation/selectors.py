@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Assignment, Item, Project, Submission
-from annotation.plots import hbar, vbar
+from annotation.plots import hbar, line_plot, vbar
 from annotation.roles import Role
 
 User = get_user_model()
@@ -162,3 +162,72 @@ def consolidated_items(*, project: Project) -> QuerySet[Item]:
         .select_related("document").only("id", "split", "result", "document__external_id")
         .order_by("id")
     )
+
+
+def checker_queue(*, checker: Any) -> dict[str, Any]:
+    """Inspections waiting for any checker and those this checker holds, with the
+    figures of the checker dashboard."""
+    from annotation.models import Batch, Inspection
+
+    waiting = list(
+        Inspection.objects.filter(status=Inspection.Status.OPEN)
+        .exclude(batch__annotator=checker)
+        .select_related("batch", "batch__stage", "batch__project", "batch__annotator")
+        .order_by("created_at")
+    )
+    mine = list(
+        Inspection.objects.filter(status=Inspection.Status.ACTIVE, checker=checker)
+        .select_related("batch", "batch__stage", "batch__project", "batch__annotator")
+    )
+    done = list(
+        Inspection.objects.filter(status=Inspection.Status.DONE)
+        .select_related("batch", "batch__annotator", "batch__stage").order_by("finished_at")
+    )
+    reasons: Counter = Counter()
+    for inspection in done:
+        rules = inspection.batch.stage.kind_spec.inspection_rules
+        for marked in inspection.marks.values():
+            for rule in marked:
+                reasons[rules.get(rule, (rule, 0))[0]] += 1
+    by_annotator: dict[str, list[float]] = defaultdict(list)
+    for inspection in done:
+        by_annotator[inspection.batch.annotator.username].append(inspection.accuracy)
+    rounds = Counter(
+        Batch.objects.filter(status=Batch.Status.ACCEPTED).values_list("round", flat=True)
+    )
+    return {
+        "waiting": waiting,
+        "mine": mine,
+        "recent": list(reversed(done[-20:])),
+        "reasons": reasons.most_common(),
+        "plots": {
+            "accuracy": line_plot(
+                {name: values for name, values in sorted(by_annotator.items())},
+                label="Accuracy per inspection, by annotator", threshold=0.95,
+            ) if done else None,
+            "rounds": vbar([(str(r), n) for r, n in sorted(rounds.items())],
+                           label="Accepted batches by rounds needed") if rounds else None,
+        },
+    }
+
+
+def inspection_samples(*, inspection: Any) -> list[dict[str, Any]]:
+    """The sampled items with the submission of the inspected round, as the stage shows
+    them to checkers. Only the batch's own annotator's work appears."""
+    items = (
+        Item.objects.filter(pk__in=inspection.sample).select_related("document", "stage")
+        .order_by("id")
+    )
+    subs = {
+        s.item_id: s for s in Submission.objects.filter(
+            item_id__in=inspection.sample, assignment__round=inspection.round,
+        ).order_by("id")
+    }
+    spec = inspection.batch.stage.kind_spec
+    marks = inspection.marks or {}
+    return [
+        {"item": item, "submission": subs.get(item.pk),
+         "view": spec.inspection_view(item, subs[item.pk]) if item.pk in subs else {},
+         "marked": marks.get(str(item.pk), [])}
+        for item in items
+    ]

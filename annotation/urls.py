@@ -13,6 +13,7 @@ urlpatterns = [
     path("tasks/<int:pk>/check-question/", views.question_check, name="question_check"),
     path("stages/<int:pk>/guidelines/", views.stage_guidelines, name="stage_guidelines"),
     path("review/", views.checker_home, name="checker_home"),
+    path("review/inspections/<int:pk>/", views.inspection_detail, name="inspection_detail"),
     path("manage/", views.admin_home, name="admin_home"),
     path("manage/projects/new/", views.project_create, name="project_create"),
     path("manage/projects/<int:pk>/", views.project_detail, name="project_detail"),

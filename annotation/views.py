@@ -129,7 +129,45 @@ def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.CHECKER)
 def checker_home(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/checker_home.html", {"batches": []})
+    return render(request, "annotation/checker_home.html",
+                  selectors.checker_queue(checker=request.user))
+
+
+@role_required(Role.CHECKER)
+def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Claim (POST without marks) and inspect a batch's sample; submit the marks."""
+    from annotation import batches
+    from annotation.models import Inspection
+
+    inspection = get_object_or_404(
+        Inspection.objects.select_related("batch", "batch__stage", "batch__project",
+                                          "batch__annotator"), pk=pk)
+    errors: list[str] = []
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "claim":
+                batches.inspection_claim(inspection_id=pk, checker=request.user)
+                return redirect("annotation:inspection_detail", pk=pk)
+            marks = {item_id: request.POST.getlist(f"rules-{item_id}")
+                     for item_id in inspection.sample}
+            done = batches.inspection_submit(inspection_id=pk, checker=request.user,
+                                             marks=marks)
+        except ValidationError as exc:
+            errors = exc.messages
+        else:
+            verdict = "accepted" if done.passed else "returned to its annotator"
+            messages.success(request, f"Batch {inspection.batch.number}: accuracy "
+                             f"{done.accuracy:.1%}, {verdict}.")
+            return redirect("annotation:checker_home")
+    if inspection.status == Inspection.Status.ACTIVE and inspection.checker_id != request.user.pk:
+        raise PermissionDenied("another checker is inspecting this batch")
+    spec = inspection.batch.stage.kind_spec
+    return render(request, "annotation/inspection_detail.html", {
+        "inspection": inspection, "batch": inspection.batch, "errors": errors,
+        "rules": spec.inspection_rules, "template": spec.inspection_template,
+        "samples": selectors.inspection_samples(inspection=inspection),
+        "guidelines": render_markdown(inspection.batch.stage.guidelines),
+    }, status=400 if errors else 200)
 
 
 @role_required(Role.ADMIN)

@@ -73,6 +73,7 @@ class StageKind:
     #: ``inspect_seed`` apply; ``inspection_rules`` maps a rule to the errors it counts.
     batched: ClassVar[bool] = False
     inspection_rules: ClassVar[dict[str, tuple[str, float]]] = {}
+    inspection_template: ClassVar[str] = "annotation/inspection/_item.html"
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values refused, naming the field."""

@@ -209,3 +209,29 @@ def test_inspection_arithmetic(marks, accuracy, passed):
                                           threshold=0.95)
     assert acc == pytest.approx(accuracy)
     assert ok is passed
+
+
+def test_checker_pages(project, people, client_for, committed):
+    from django.urls import reverse
+
+    alice, carol = people["alice"], people["carol"]
+    for _ in range(4):
+        task = engine.task_claim(worker=alice, project=project)
+        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    inspection = Inspection.objects.get(batch__annotator=alice)
+    url = reverse("annotation:inspection_detail", args=[inspection.pk])
+    assert client_for(alice).get(url).status_code == 403  # annotators never inspect
+    client = client_for(carol)
+    home = client.get(reverse("annotation:checker_home")).content.decode()
+    assert 'data-testid="waiting-batches"' in home and "alice" in home
+    client.post(url, {"action": "claim"})
+    page = client.get(url).content.decode()
+    assert page.count('name="rules-') == 2 * len(inspection.sample)
+    with committed():
+        response = client.post(url, {f"rules-{inspection.sample[0]}": ["wrong"]})
+    assert response.status_code == 302
+    inspection.refresh_from_db()
+    assert inspection.passed is False and inspection.marks == {str(inspection.sample[0]):
+                                                              ["wrong"]}
+    home = client.get(reverse("annotation:checker_home")).content.decode()
+    assert 'data-testid="plot-accuracy"' in home and "Answer incorrect: 1" in home
