@@ -60,16 +60,16 @@ could answer it **definitively and completely**: someone reading a candidate ans
 easily tell whether it answers the query.
 
 1. Choose the **intent** (keys <kbd>1</kbd>–<kbd>3</kbd>):
-   - *informational*: wants to know something (*"how long to boil an egg"*);
-   - *navigational*: wants a web site (*"facebook"*) — **exclude**;
-   - *transactional*: wants to do something (*"watch game of thrones"*) — **exclude**.
+    - *informational*: wants to know something (*"how long to boil an egg"*);
+    - *navigational*: wants a web site (*"facebook"*) — **exclude**;
+    - *transactional*: wants to do something (*"watch game of thrones"*) — **exclude**.
 2. Exclude informational queries that
-   - seek **geo-local directions** (*"pharmacy near me"*, *"how to get to the airport"*);
-   - ask for a **list that cannot reasonably be exhaustive** (*"holiday classroom
-     activities"*);
-   - seek **general information about a topic** (*"leaning tower of pisa"*);
-   - contain **sensitive information** or **adult content**;
-   - have **no unambiguous intent**, or no short passage could answer them completely.
+    - seek **geo-local directions** (*"pharmacy near me"*, *"how to get to the airport"*);
+    - ask for a **list that cannot reasonably be exhaustive** (*"holiday classroom
+      activities"*);
+    - seek **general information about a topic** (*"leaning tower of pisa"*);
+    - contain **sensitive information** or **adult content**;
+    - have **no unambiguous intent**, or no short passage could answer them completely.
 3. Choose **keep** (<kbd>k</kbd>) or **exclude** (<kbd>e</kbd>); an excluded
    informational query needs its reason ticked. The reasons are kept.
 4. Optionally, for kept queries, the **answer type** (MS MARCO: description, numeric,
