@@ -673,6 +673,16 @@ def marco_record(data: dict[str, Any]) -> dict[str, Any]:
     ``entity_answers`` (ENTITY questions) run parallel to them, as do their weights and
     times. A query marked not answerable by its passages has ``no_answer`` true, no answers
     and no selected passage (MS MARCO writes it ``No Answer Present.``).
+
+    Export mapping (for the releases issue; the records are the done items of this last
+    stage, ``selectors.consolidated_items``): MS MARCO v2.1 takes ``query_id`` (the
+    official files want an integer), ``query``, ``query_type``, ``passages`` as
+    (``passage_text``, ``url``, ``is_selected``) and ``answers`` (``no_answer`` records,
+    when the admin includes them, as ``["No Answer Present."]``). DuReader takes
+    ``question_type``, ``answers``, ``yesno_answers`` and ``entity_answers`` as they are,
+    and documents from ``passages`` (``document`` as title, ``passage_text`` as the
+    paragraph, ``rank - 1`` as ``bs_rank_pos``, ``is_selected``); its ``fact_or_opinion``
+    is not collected here.
     """
     decisions = (data.get("review") or {}).get("decisions", {})
     weights = data.get("weights") or [None] * len(data.get("answers", []))

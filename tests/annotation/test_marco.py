@@ -500,6 +500,22 @@ def test_dropped_answer_leaves_the_record_and_the_decision_is_kept(project, peop
     assert record["review"]["checker_id"] == people["chk"].pk
 
 
+def test_final_records_are_the_projects_records(project, people, committed, admin_user):
+    flagged_query(project, people, committed)
+    submit(people["chk"], claim(people["chk"], project, "marco_review", role=Role.CHECKER),
+           {"decisions": {"2": "drop"}}, committed)
+    emit_queries(project, committed, [("q2", "what is a lumen")])
+    submit(people["judge"], claim(people["judge"], project, "marco_judge"), KEEP, committed)
+    submit(people["curator"], claim(people["curator"], project, "marco_curate"),
+           {"unanswerable": True}, committed)
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    rows = api.get(reverse("api_project_records", args=[project.pk])).json()["results"]
+    records = {row["record"]["query_id"]: row["record"] for row in rows}
+    assert records["q1"]["answers"] == GOOD and records["q1"]["no_answer"] is False
+    assert records["q2"]["answers"] == [] and records["q2"]["no_answer"] is True
+
+
 def test_kept_outlier_stays_in_the_record(project, people, committed):
     flagged_query(project, people, committed)
     task = claim(people["chk"], project, "marco_review", role=Role.CHECKER)
