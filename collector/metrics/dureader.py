@@ -537,24 +537,26 @@ def dureader_score(
     beta: float = 1.0,
     gamma: float = 1.2,
     by_type: bool = True,
+    level: str = "char",
 ) -> dict[str, Any]:
     """Score DuReader-format records (question id -> record) like ``mrc_eval.py``.
 
     Predictions need ``answers`` (and ``yesno_answers`` for YES_NO questions); references
     need ``answers``, ``question_type``, ``yesno_answers`` and ``entity_answers``. Returns
     ``"ROUGE-L"`` and ``"BLEU-4"`` on the official x100 scale rounded to 2 decimals, plus
-    BLEU-1..3, counts and a per-question-type breakdown.
+    BLEU-1..3, counts and a per-question-type breakdown. ``level="word"`` scores English
+    word tokens instead of Chinese characters.
     """
     preds = {}
     for qid, obj in predictions.items():
         try:
-            preds[qid] = prediction_from_obj(obj)
+            preds[qid] = prediction_from_obj(obj, level=level)
         except MetricsInputError as exc:
             raise MetricsInputError(f"prediction {qid!r}: {exc}") from None
     refs = {}
     for qid, obj in references.items():
         try:
-            refs[qid] = reference_from_obj({"source": None, **obj})
+            refs[qid] = reference_from_obj({"source": None, **obj}, level=level)
         except MetricsInputError as exc:
             raise MetricsInputError(f"reference {qid!r}: {exc}") from None
     return _score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type)
@@ -568,10 +570,11 @@ def dureader_score_files(
     beta: float = 1.0,
     gamma: float = 1.2,
     by_type: bool = True,
+    level: str = "char",
 ) -> dict[str, Any]:
     """Score a prediction file against a reference file (both JSON lines)."""
-    preds = read_predictions(pred_path)
-    refs = read_references(ref_path)
+    preds = read_predictions(pred_path, level=level)
+    refs = read_references(ref_path, level=level)
     return _score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type)
 
 

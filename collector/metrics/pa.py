@@ -418,5 +418,9 @@ def pa_score_files(
     if isinstance(refs, Mapping) and not isinstance(cands, Mapping):
         raise MetricsInputError("REFS.json is keyed by query id, so CANDS.json must be too",
                                 source=str(cands_path))
-    return pa_score(refs, cands, metric=metric, include_self=include_self,
-                    outlier_ratio=outlier_ratio)
+    try:
+        return pa_score(refs, cands, metric=metric, include_self=include_self,
+                        outlier_ratio=outlier_ratio)
+    except MetricsInputError as exc:
+        source = refs_path if str(exc).startswith("references") else cands_path
+        raise MetricsInputError(str(exc), source=str(source)) from None

@@ -164,3 +164,13 @@ def test_string_fast_path_counts_equal_the_generic_counts():
                 slow_kwargs["entities"] = [tuple(e) for e in ents]
             slow = AdaptedBleu(4).add(tuple(cand), [tuple(r) for r in refs], **slow_kwargs)
             assert fast == slow, (cand, refs, kwargs)
+
+
+def test_word_level_records_reproduce_example_4():
+    refs = {"q": {"question_type": "ENTITY",
+                  "answers": ["Qin unified China in ten years, from 230 BC to 221 BC."],
+                  "entity_answers": [["ten years", "230 BC", "221 BC"]]}}
+    preds = {"q": {"answers": ["Qin unified China in 221 BC after the war against other "
+                               "kingdoms which lasted ten years."]}}
+    out = dureader_score(preds, refs, beta=1.0, gamma=1.0, level="word")
+    assert out["ROUGE-L"] == 56.41  # the paper's adapted 0.56 (11/21, 11/18, gamma 1)
