@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from collector.metrics.dureader import AdaptedScorer  # noqa: E402
-from collector.metrics.lcs import lcs_lengths  # noqa: E402
+from collector.metrics.lcs import lcs_length_dp, lcs_lengths  # noqa: E402
 from collector.metrics.pa import PaScorer  # noqa: E402
 
 ALPHA, BETA, GAMMA = 2.0, 1.0, 1.2
@@ -133,19 +133,6 @@ def _match_size(cand: list[str], refs: list[list[str]]) -> int:
     return sum(min(c, best.get(g, 0)) for g, c in mine.items())
 
 
-def _lcs_table(a: str, b: str) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-    for j in range(1, len(b) + 1):
-        for i in range(1, len(a) + 1):
-            if a[i - 1] == b[j - 1]:
-                table[i][j] = table[i - 1][j - 1] + 1
-            else:
-                table[i][j] = max(table[i - 1][j], table[i][j - 1])
-    return table[len(a)][len(b)]
-
-
 class Baseline:
     """Pure-Python mirror of the official scorer, accumulated block by block."""
 
@@ -177,10 +164,10 @@ class Baseline:
                 self.total[k] += BETA * m
         precs, recs = [], []
         for i, ref in enumerate(q.refs):
-            basic = _lcs_table(q.cand, ref)
+            basic = lcs_length_dp(q.cand, ref)
             yn = ent = 0.0
             if q.label is not None:
-                yn = float(_lcs_table(q.cand, ref)) if q.label == q.ref_labels[i] else 0.0
+                yn = float(lcs_length_dp(q.cand, ref)) if q.label == q.ref_labels[i] else 0.0
             elif q.entities is not None:
                 ent = float(sum(len(e) for e in set(q.entities) if e in q.cand))
             p_den = len(q.cand) + ALPHA * yn + BETA * ent
@@ -210,7 +197,7 @@ def lcs_kernel_ratio(questions: list[Question]) -> tuple[float, float]:
     fast = [lcs_lengths(q.cand, q.refs) for q in questions]
     t_fast = time.perf_counter() - start
     start = time.perf_counter()
-    slow = [[_lcs_table(q.cand, r) for r in q.refs] for q in questions]
+    slow = [[lcs_length_dp(q.cand, r) for r in q.refs] for q in questions]
     t_slow = time.perf_counter() - start
     assert fast == slow
     return t_fast, t_slow
