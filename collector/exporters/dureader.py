@@ -73,9 +73,11 @@ def _document(doc: DureaderDocument, index: int, qid: int) -> dict:
         obj["is_selected"] = bool(doc.is_selected)
     if doc.most_related_para is not None:
         mrp = doc.most_related_para
-        if not _is_int(mrp) or not 0 <= mrp < len(obj["paragraphs"]):
+        # -1: no related paragraph (DuReader's preprocessing writes it for such documents)
+        if not _is_int(mrp) or not -1 <= mrp < len(obj["paragraphs"]):
             raise InvalidRecordError(
-                f"question {qid}: {where} most_related_para {mrp!r} is not a paragraph index")
+                f"question {qid}: {where} most_related_para {mrp!r} is not a paragraph index "
+                "or -1")
         obj["most_related_para"] = mrp
     return obj
 
@@ -105,7 +107,8 @@ def _check_preprocessed(record: DureaderRecord, row: dict, qid: int) -> None:
         if len(span) != 2 or not all(_is_int(x) for x in span) or not 0 <= span[0] <= span[1]:
             raise InvalidRecordError(f"question {qid}: answer_spans[{k}] = {span!r}")
         doc = documents[doc_index]
-        if "segmented_paragraphs" not in doc or "most_related_para" not in doc:
+        if ("segmented_paragraphs" not in doc or "most_related_para" not in doc
+                or doc["most_related_para"] < 0):
             raise InvalidRecordError(
                 f"question {qid}: answer_spans[{k}] points into document {doc_index}, which "
                 "has no segmented_paragraphs / most_related_para")

@@ -216,7 +216,8 @@ DUREADER_YESNO_LABELS: Final = frozenset({"Yes", "No", "Depends"})
 class DureaderDocument:
     """A retrieved document. ``is_selected`` None = unknown (test split: omitted). The
     ``segmented_*`` and ``most_related_para`` fields belong to the preprocessed form and
-    are written only when given."""
+    are written only when given (``most_related_para`` -1 = no related paragraph, as
+    DuReader's preprocessing writes it)."""
 
     title: str
     paragraphs: Sequence[str]
