@@ -467,7 +467,9 @@ def render_dataset_card(*, kind: HfKind, splits: Mapping[str, ManifestEntry | st
     body += [f"| `{name}` | {text} |"
              for name, text in hf_columns(kind, with_workers=_workers(pseudonyms))]
     body += [""]
-    body.append(render_datasheet(datasheet, pseudonyms=pseudonyms, heading_level=2))
+    # The description already opens the card.
+    sheet = {key: value for key, value in datasheet.items() if key != "description"}
+    body.append(render_datasheet(sheet, pseudonyms=pseudonyms, heading_level=2))
     return "\n".join(front + body).rstrip("\n") + "\n"
 
 
