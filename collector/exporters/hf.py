@@ -359,7 +359,7 @@ def write_hf_split(folder: str | os.PathLike[str], split: str, records: Iterable
                    kind: HfKind, fmt: HfFormat = "parquet",
                    pseudonyms: Pseudonymizer | None = None,
                    progress: ProgressCallback | None = None,
-                   progress_every: int = DEFAULT_PROGRESS_EVERY, batch_rows: int = 5000,
+                   progress_every: int = DEFAULT_PROGRESS_EVERY, batch_rows: int = 1000,
                    overwrite: bool = False) -> ManifestEntry:
     """Write ``<folder>/data/<split>.parquet`` (or ``.jsonl``); ``records`` counts rows."""
     relative = hf_split_path(split, fmt)

@@ -10,7 +10,8 @@ validated_answers,story_text``; ``answer_char_ranges`` joins workers with ``|`` 
 worker's spans with ``,`` (``start:end``; ``None`` = no answer); ``is_question_bad`` is
 ``?`` when unknown; ``validated_answers`` is empty or a JSON object string
 (``"start:end"`` / ``"none"`` / ``"bad_question"`` -> count). Rows end with ``\\n``;
-fields are quoted only when needed.
+fields are quoted only when needed (the ``csv`` module's minimal quoting, done here
+directly so that a story's text is quoted once, not once per question).
 
 Both take an iterator of :class:`NewsqaStory` whose questions may be a generator; only
 one story is held. Every span is checked against the story text (``0 <= s < e <=
@@ -19,9 +20,9 @@ len(text)``); the error names the story and the question.
 
 from __future__ import annotations
 
-import csv
 import math
 import os
+import re
 from collections.abc import Iterable
 
 from collector.exporters.errors import InvalidRecordError
@@ -43,7 +44,13 @@ from collector.exporters.stream import (
     encode_utf8_json,
 )
 
-__all__ = ["NEWSQA_CSV_HEADER", "NEWSQA_SPLITS", "write_newsqa_csv", "write_newsqa_json"]
+__all__ = [
+    "NEWSQA_CSV_HEADER",
+    "NEWSQA_SPLITS",
+    "csv_field",
+    "write_newsqa_csv",
+    "write_newsqa_json",
+]
 
 NEWSQA_SPLITS = frozenset({"train", "dev", "test"})
 NEWSQA_CSV_HEADER = ("story_id", "question", "answer_char_ranges", "is_answer_absent",
@@ -158,7 +165,7 @@ def _float_text(value: float) -> str:
     return repr(float(value))
 
 
-def _csv_validated(q: NewsqaQuestion, where: str) -> str:
+def _csv_validated(story: NewsqaStory, index: int, q: NewsqaQuestion) -> str:
     if not q.validated_answers:
         return ""
     counts: dict[str, int] = {}
@@ -170,9 +177,22 @@ def _csv_validated(q: NewsqaQuestion, where: str) -> str:
         else:
             key = f"{va.choice.s}:{va.choice.e}"  # type: ignore[union-attr]
         if key in counts:
-            raise InvalidRecordError(f"{where}: validated answer {key} listed twice")
+            raise InvalidRecordError(
+                f"{_where(story, index, q)}: validated answer {key} listed twice")
         counts[key] = va.count
     return encode_ascii_json(counts)
+
+
+_CSV_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+
+
+def csv_field(value: str) -> str:
+    """One CSV field as ``csv.writer`` (excel dialect, minimal quoting, ``\\n`` line
+    ends) writes it, except that a lone carriage return is quoted too: left bare, as
+    ``csv.writer`` leaves it, it breaks the row for ``csv`` and pandas readers."""
+    if _CSV_NEEDS_QUOTES.search(value):
+        return '"' + value.replace('"', '""') + '"'
+    return value
 
 
 def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory], *,
@@ -184,10 +204,12 @@ def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory
     header = NEWSQA_CSV_HEADER if include_story_text else NEWSQA_CSV_HEADER[:-1]
     counter = Progress(progress, progress_every)
     with AtomicOutput(path, overwrite=overwrite) as out:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(header)
+        write = out.write
+        write(",".join(header) + "\n")
         for story in stories:
             _check_story(story)
+            story_id = csv_field(story.story_id)
+            tail = "," + csv_field(story.text) + "\n" if include_story_text else "\n"
             for index, q in enumerate(story.questions):
                 # Validates every field exactly as the JSON writer does.
                 obj = _question_obj(story, index, q)
@@ -196,12 +218,12 @@ def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory
                     if "s" in a["sourcerAnswers"][0] else "None"
                     for a in obj["answers"])
                 bad = obj.get("isQuestionBad")
-                row = [story.story_id, q.q, ranges, _float_text(obj["isAnswerAbsent"]),
-                       "?" if bad is None else _float_text(bad),
-                       _csv_validated(q, _where(story, index, q))]
-                if include_story_text:
-                    row.append(story.text)
-                writer.writerow(row)
+                write(",".join((
+                    story_id, csv_field(q.q), csv_field(ranges),
+                    _float_text(obj["isAnswerAbsent"]),
+                    "?" if bad is None else _float_text(bad),
+                    csv_field(_csv_validated(story, index, q)))))
+                write(tail)  # the story's quoted text, shared by all its rows
                 counter.tick()
     counter.finish()
     return out.entry(counter.count)
