@@ -47,7 +47,9 @@ from collector.exporters.stream import (
 __all__ = [
     "NEWSQA_CSV_HEADER",
     "NEWSQA_SPLITS",
+    "check_newsqa_story",
     "csv_field",
+    "newsqa_question_object",
     "write_newsqa_csv",
     "write_newsqa_json",
 ]
@@ -85,7 +87,8 @@ def _check_fraction(value: object, name: str, where: str) -> float:
     return float(value)
 
 
-def _check_story(story: NewsqaStory) -> None:
+def check_newsqa_story(story: NewsqaStory) -> None:
+    """Raise :class:`InvalidRecordError` unless the story's id, split and text are valid."""
     if not isinstance(story.story_id, str) or not story.story_id:
         raise InvalidRecordError(f"story {story.story_id!r}: story_id must be a string")
     if story.type not in NEWSQA_SPLITS:
@@ -103,7 +106,8 @@ def _choice_obj(choice: NewsqaChoice) -> dict:
     return {"s": choice.s, "e": choice.e}  # type: ignore[union-attr]
 
 
-def _question_obj(story: NewsqaStory, index: int, q: NewsqaQuestion) -> dict:
+def newsqa_question_object(story: NewsqaStory, index: int, q: NewsqaQuestion) -> dict:
+    """The question as the official JSON object, every span checked against the story."""
     text = story.text
     where = _where(story, index, q)
     if not isinstance(q.q, str) or not q.q.strip():
@@ -146,13 +150,13 @@ def write_newsqa_json(path: str | os.PathLike[str], stories: Iterable[NewsqaStor
         write('{"data": [')
         story_sep = ""
         for story in stories:
-            _check_story(story)
+            check_newsqa_story(story)
             write(f'{story_sep}{{"storyId": {enc(story.story_id)}, "text": {enc(story.text)}, '
                   f'"type": {enc(story.type)}, "questions": [')
             story_sep = ", "
             q_sep = ""
             for index, q in enumerate(story.questions):
-                write(q_sep + enc(_question_obj(story, index, q)))
+                write(q_sep + enc(newsqa_question_object(story, index, q)))
                 q_sep = ", "
                 counter.tick()
             write("]}")
@@ -207,12 +211,12 @@ def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory
         write = out.write
         write(",".join(header) + "\n")
         for story in stories:
-            _check_story(story)
+            check_newsqa_story(story)
             story_id = csv_field(story.story_id)
             tail = "," + csv_field(story.text) + "\n" if include_story_text else "\n"
             for index, q in enumerate(story.questions):
                 # Validates every field exactly as the JSON writer does.
-                obj = _question_obj(story, index, q)
+                obj = newsqa_question_object(story, index, q)
                 ranges = "|".join(
                     ",".join(f"{sp['s']}:{sp['e']}" for sp in a["sourcerAnswers"])
                     if "s" in a["sourcerAnswers"][0] else "None"
