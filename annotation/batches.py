@@ -5,13 +5,13 @@ batch labelled by one annotator; when it is finished a checker inspects a random
 strict rule violations count 1.0 error, loose ones 0.5; accuracy = 1 - errors / sampled;
 above the threshold (0.95) the batch is accepted, otherwise the whole batch goes back to
 the same annotator and a fresh sample is inspected after relabelling. Every round's
-submissions and inspection are kept.
+submissions and inspection are kept. Sampling and scoring are those of
+``collector.filters.inspection`` (an item counts its rules' weights, capped at 1.0;
+exactly the threshold fails).
 """
 
 from __future__ import annotations
 
-import math
-import random
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Batch, Inspection, Item, Stage
 from annotation.workflow import transition
+from collector.filters.inspection import inspect_batch, round_seed, sample_batch
 
 AS, BS, IS, NS = Assignment.Status, Batch.Status, Item.Status, Inspection.Status
 
@@ -113,27 +114,16 @@ def item_work_in(*, item: Item) -> None:
 
 
 def inspection_open(*, batch: Batch) -> Inspection:
+    """Draw this round's seeded sample (collector.filters.inspection) for a checker."""
     params = batch.stage.params
-    ids = sorted(batch.items.values_list("pk", flat=True))
-    k = max(1, math.ceil(params["inspect_fraction"] * len(ids)))
-    seed = params["inspect_seed"] * 1_000_003 + batch.number * 1_009 + batch.round
-    sample = sorted(random.Random(seed).sample(ids, min(k, len(ids))))  # noqa: S311
+    base_seed = params["inspect_seed"] * 1_000_003 + batch.number
+    sample = sample_batch(batch.items.values_list("pk", flat=True),
+                          fraction=params["inspect_fraction"],
+                          seed=round_seed(base_seed, batch.round))
     return Inspection.objects.create(
-        batch=batch, round=batch.round, fraction=params["inspect_fraction"], seed=seed,
-        sample=sample, threshold=params["pass_threshold"],
+        batch=batch, round=batch.round, fraction=sample.fraction, seed=sample.seed,
+        sample=list(sample.item_ids), threshold=params["pass_threshold"],
     )
-
-
-def inspection_score(
-    *, sample: list[int], marks: dict[int, list[str]], rules: dict[str, tuple[str, float]],
-    threshold: float,
-) -> tuple[float, float, bool]:
-    """Errors, accuracy and verdict. An item counts the heaviest rule it breaks (strict 1.0,
-    loose 0.5), so one item never counts more than one error; passing needs accuracy
-    strictly above the threshold (exactly 0.95 fails)."""
-    errors = sum(max((rules[r][1] for r in marks.get(item, [])), default=0.0) for item in sample)
-    accuracy = 1 - errors / len(sample)
-    return errors, accuracy, accuracy > threshold
 
 
 def inspection_claim(*, inspection_id: int, checker: Any) -> Inspection:
@@ -163,24 +153,19 @@ def inspection_submit(*, inspection_id: int, checker: Any,
         batch = Batch.objects.select_for_update().select_related("stage").get(
             pk=inspection.batch_id)
         spec = batch.stage.kind_spec
-        sample = set(inspection.sample)
-        cleaned: dict[int, list[str]] = {}
-        for key, rules in marks.items():
-            item_id = int(key)
-            if item_id not in sample:
-                raise ValidationError(f"item {item_id} is not in this inspection's sample")
+        cleaned = {int(key): sorted(set(rules)) for key, rules in marks.items() if rules}
+        for item_id, rules in cleaned.items():
             unknown = sorted(set(rules) - set(spec.inspection_rules))
             if unknown:
                 raise ValidationError(f"item {item_id}: unknown rule(s) {', '.join(unknown)}")
-            if rules:
-                cleaned[item_id] = sorted(set(rules))
-        errors, accuracy, passed = inspection_score(
-            sample=inspection.sample, marks=cleaned, rules=spec.inspection_rules,
-            threshold=inspection.threshold,
-        )
+        try:
+            result = inspect_batch(inspection.sample, cleaned, threshold=inspection.threshold)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+        errors, accuracy, passed = result.errors, result.accuracy, result.passed
         now = timezone.now()
-        transition(inspection, NS.DONE, actor=checker, marks={str(k): v for k, v in
-                                                                cleaned.items()},
+        transition(inspection, NS.DONE, actor=checker,
+                   marks={str(k): v for k, v in cleaned.items()},
                    errors=errors, accuracy=accuracy, passed=passed, finished_at=now)
         items = list(batch.items.select_related("stage", "document").order_by("id"))
         if passed:

@@ -297,12 +297,13 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
         Inspection.objects.filter(status=Inspection.Status.DONE)
         .select_related("batch", "batch__annotator", "batch__stage").order_by("finished_at")
     )
+    from collector.filters.inspection import Violation
+
     reasons: Counter = Counter()
     for inspection in done:
-        rules = inspection.batch.stage.kind_spec.inspection_rules
         for marked in inspection.marks.values():
             for rule in marked:
-                reasons[rules.get(rule, (rule, 0))[0]] += 1
+                reasons[Violation(rule).label] += 1
     by_annotator: dict[str, list[float]] = defaultdict(list)
     for inspection in done:
         by_annotator[inspection.batch.annotator.username].append(inspection.accuracy)

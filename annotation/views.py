@@ -188,10 +188,14 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect("annotation:checker_home")
     if inspection.status == Inspection.Status.ACTIVE and inspection.checker_id != request.user.pk:
         raise PermissionDenied("another checker is inspecting this batch")
+    from collector.filters.inspection import Violation
+
     spec = inspection.batch.stage.kind_spec
+    rules = [Violation(rule) for rule in spec.inspection_rules]
     return render(request, "annotation/inspection_detail.html", {
         "inspection": inspection, "batch": inspection.batch, "errors": errors,
-        "rules": spec.inspection_rules, "template": spec.inspection_template,
+        "rules": [(r.value, r.label, 1.0 if r.strict else 0.5) for r in rules],
+        "template": spec.inspection_template,
         "samples": selectors.inspection_samples(inspection=inspection),
         "guidelines": render_markdown(inspection.batch.stage.guidelines),
     }, status=400 if errors else 200)

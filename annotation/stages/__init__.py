@@ -70,9 +70,10 @@ class StageKind:
     overlap_param: ClassVar[str | None] = None
     #: Batched kinds: items go to annotators in batches that checkers inspect. The stage
     #: parameters ``batch_size``, ``inspect_fraction``, ``pass_threshold`` and
-    #: ``inspect_seed`` apply; ``inspection_rules`` maps a rule to the errors it counts.
+    #: ``inspect_seed`` apply; ``inspection_rules`` are the rules a checker may mark
+    #: (``collector.filters.inspection.Violation``: strict ones count 1.0, loose 0.5).
     batched: ClassVar[bool] = False
-    inspection_rules: ClassVar[dict[str, tuple[str, float]]] = {}
+    inspection_rules: ClassVar[tuple[str, ...]] = ()
     inspection_template: ClassVar[str] = "annotation/inspection/_item.html"
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ Commands (file names are as the official scripts take them)::
     squad-v2 DATA.json PRED.json [-n NA_PROB.json] [-t THRESH]
                                                        -> exact, f1, total, HasAns_*, NoAns_*,
                                                           best_* (with -n)
-    dureader PRED.jsonl REF.jsonl [--alpha A] [--beta B] [--gamma G]
+    dureader PRED.jsonl REF.jsonl [--alpha A] [--beta B] [--gamma G] [--tokens char|word]
                                                        -> "ROUGE-L", "BLEU-4" (x100, 2 dp),
                                                           BLEU-1..3, counts, by_type
     msmarco REF.jsonl CAND.jsonl                       -> bleu_1..bleu_4, rouge_l, F1
@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_finite, default=1.0, help="yes-no bonus weight (1.0)")
     p.add_argument("--beta", type=_finite, default=1.0, help="entity bonus weight (1.0)")
     p.add_argument("--gamma", type=_finite, default=1.2, help="ROUGE-L recall weight (1.2)")
+    p.add_argument("--tokens", choices=("char", "word"), default="char",
+                   help="char: Chinese characters, whitespace removed (official); word: "
+                   "English words and punctuation")
     p.add_argument("--strict", action="store_true",
                    help="error on predictions whose question_id is not in the references")
 
@@ -115,7 +118,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         from collector.metrics.dureader import dureader_score_files
 
         result = dureader_score_files(args.pred_file, args.ref_file, alpha=args.alpha,
-                                      beta=args.beta, gamma=args.gamma)
+                                      beta=args.beta, gamma=args.gamma, level=args.tokens)
         if args.strict and result["unknown_prediction_ids"]:
             raise MetricsInputError(f"{result['unknown_prediction_ids']} prediction(s) with a "
                                     "question_id not in the reference file",

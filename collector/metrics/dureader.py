@@ -36,12 +36,17 @@ from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from collector.metrics.errors import MetricsInputError
 from collector.metrics.jsonio import iter_jsonl
 from collector.metrics.lcs import lcs_length, lcs_lengths
-from collector.metrics.ngrams import clipped_matches, ngram_counts, ngram_counts_up_to
+from collector.metrics.ngrams import (
+    StringGrams,
+    clipped_matches,
+    ngram_counts,
+    ngram_counts_up_to,
+)
 from collector.metrics.tokenize import tokenize
 
 Seq = Sequence[Hashable]
@@ -51,8 +56,7 @@ OPINION_LABELS = ("Yes", "No", "Depends")
 
 
 # --------------------------------------------------------------------------- instances
-@dataclass(frozen=True)
-class BleuInstanceStats:
+class BleuInstanceStats(NamedTuple):
     """What one question adds to the corpus BLEU sums (per order 1..n)."""
 
     matches: tuple[int, ...]
@@ -63,8 +67,9 @@ class BleuInstanceStats:
     ref_len: int  # closest reference length
 
 
-@dataclass(frozen=True)
-class RougeReferenceDetail:
+class RougeReferenceDetail(NamedTuple):
+    """ROUGE-L parts for one reference (precision and recall with the bonus)."""
+
     lcs: int
     yesno_bonus: float
     entity_bonus: float
@@ -72,8 +77,9 @@ class RougeReferenceDetail:
     recall: float
 
 
-@dataclass(frozen=True)
-class RougeInstanceDetail:
+class RougeInstanceDetail(NamedTuple):
+    """ROUGE-L of one question: per-reference parts, the two maxima and the score."""
+
     references: tuple[RougeReferenceDetail, ...]
     precision: float  # max over references
     recall: float  # max over references
@@ -89,6 +95,11 @@ def _contains(seq: Seq, sub: Seq) -> bool:
         return True
     seq, sub = tuple(seq), tuple(sub)
     return any(seq[i : i + n] == sub for i in range(len(seq) - n + 1))
+
+
+def _unique(entities: Iterable[Seq]) -> list[Seq]:
+    """Gold entities as the official scorer holds them: a set (duplicates count once)."""
+    return list(dict.fromkeys(e if isinstance(e, str) else tuple(e) for e in entities))
 
 
 def closest_ref_length(cand_len: int, ref_lens: Iterable[int]) -> int:
@@ -129,30 +140,39 @@ class AdaptedBleu:
         yesno_label: Any = None,
         reference_labels: Sequence[Any] | None = None,
         entities: Collection[Seq] | None = None,
-        ref_counts: Sequence[Mapping] | None = None,
     ) -> BleuInstanceStats:
         """Add one question; returns its counts (the bonus is not yet weighted)."""
         if not references:
             raise MetricsInputError("a question needs at least one reference answer")
         n = self.n
-        if ref_counts is None:
-            ref_counts = [ngram_counts_up_to(r, n) for r in references]
-        cand_by_order = [ngram_counts(candidate, k) for k in range(1, n + 1)]
         length = len(candidate)
-        matches = tuple(clipped_matches(c, ref_counts) for c in cand_by_order)
         totals = tuple(max(0, length - k) for k in range(n))
+        use_yesno = yesno_label is not None and reference_labels is not None
+        same = _same_label_refs(references, reference_labels, yesno_label) if use_yesno else []
         bonus_kind: str | None = None
         bonus = (0,) * n
         weight = 0.0
-        if yesno_label is not None and reference_labels is not None:
-            same = _same_label_refs(references, reference_labels, yesno_label)
-            subset = [ref_counts[i] for i in same]
-            bonus = tuple(clipped_matches(c, subset) for c in cand_by_order)
-            bonus_kind, weight = "yesno", self.alpha
-        elif entities is not None:
-            ent_counts = [ngram_counts_up_to(e, n) for e in entities]
-            bonus = tuple(clipped_matches(c, ent_counts) for c in cand_by_order)
-            bonus_kind, weight = "entity", self.beta
+        if isinstance(candidate, str) and all(isinstance(r, str) for r in references):
+            grams = StringGrams(candidate, n)
+            matches = tuple(grams.clipped(references))
+            if use_yesno:
+                bonus = tuple(grams.clipped([references[i] for i in same]))
+                bonus_kind, weight = "yesno", self.alpha
+            elif entities is not None:
+                bonus = tuple(grams.clipped(_unique(entities)))  # type: ignore[arg-type]
+                bonus_kind, weight = "entity", self.beta
+        else:
+            ref_counts = [ngram_counts_up_to(r, n) for r in references]
+            cand_by_order = [ngram_counts(candidate, k) for k in range(1, n + 1)]
+            matches = tuple(clipped_matches(c, ref_counts) for c in cand_by_order)
+            if use_yesno:
+                subset = [ref_counts[i] for i in same]
+                bonus = tuple(clipped_matches(c, subset) for c in cand_by_order)
+                bonus_kind, weight = "yesno", self.alpha
+            elif entities is not None:
+                ent_counts = [ngram_counts_up_to(e, n) for e in _unique(entities)]
+                bonus = tuple(clipped_matches(c, ent_counts) for c in cand_by_order)
+                bonus_kind, weight = "entity", self.beta
         ref_len = closest_ref_length(length, (len(r) for r in references))
         for k in range(n):
             self.match[k] += matches[k]
@@ -241,7 +261,7 @@ class AdaptedRougeL:
             )
         ent_bonus = 0.0
         if not use_yesno and entities is not None:
-            ent_bonus = entity_bonus_length(candidate, entities)
+            ent_bonus = entity_bonus_length(candidate, _unique(entities))
         a, b = self.alpha, self.beta
         details = []
         for i, ref in enumerate(references):
@@ -255,8 +275,8 @@ class AdaptedRougeL:
             prec = num / p_denom if p_denom > 0.0 else 0.0
             rec = num / r_denom if r_denom > 0.0 else 0.0
             details.append(RougeReferenceDetail(basic, yn, ent_bonus, prec, rec))
-        p_max = max(d.precision for d in details)
-        r_max = max(d.recall for d in details)
+        p_max = max(d[3] for d in details)
+        r_max = max(d[4] for d in details)
         score = rouge_l_f(p_max, r_max, self.gamma)
         self.scores.append(score)
         return RougeInstanceDetail(tuple(details), p_max, r_max, score)
@@ -517,24 +537,26 @@ def dureader_score(
     beta: float = 1.0,
     gamma: float = 1.2,
     by_type: bool = True,
+    level: str = "char",
 ) -> dict[str, Any]:
     """Score DuReader-format records (question id -> record) like ``mrc_eval.py``.
 
     Predictions need ``answers`` (and ``yesno_answers`` for YES_NO questions); references
     need ``answers``, ``question_type``, ``yesno_answers`` and ``entity_answers``. Returns
     ``"ROUGE-L"`` and ``"BLEU-4"`` on the official x100 scale rounded to 2 decimals, plus
-    BLEU-1..3, counts and a per-question-type breakdown.
+    BLEU-1..3, counts and a per-question-type breakdown. ``level="word"`` scores English
+    word tokens instead of Chinese characters.
     """
     preds = {}
     for qid, obj in predictions.items():
         try:
-            preds[qid] = prediction_from_obj(obj)
+            preds[qid] = prediction_from_obj(obj, level=level)
         except MetricsInputError as exc:
             raise MetricsInputError(f"prediction {qid!r}: {exc}") from None
     refs = {}
     for qid, obj in references.items():
         try:
-            refs[qid] = reference_from_obj({"source": None, **obj})
+            refs[qid] = reference_from_obj({"source": None, **obj}, level=level)
         except MetricsInputError as exc:
             raise MetricsInputError(f"reference {qid!r}: {exc}") from None
     return _score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type)
@@ -548,10 +570,11 @@ def dureader_score_files(
     beta: float = 1.0,
     gamma: float = 1.2,
     by_type: bool = True,
+    level: str = "char",
 ) -> dict[str, Any]:
     """Score a prediction file against a reference file (both JSON lines)."""
-    preds = read_predictions(pred_path)
-    refs = read_references(ref_path)
+    preds = read_predictions(pred_path, level=level)
+    refs = read_references(ref_path, level=level)
     return _score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type)
 
 

@@ -37,12 +37,9 @@ def lcs_with_masks(masks: dict[Hashable, int], length: int, b: Seq) -> int:
         return 0
     full = (1 << length) - 1
     v = full
-    get = masks.get
-    for sym in b:
-        m = get(sym)
-        if m:
-            u = v & m
-            v = (v + u) | (v - u)  # carries only move up: the low bits stay exact
+    for m in filter(None, map(masks.get, b)):  # symbols absent from a change nothing
+        u = v & m
+        v = (v + u) | (v - u)  # carries only move up: the low bits stay exact
     return length - (v & full).bit_count()
 
 

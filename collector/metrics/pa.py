@@ -91,22 +91,30 @@ def _bleu_from_counts(matches: Sequence[int], totals: Sequence[int], c: int, r: 
     return bp * math.exp(log_p)
 
 
-def multi_reference_bleu(candidate: Tokens, references: Sequence[Tokens], n: int = 4) -> float:
-    """Sentence BLEU-n against several references (Table 2's BLEU column), unsmoothed."""
-    refs = [r if isinstance(r, BleuRef) else BleuRef.of(r, n) for r in references]
-    if not refs:
-        raise MetricsInputError("BLEU needs at least one reference")
-    cand = tuple(candidate)
-    c = len(cand)
-    cand_counts = [ngram_counts(cand, k) for k in range(1, n + 1)]
-    matches = [clipped_matches(cand_counts[k], [ref.counts[k] for ref in refs])
+def _bleu_refs(cand: BleuRef, refs: Sequence[BleuRef]) -> float:
+    n = len(cand.counts)
+    c = len(cand.tokens)
+    matches = [clipped_matches(cand.counts[k], [ref.counts[k] for ref in refs])
                for k in range(n)]
     totals = [max(0, c - k) for k in range(n)]
     r = min((abs(len(ref.tokens) - c), len(ref.tokens)) for ref in refs)[1]
     return _bleu_from_counts(matches, totals, c, r)
 
 
-def pairwise_bleu(candidate: Tokens, reference: Tokens | BleuRef, n: int = 4) -> float:
+def multi_reference_bleu(
+    candidate: Tokens | BleuRef, references: Sequence[Tokens | BleuRef], n: int = 4
+) -> float:
+    """Sentence BLEU-n against several references (Table 2's BLEU column), unsmoothed."""
+    refs = [r if isinstance(r, BleuRef) else BleuRef.of(r, n) for r in references]
+    if not refs:
+        raise MetricsInputError("BLEU needs at least one reference")
+    cand = candidate if isinstance(candidate, BleuRef) else BleuRef.of(candidate, n)
+    return _bleu_refs(cand, refs)
+
+
+def pairwise_bleu(
+    candidate: Tokens | BleuRef, reference: Tokens | BleuRef, n: int = 4
+) -> float:
     """BLEU(r1, r2) of Eq. 5: ``candidate`` scored against the single ``reference``."""
     return multi_reference_bleu(candidate, [reference], n)
 
@@ -294,17 +302,17 @@ class PaScorer:
             self._refs: list[Any] = [BleuRef.of(t) for t in self.ref_tokens]
         else:
             self._refs = self.ref_tokens
-        self.weights = reference_weights(
-            self.ref_tokens, self._sim_tokens_to_ref_tokens, include_self=include_self)
+        self.weights = reference_weights(self._refs, self._sim, include_self=include_self)
 
-    def _sim_tokens_to_ref_tokens(self, a: Tokens, b: Tokens) -> float:
-        return pairwise_bleu(a, b) if self.metric == "bleu" else meteor(a, b)
-
-    def _sim(self, cand: Tokens, ref: Any) -> float:
-        return pairwise_bleu(cand, ref) if self.metric == "bleu" else meteor(cand, ref)
+    def _sim(self, cand: Any, ref: Any) -> float:
+        if self.metric == "bleu":
+            return _bleu_refs(cand, [ref])
+        return meteor(cand, ref)
 
     def score(self, candidate: str) -> PaResult:
-        tokens = pa_tokens(candidate)
+        tokens: Any = pa_tokens(candidate)
+        if self.metric == "bleu":
+            tokens = BleuRef.of(tokens)  # the candidate's n-grams are counted once
         sims = tuple(self._sim(tokens, ref) for ref in self._refs)
         return PaResult(pa_from_weights(sims, self.weights), sims, tuple(self.weights))
 
@@ -410,5 +418,9 @@ def pa_score_files(
     if isinstance(refs, Mapping) and not isinstance(cands, Mapping):
         raise MetricsInputError("REFS.json is keyed by query id, so CANDS.json must be too",
                                 source=str(cands_path))
-    return pa_score(refs, cands, metric=metric, include_self=include_self,
-                    outlier_ratio=outlier_ratio)
+    try:
+        return pa_score(refs, cands, metric=metric, include_self=include_self,
+                        outlier_ratio=outlier_ratio)
+    except MetricsInputError as exc:
+        source = refs_path if str(exc).startswith("references") else cands_path
+        raise MetricsInputError(str(exc), source=str(source)) from None

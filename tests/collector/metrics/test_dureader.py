@@ -142,3 +142,35 @@ def test_random_corpora_scores_are_bounded():
             rouge.add(cand, refs, yesno_label="Yes", reference_labels=labels)
         assert all(0.0 <= b <= 1.0 for b in bleu.score())
         assert 0.0 <= rouge.score() <= 1.0
+
+
+def test_string_fast_path_counts_equal_the_generic_counts():
+    """Strings take the set-intersection path, tuples the Counter path: same counts."""
+    rng = random.Random(11)  # noqa: S311 - reproducible test data
+    for _ in range(400):
+        alphabet = "甲乙丙丁"[: rng.randint(1, 4)]
+
+        def text(lo, hi, alphabet=alphabet):
+            return "".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi)))
+
+        cand, refs = text(0, 25), [text(0, 25) for _ in range(rng.randint(1, 4))]
+        labels = [rng.choice(["Yes", "No"]) for _ in refs]
+        ents = [text(1, 4) for _ in range(rng.randint(1, 3))]
+        for kwargs in ({}, {"yesno_label": "Yes", "reference_labels": labels},
+                       {"entities": ents}):
+            fast = AdaptedBleu(4).add(cand, refs, **kwargs)
+            slow_kwargs = dict(kwargs)
+            if "entities" in kwargs:
+                slow_kwargs["entities"] = [tuple(e) for e in ents]
+            slow = AdaptedBleu(4).add(tuple(cand), [tuple(r) for r in refs], **slow_kwargs)
+            assert fast == slow, (cand, refs, kwargs)
+
+
+def test_word_level_records_reproduce_example_4():
+    refs = {"q": {"question_type": "ENTITY",
+                  "answers": ["Qin unified China in ten years, from 230 BC to 221 BC."],
+                  "entity_answers": [["ten years", "230 BC", "221 BC"]]}}
+    preds = {"q": {"answers": ["Qin unified China in 221 BC after the war against other "
+                               "kingdoms which lasted ten years."]}}
+    out = dureader_score(preds, refs, beta=1.0, gamma=1.0, level="word")
+    assert out["ROUGE-L"] == 56.41  # the paper's adapted 0.56 (11/21, 11/18, gamma 1)

@@ -1,0 +1,233 @@
+"""NewsQA combined JSON and combined CSV (``data/datasets/newsqa/README.md``).
+
+JSON: ``{"data": [{"storyId", "text", "type", "questions": [{"q", "answers":
+[{"sourcerAnswers": [{"s", "e"} | {"noAnswer": true}]}], "isAnswerAbsent",
+["isQuestionBad",] ["validatedAnswers": [{"count", "s", "e"} | {"count", "noAnswer"} |
+{"count", "badQuestion"}],] ["consensus"]}]}], "version": "1"}``.
+
+CSV: header ``story_id,question,answer_char_ranges,is_answer_absent,is_question_bad,
+validated_answers,story_text``; ``answer_char_ranges`` joins workers with ``|`` and one
+worker's spans with ``,`` (``start:end``; ``None`` = no answer); ``is_question_bad`` is
+``?`` when unknown; ``validated_answers`` is empty or a JSON object string
+(``"start:end"`` / ``"none"`` / ``"bad_question"`` -> count). Rows end with ``\\n``;
+fields are quoted only when needed (the ``csv`` module's minimal quoting, done here
+directly so that a story's text is quoted once, not once per question).
+
+Both take an iterator of :class:`NewsqaStory` whose questions may be a generator; only
+one story is held. Every span is checked against the story text (``0 <= s < e <=
+len(text)``); the error names the story and the question.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable
+
+from collector.exporters.errors import InvalidRecordError
+from collector.exporters.records import (
+    BAD_QUESTION,
+    NO_ANSWER,
+    CharSpan,
+    NewsqaChoice,
+    NewsqaQuestion,
+    NewsqaStory,
+)
+from collector.exporters.stream import (
+    DEFAULT_PROGRESS_EVERY,
+    AtomicOutput,
+    ManifestEntry,
+    Progress,
+    ProgressCallback,
+    encode_ascii_json,
+    encode_utf8_json,
+)
+
+__all__ = [
+    "NEWSQA_CSV_HEADER",
+    "NEWSQA_SPLITS",
+    "check_newsqa_story",
+    "csv_field",
+    "newsqa_question_object",
+    "write_newsqa_csv",
+    "write_newsqa_json",
+]
+
+NEWSQA_SPLITS = frozenset({"train", "dev", "test"})
+NEWSQA_CSV_HEADER = ("story_id", "question", "answer_char_ranges", "is_answer_absent",
+                     "is_question_bad", "validated_answers", "story_text")
+
+
+def _where(story: NewsqaStory, index: int, q: NewsqaQuestion) -> str:
+    return f"story {story.story_id}, question {index} ({q.q!r})"
+
+
+def _check_span(span: object, text: str, where: str) -> CharSpan:
+    if not isinstance(span, CharSpan):
+        raise InvalidRecordError(f"{where}: expected a CharSpan, got {span!r}")
+    s, e = span.s, span.e
+    if (not isinstance(s, int) or not isinstance(e, int) or isinstance(s, bool)
+            or isinstance(e, bool) or not 0 <= s < e <= len(text)):
+        raise InvalidRecordError(
+            f"{where}: span {s}:{e} is not inside the story text (length {len(text)})")
+    return span
+
+
+def _check_choice(choice: object, text: str, where: str) -> NewsqaChoice:
+    if choice in (NO_ANSWER, BAD_QUESTION):
+        return choice  # type: ignore[return-value]
+    return _check_span(choice, text, where)
+
+
+def _check_fraction(value: object, name: str, where: str) -> float:
+    if (not isinstance(value, int | float) or isinstance(value, bool)
+            or not math.isfinite(value) or not 0.0 <= value <= 1.0):
+        raise InvalidRecordError(f"{where}: {name} {value!r} is not a fraction in [0, 1]")
+    return float(value)
+
+
+def check_newsqa_story(story: NewsqaStory) -> None:
+    """Raise :class:`InvalidRecordError` unless the story's id, split and text are valid."""
+    if not isinstance(story.story_id, str) or not story.story_id:
+        raise InvalidRecordError(f"story {story.story_id!r}: story_id must be a string")
+    if story.type not in NEWSQA_SPLITS:
+        raise InvalidRecordError(
+            f"story {story.story_id}: type {story.type!r} is not one of train, dev, test")
+    if not isinstance(story.text, str) or not story.text:
+        raise InvalidRecordError(f"story {story.story_id}: empty text")
+
+
+def _choice_obj(choice: NewsqaChoice) -> dict:
+    if choice == NO_ANSWER:
+        return {"noAnswer": True}
+    if choice == BAD_QUESTION:
+        return {"badQuestion": True}
+    return {"s": choice.s, "e": choice.e}  # type: ignore[union-attr]
+
+
+def newsqa_question_object(story: NewsqaStory, index: int, q: NewsqaQuestion) -> dict:
+    """The question as the official JSON object, every span checked against the story."""
+    text = story.text
+    where = _where(story, index, q)
+    if not isinstance(q.q, str) or not q.q.strip():
+        raise InvalidRecordError(f"{where}: empty question text")
+    answers = []
+    for answer in q.answers:
+        if answer.spans:
+            spans = [_check_span(span, text, where) for span in answer.spans]
+            answers.append({"sourcerAnswers": [{"s": sp.s, "e": sp.e} for sp in spans]})
+        else:
+            answers.append({"sourcerAnswers": [{"noAnswer": True}]})
+    obj: dict = {"q": q.q, "answers": answers,
+                 "isAnswerAbsent": _check_fraction(q.is_answer_absent, "is_answer_absent",
+                                                   where)}
+    if q.is_question_bad is not None:
+        obj["isQuestionBad"] = _check_fraction(q.is_question_bad, "is_question_bad", where)
+    if q.validated_answers is not None:
+        validated = []
+        for va in q.validated_answers:
+            if not isinstance(va.count, int) or isinstance(va.count, bool) or va.count < 1:
+                raise InvalidRecordError(f"{where}: validated answer count {va.count!r}")
+            choice = _check_choice(va.choice, text, where)
+            validated.append({"count": va.count, **_choice_obj(choice)})
+        obj["validatedAnswers"] = validated
+    if q.consensus is not None:
+        obj["consensus"] = _choice_obj(_check_choice(q.consensus, text, where))
+    return obj
+
+
+def write_newsqa_json(path: str | os.PathLike[str], stories: Iterable[NewsqaStory], *,
+                      ensure_ascii: bool = False, progress: ProgressCallback | None = None,
+                      progress_every: int = DEFAULT_PROGRESS_EVERY,
+                      overwrite: bool = False) -> ManifestEntry:
+    """Write ``combined-newsqa-data-v1.json``; ``records`` counts questions. Stories with
+    no questions are kept (the split is story-level)."""
+    enc = encode_ascii_json if ensure_ascii else encode_utf8_json
+    counter = Progress(progress, progress_every)
+    with AtomicOutput(path, overwrite=overwrite) as out:
+        write = out.write
+        write('{"data": [')
+        story_sep = ""
+        for story in stories:
+            check_newsqa_story(story)
+            write(f'{story_sep}{{"storyId": {enc(story.story_id)}, "text": {enc(story.text)}, '
+                  f'"type": {enc(story.type)}, "questions": [')
+            story_sep = ", "
+            q_sep = ""
+            for index, q in enumerate(story.questions):
+                write(q_sep + enc(newsqa_question_object(story, index, q)))
+                q_sep = ", "
+                counter.tick()
+            write("]}")
+        write('], "version": "1"}')
+    counter.finish()
+    return out.entry(counter.count)
+
+
+def _float_text(value: float) -> str:
+    return repr(float(value))
+
+
+def _csv_validated(story: NewsqaStory, index: int, q: NewsqaQuestion) -> str:
+    if not q.validated_answers:
+        return ""
+    counts: dict[str, int] = {}
+    for va in q.validated_answers:
+        if va.choice == NO_ANSWER:
+            key = "none"
+        elif va.choice == BAD_QUESTION:
+            key = "bad_question"
+        else:
+            key = f"{va.choice.s}:{va.choice.e}"  # type: ignore[union-attr]
+        if key in counts:
+            raise InvalidRecordError(
+                f"{_where(story, index, q)}: validated answer {key} listed twice")
+        counts[key] = va.count
+    return encode_ascii_json(counts)
+
+
+_CSV_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+
+
+def csv_field(value: str) -> str:
+    """One CSV field as ``csv.writer`` (excel dialect, minimal quoting, ``\\n`` line
+    ends) writes it, except that a lone carriage return is quoted too: left bare, as
+    ``csv.writer`` leaves it, it breaks the row for ``csv`` and pandas readers."""
+    if _CSV_NEEDS_QUOTES.search(value):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory], *,
+                     include_story_text: bool = True, progress: ProgressCallback | None = None,
+                     progress_every: int = DEFAULT_PROGRESS_EVERY,
+                     overwrite: bool = False) -> ManifestEntry:
+    """Write ``combined-newsqa-data-v1.csv`` (one row per question); ``records`` counts
+    rows. ``include_story_text=False`` writes the story-less ``newsqa-data-v1.csv``."""
+    header = NEWSQA_CSV_HEADER if include_story_text else NEWSQA_CSV_HEADER[:-1]
+    counter = Progress(progress, progress_every)
+    with AtomicOutput(path, overwrite=overwrite) as out:
+        write = out.write
+        write(",".join(header) + "\n")
+        for story in stories:
+            check_newsqa_story(story)
+            story_id = csv_field(story.story_id)
+            tail = "," + csv_field(story.text) + "\n" if include_story_text else "\n"
+            for index, q in enumerate(story.questions):
+                # Validates every field exactly as the JSON writer does.
+                obj = newsqa_question_object(story, index, q)
+                ranges = "|".join(
+                    ",".join(f"{sp['s']}:{sp['e']}" for sp in a["sourcerAnswers"])
+                    if "s" in a["sourcerAnswers"][0] else "None"
+                    for a in obj["answers"])
+                bad = obj.get("isQuestionBad")
+                write(",".join((
+                    story_id, csv_field(q.q), csv_field(ranges),
+                    _float_text(obj["isAnswerAbsent"]),
+                    "?" if bad is None else _float_text(bad),
+                    csv_field(_csv_validated(story, index, q)))))
+                write(tail)  # the story's quoted text, shared by all its rows
+                counter.tick()
+    counter.finish()
+    return out.entry(counter.count)
