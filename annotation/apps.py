@@ -7,4 +7,4 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the engine's job kinds (stage runs, lease expiry).
-        from annotation import engine  # noqa: F401
+        from annotation import engine, releases  # noqa: F401

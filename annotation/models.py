@@ -9,6 +9,7 @@ assignment stays as it was and a fresh open slot takes its place.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
@@ -363,3 +364,77 @@ class Inspection(models.Model):
 
     def __str__(self) -> str:
         return f"inspection of {self.batch}, round {self.round}"
+
+
+class ReleaseStatus(models.TextChoices):
+    BUILDING = "building", "Building"
+    READY = "ready", "Ready"
+    PUBLISHED = "published", "Published"
+    FAILED = "failed", "Failed"
+
+
+class Release(models.Model):
+    """A frozen, versioned snapshot of a project's consolidated data, in loadable formats.
+
+    Written once by the build job and never changed afterwards (only ``ready`` ->
+    ``published``); a new version is a new release. The pseudonym salt stays here and is
+    never written into a released file.
+    """
+
+    Status = ReleaseStatus
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="releases")
+    version = models.CharField(
+        max_length=40,
+        validators=[RegexValidator(r"^\d+\.\d+\.\d+$", "Use a semantic version: X.Y.Z.")],
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.BUILDING)
+    formats = models.JSONField(help_text="The formats written, e.g. ['squad-v2', 'hf'].")
+    omit_workers = models.BooleanField(default=False)
+    pseudonym_salt = models.CharField(max_length=64, editable=False)
+    stage_params = models.JSONField(default=list, help_text="The exact stage parameters.")
+    split_counts = models.JSONField(default=dict)
+    datasheet = models.JSONField(default=dict)
+    error = models.TextField(blank=True)
+    job = models.ForeignKey("collector.Job", null=True, blank=True, on_delete=models.SET_NULL,
+                            related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [
+            _status_check("annotation_release_status_valid", ReleaseStatus.values),
+            models.UniqueConstraint(fields=("project", "version"),
+                                    name="annotation_release_version_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} {self.version}"
+
+    @property
+    def directory(self) -> str:
+        """Relative to MEDIA_ROOT."""
+        return f"releases/{self.project_id}/{self.version}"
+
+
+class ReleaseFile(models.Model):
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="files")
+    format = models.CharField(max_length=32)
+    split = models.CharField(max_length=16, blank=True)
+    path = models.CharField(max_length=300, help_text="Relative to the release directory.")
+    records = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    bytes = models.BigIntegerField()
+
+    class Meta:
+        ordering = ("release", "format", "path")
+        constraints = [
+            models.UniqueConstraint(fields=("release", "path"), name="annotation_releasefile_path"),
+        ]
+
+    def __str__(self) -> str:
+        return self.path

@@ -346,3 +346,16 @@ def inspection_samples(*, inspection: Any) -> list[dict[str, Any]]:
          "marked": marks.get(str(item.pk), [])}
         for item in items
     ]
+
+
+def releases_visible(*, user: Any, project: Project | None = None) -> QuerySet:
+    """Releases a user may see: all for admins, published ones for everybody else."""
+    from annotation.models import Release
+    from annotation.roles import Role, has_role
+
+    qs = Release.objects.select_related("project").prefetch_related("files")
+    if project is not None:
+        qs = qs.filter(project=project)
+    if not has_role(user, Role.ADMIN):
+        qs = qs.filter(status=Release.Status.PUBLISHED)
+    return qs.order_by("-created_at", "-id")

@@ -207,7 +207,8 @@ def admin_home(request: HttpRequest) -> HttpResponse:
 
     jobs = Job.objects.select_related("created_by")[:10]
     return render(request, "annotation/admin_home.html", {
-        "projects": selectors.project_list(), "releases": [], "jobs": jobs,
+        "projects": selectors.project_list(), "jobs": jobs,
+        "releases": selectors.releases_visible(user=request.user)[:20],
     })
 
 
@@ -231,7 +232,11 @@ def project_create(request: HttpRequest) -> HttpResponse:
 @role_required(Role.ADMIN)
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
-    context = {"project": project, **selectors.project_dashboard(project=project)}
+    from annotation.releases import formats_for
+
+    context = {"project": project, **selectors.project_dashboard(project=project),
+               "releases": selectors.releases_visible(user=request.user, project=project),
+               "release_formats": formats_for(project.recipe)}
     template = "annotation/project_detail.html"
     if request.htmx and request.GET.get("part") == "dashboard":
         template += "#dashboard"
@@ -283,3 +288,59 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "item": item, "lineage": selectors.item_lineage(item=item),
         "submissions": item.submissions.select_related("worker").order_by("id"),
     })
+
+
+@role_required(Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
+def release_file(request: HttpRequest, pk: int, path: str) -> HttpResponse:
+    """Download one file of a release (unpublished releases: admins only)."""
+    from django.http import FileResponse, Http404
+
+    from annotation.releases import release_path
+
+    release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
+    entry = release.files.filter(path=path).first()
+    if entry is None:
+        raise Http404("no such file in this release")
+    full = release_path(release) / entry.path
+    if not full.is_file():
+        raise Http404("the file is missing from the release directory")
+    return FileResponse(full.open("rb"), as_attachment=True, filename=full.name)
+
+
+@role_required(Role.ADMIN)
+def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    from annotation.models import Release
+    from collector.jobs import job_progress
+
+    release = get_object_or_404(Release.objects.select_related("project", "job"), pk=pk)
+    context = {"release": release, "files": release.files.all(),
+               "progress": job_progress(release.job) if release.job else None}
+    template = "annotation/release_detail.html"
+    if request.htmx:
+        template += "#release-status"
+    return render(request, template, context)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def release_action(request: HttpRequest, pk: int) -> HttpResponse:
+    """Create a release of project ``pk`` (action=create) or publish one (action=publish)."""
+    from annotation import releases
+    from annotation.models import Release
+
+    if request.POST.get("action") == "publish":
+        release = get_object_or_404(Release, pk=request.POST.get("release"), project_id=pk)
+        releases.release_publish(release=release, actor=request.user)
+        messages.success(request, f"Release {release.version} published.")
+        return redirect("annotation:project_detail", pk=pk)
+    project = get_object_or_404(Project, pk=pk)
+    try:
+        release = releases.release_create(
+            project=project, version=request.POST.get("version", "").strip(),
+            formats=request.POST.getlist("formats"), user=request.user,
+            omit_workers=request.POST.get("omit_workers") == "on",
+        )
+    except ValidationError as exc:
+        messages.error(request, exc.messages[0])
+        return redirect("annotation:project_detail", pk=pk)
+    return redirect("annotation:release_detail", pk=release.pk)

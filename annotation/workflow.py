@@ -11,7 +11,15 @@ from typing import Any
 
 from django.db import models
 
-from annotation.models import Assignment, Batch, Inspection, Item, Project, TransitionLog
+from annotation.models import (
+    Assignment,
+    Batch,
+    Inspection,
+    Item,
+    Project,
+    Release,
+    TransitionLog,
+)
 
 AS, IS, PS = Assignment.Status, Item.Status, Project.Status
 BS, NS = Batch.Status, Inspection.Status
@@ -29,6 +37,11 @@ ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
     Batch: frozenset({
         (BS.OPEN, BS.WORKING), (BS.WORKING, BS.INSPECTION), (BS.RETURNED, BS.INSPECTION),
         (BS.INSPECTION, BS.ACCEPTED), (BS.INSPECTION, BS.RETURNED),
+    }),
+    Release: frozenset({
+        (Release.Status.BUILDING, Release.Status.READY),
+        (Release.Status.BUILDING, Release.Status.FAILED),
+        (Release.Status.READY, Release.Status.PUBLISHED),
     }),
     Inspection: frozenset({
         (NS.OPEN, NS.ACTIVE), (NS.ACTIVE, NS.OPEN), (NS.ACTIVE, NS.DONE),

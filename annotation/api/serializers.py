@@ -41,3 +41,37 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = ("id", "name", "recipe", "corpus", "language", "status", "created_at")
+
+
+class ReleaseFileOutputSerializer(serializers.Serializer):
+    format = serializers.CharField()
+    split = serializers.CharField()
+    path = serializers.CharField()
+    records = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    bytes = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, f) -> str:
+        from django.urls import reverse
+
+        return reverse("annotation:release_file", args=[f.release_id, f.path])
+
+
+class ReleaseOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    project = serializers.CharField(source="project.name")
+    version = serializers.CharField()
+    status = serializers.CharField()
+    formats = serializers.ListField(child=serializers.CharField())
+    split_counts = serializers.DictField()
+    created_at = serializers.DateTimeField()
+    published_at = serializers.DateTimeField()
+    error = serializers.CharField()
+    files = ReleaseFileOutputSerializer(many=True)
+
+
+class ReleaseCreateInputSerializer(serializers.Serializer):
+    version = serializers.CharField(max_length=40)
+    formats = serializers.ListField(child=serializers.CharField(), min_length=1)
+    omit_workers = serializers.BooleanField(default=False)

@@ -12,6 +12,8 @@ urlpatterns = [
     path("tasks/<int:pk>/release/", views.TaskReleaseApi.as_view(), name="api_task_release"),
     path("projects/", views.ProjectListApi.as_view(), name="api_projects"),
     path("projects/<int:pk>/", views.ProjectDetailApi.as_view(), name="api_project_detail"),
+    path("projects/<int:pk>/releases/", views.ProjectReleasesApi.as_view(),
+         name="api_project_releases"),
     path("projects/<int:pk>/records/", views.ProjectRecordsApi.as_view(),
          name="api_project_records"),
 ]

@@ -20,7 +20,7 @@ from annotation.api.serializers import (
     TaskSubmitInputSerializer,
 )
 from annotation.models import Project
-from annotation.roles import IsAdmin, IsAnnotator, IsChecker, Role, user_roles
+from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role, user_roles
 
 User = get_user_model()
 
@@ -167,3 +167,36 @@ class ProjectRecordsApi(generics.GenericAPIView):
             {"item": item.pk, "document": item.document.external_id if item.document else None,
              "split": item.split, "record": item.result} for item in page
         ])
+
+
+class ProjectReleasesApi(generics.GenericAPIView):
+    """A project's releases: admins see all and create them; others see published ones."""
+
+    permission_classes = (IsAnyRole,)
+
+    def get(self, request: Request, pk: int) -> Response:
+        from annotation.api.serializers import ReleaseOutputSerializer
+        from annotation.selectors import releases_visible
+
+        project = get_object_or_404(Project, pk=pk)
+        page = self.paginate_queryset(releases_visible(user=request.user, project=project))
+        return self.get_paginated_response(ReleaseOutputSerializer(page, many=True).data)
+
+    def post(self, request: Request, pk: int) -> Response:
+        from annotation import releases
+        from annotation.api.serializers import (
+            ReleaseCreateInputSerializer,
+            ReleaseOutputSerializer,
+        )
+
+        if not IsAdmin().has_permission(request, self):
+            raise PermissionDenied("only admins create releases")
+        project = get_object_or_404(Project, pk=pk)
+        data = ReleaseCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            release = releases.release_create(project=project, user=request.user,
+                                              **data.validated_data)
+        except ValidationError as exc:
+            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,227 @@
+"""Consolidated records of a project, streamed from the database as exporter records.
+
+Each recipe's final stage holds one done item per record (``selectors.consolidated_items``).
+These generators read them in (document, id) order, fetch documents in chunks (a body is
+read once per chunk, not once per question), and build the plain records of
+``collector.exporters`` lazily, so an export's memory stays flat however large the
+project is.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from itertools import groupby
+from typing import Any
+
+from annotation.models import Item, Project
+from collector.exporters import (
+    BAD_QUESTION,
+    NO_ANSWER,
+    CharSpan,
+    DureaderDocument,
+    DureaderRecord,
+    MarcoPassage,
+    MarcoRecord,
+    NewsqaQuestion,
+    NewsqaSourcerAnswer,
+    NewsqaStory,
+    NewsqaValidatedAnswer,
+    RecoRecord,
+    SquadAnswer,
+    SquadArticle,
+    SquadParagraph,
+    SquadQuestion,
+    squad_id,
+)
+from collector.models import Document
+
+CHUNK = 2000
+
+
+def final_items(project: Project) -> Any:
+    last = project.stages.order_by("-order").first()
+    return Item.objects.filter(stage=last, status=Item.Status.DONE)
+
+
+def _rows_with_documents(project: Project, *, split: str | None = None
+                         ) -> Iterator[tuple[dict[str, Any], Document | None]]:
+    """(row, document) for each final item in (document, id) order; documents loaded by
+    chunk with only the fields exports need."""
+    qs = final_items(project)
+    if split is not None:
+        qs = qs.filter(split=split)
+    rows = qs.order_by("document_id", "id").values(
+        "id", "key", "split", "result", "document_id").iterator(chunk_size=CHUNK)
+    buffer: list[dict[str, Any]] = []
+    cache: dict[int, Document] = {}
+    for row in rows:
+        buffer.append(row)
+        if len(buffer) >= CHUNK:
+            yield from _flush(buffer, cache)
+            buffer = []
+    yield from _flush(buffer, cache)
+
+
+def _flush(buffer: list[dict[str, Any]], cache: dict[int, Document]
+           ) -> Iterator[tuple[dict[str, Any], Document | None]]:
+    wanted = {r["document_id"] for r in buffer if r["document_id"]} - set(cache)
+    if wanted:
+        last = max((r["document_id"] for r in buffer if r["document_id"]), default=None)
+        # Keep only the document that may continue into the next chunk.
+        keep = {k: v for k, v in cache.items() if k == last}
+        cache.clear()
+        cache.update(keep)
+        cache.update(Document.objects.only("id", "external_id", "title", "url", "body")
+                     .in_bulk(wanted))
+    for row in buffer:
+        yield row, cache.get(row["document_id"])
+
+
+def splits_of(project: Project) -> list[str]:
+    order = {"train": 0, "dev": 1, "test": 2}
+    found = final_items(project).values_list("split", flat=True).distinct()
+    return sorted({s or "train" for s in found}, key=lambda s: (order.get(s, 9), s))
+
+
+# NewsQA ------------------------------------------------------------------------------
+
+def _choice(obj: dict[str, Any] | None) -> Any:
+    if not obj:
+        return None
+    if obj.get("noAnswer"):
+        return NO_ANSWER
+    if obj.get("badQuestion"):
+        return BAD_QUESTION
+    return CharSpan(obj["s"], obj["e"])
+
+
+def _newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
+    answers = [
+        NewsqaSourcerAnswer(spans=[CharSpan(s["s"], s["e"]) for s in a["sourcerAnswers"]
+                                   if "s" in s])
+        for a in record["answers"]
+    ]
+    validated = record.get("validatedAnswers")
+    return NewsqaQuestion(
+        q=record["q"], answers=answers, is_answer_absent=record["isAnswerAbsent"],
+        is_question_bad=record.get("isQuestionBad"),
+        validated_answers=[NewsqaValidatedAnswer(choice=_choice(v), count=v["count"])
+                           for v in validated] if validated is not None else None,
+        consensus=_choice(record.get("consensus")),
+    )
+
+
+def newsqa_stories(project: Project, *, split: str | None = None) -> Iterator[NewsqaStory]:
+    for _, group in groupby(_rows_with_documents(project, split=split),
+                            key=lambda pair: pair[0]["document_id"]):
+        pairs = iter(group)
+        first_row, doc = next(pairs)
+        rest = (row for row, _ in pairs)
+        yield NewsqaStory(
+            story_id=f"./cnn/stories/{doc.external_id}.story", text=doc.body,
+            type=first_row["split"] or "train",
+            questions=(_newsqa_question(r["result"]) for r in _chain(first_row, rest)),
+        )
+
+
+def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield first
+    yield from rest
+
+
+def squad_articles(project: Project, *, split: str | None = None,
+                   namespace: str) -> Iterator[SquadArticle]:
+    """One article and one paragraph (the document body) per document."""
+    for _, group in groupby(_rows_with_documents(project, split=split),
+                            key=lambda pair: pair[0]["document_id"]):
+        pairs = iter(group)
+        first_row, doc = next(pairs)
+        rows = _chain(first_row, (row for row, _ in pairs))
+        questions = (_squad_question(doc.body, row, namespace) for row in rows)
+        yield SquadArticle(title=doc.title or doc.external_id,
+                           paragraphs=iter([SquadParagraph(context=doc.body, qas=questions)]))
+
+
+def _squad_question(body: str, row: dict[str, Any], namespace: str) -> SquadQuestion:
+    record = row["result"]
+    spans = [(a["sourcerAnswers"][0]["s"], a["sourcerAnswers"][-1]["e"])
+             for a in record["answers"] if "s" in a["sourcerAnswers"][0]]
+    consensus = record.get("consensus") or {}
+    qid = squad_id(namespace, row["key"])
+    if "s" not in consensus:
+        return SquadQuestion(
+            id=qid, question=record["q"], answers=(), is_impossible=True,
+            plausible_answers=[SquadAnswer(body[s:e], s) for s, e in dict.fromkeys(spans)],
+        )
+    first = (consensus["s"], consensus["e"])
+    ordered = [first] + [span for span in spans if span != first]
+    return SquadQuestion(id=qid, question=record["q"],
+                         answers=[SquadAnswer(body[s:e], s) for s, e in ordered])
+
+
+# MS MARCO and DuReader ----------------------------------------------------------------
+
+def _int_id(value: Any, fallback: int) -> int:
+    """MS MARCO and DuReader want integer ids: a numeric external id as it is, otherwise a
+    stable 31-bit number from it."""
+    text = str(value)
+    if text.isdigit():
+        return int(text)
+    return zlib.crc32(text.encode()) & 0x7FFFFFFF or fallback
+
+
+def marco_records(project: Project, *, split: str | None = None,
+                  include_unanswerable: bool = True) -> Iterator[MarcoRecord]:
+    for row, _ in _rows_with_documents(project, split=split):
+        record = row["result"]
+        if record.get("no_answer") and not include_unanswerable:
+            continue
+        yield MarcoRecord(
+            query_id=_int_id(record["query_id"], row["id"]), query=record["query"],
+            query_type=record.get("query_type") or "DESCRIPTION",
+            passages=[MarcoPassage(passage_text=p["passage_text"], url=p.get("url") or "",
+                                   is_selected=bool(p["is_selected"]))
+                      for p in record["passages"]],
+            answers=[] if record.get("no_answer") else record["answers"],
+            workers=record.get("answer_workers"),
+        )
+
+
+def dureader_records(project: Project, *, split: str | None = None) -> Iterator[DureaderRecord]:
+    for row, _ in _rows_with_documents(project, split=split):
+        record = row["result"]
+        if record.get("no_answer"):
+            continue
+        qtype = record.get("question_type") or "DESCRIPTION"
+        yield DureaderRecord(
+            question_id=_int_id(record["query_id"], row["id"]), question=record["query"],
+            question_type=qtype, fact_or_opinion="OPINION" if qtype == "YES_NO" else "FACT",
+            documents=[DureaderDocument(title=p.get("document") or "",
+                                        paragraphs=[p["passage_text"]],
+                                        bs_rank_pos=int(p["rank"]) - 1,
+                                        is_selected=bool(p["is_selected"]))
+                       for p in record["passages"]],
+            answers=record["answers"],
+            yesno_answers=record.get("yesno_answers") or ([] if qtype == "YES_NO" else None),
+            entity_answers=record.get("entity_answers") or (
+                [[] for _ in record["answers"]] if qtype == "ENTITY" else None),
+            workers=record.get("answer_workers"),
+        )
+
+
+# ReCO ------------------------------------------------------------------------------
+
+def reco_records(project: Project, *, split: str | None = None) -> Iterator[RecoRecord]:
+    for row, _ in _rows_with_documents(project, split=split):
+        record = row["result"]
+        if record.get("rejected"):
+            continue
+        yield RecoRecord(
+            query_id=_int_id(record.get("query_id", row["key"]), row["id"]),
+            query=record["query"], doc=record["doc"], passage=record["passage"],
+            alternatives=record["alternatives"].split("|")
+            if isinstance(record["alternatives"], str) else record["alternatives"],
+            answer=record.get("answer"), url=record.get("url"),
+            annotator=record.get("annotator_id"),
+        )

@@ -1,0 +1,372 @@
+"""Dataset releases: frozen, versioned snapshots of a project in the formats people load.
+
+``release_create`` records the release and enqueues its build job; the job streams the
+project's consolidated records into the writers of ``collector.exporters`` (atomic files,
+SHA-256 computed while writing), writes the datasheet, the checksums and, for ``hf``, a
+Hugging Face folder with a dataset card. A release is never changed after its build: its
+directory is written once, an existing file is never replaced, and a new version is a new
+release. Workers appear only as per-release pseudonyms (HMAC with a salt that stays in
+the database), or not at all.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import release_records as rr
+from annotation.models import Inspection, Item, Project, Release, ReleaseFile, Submission
+from annotation.workflow import transition
+from collector.exporters import (
+    ManifestEntry,
+    Pseudonymizer,
+    new_release_salt,
+    write_checksums,
+    write_dataset_card,
+    write_datasheet,
+    write_dureader,
+    write_hf_split,
+    write_msmarco_jsonl,
+    write_newsqa_csv,
+    write_newsqa_json,
+    write_reco,
+    write_squad_v1,
+    write_squad_v2,
+)
+from collector.jobs import JobError, Progress, job_create, job_handler
+from collector.models import Job
+
+# format -> (recipes it applies to, file name)
+FORMATS: dict[str, tuple[frozenset[str], str]] = {
+    "squad-v1": (frozenset({"newsqa"}), "squad-v1.1.json"),
+    "squad-v2": (frozenset({"newsqa"}), "squad-v2.0.json"),
+    "newsqa-json": (frozenset({"newsqa"}), "combined-newsqa-data-v1.json"),
+    "newsqa-csv": (frozenset({"newsqa"}), "combined-newsqa-data-v1.csv"),
+    "msmarco": (frozenset({"marco"}), "msmarco_v2.1.jsonl"),
+    "dureader": (frozenset({"marco"}), "dureader.jsonl"),
+    "reco": (frozenset({"reco"}), "reco.json"),
+    "hf": (frozenset({"newsqa", "marco", "reco"}), "hf"),
+}
+HF_KIND = {"newsqa": "squad_v2", "marco": "msmarco", "reco": "reco"}
+LICENCE_SPDX = {"CC BY-SA 4.0": "cc-by-sa-4.0", "Apache-2.0": "apache-2.0"}
+
+
+def formats_for(recipe: str) -> list[str]:
+    return [name for name, (recipes, _) in FORMATS.items() if recipe in recipes]
+
+
+def release_root() -> Path:
+    return Path(settings.MEDIA_ROOT)
+
+
+def release_path(release: Release) -> Path:
+    return release_root() / release.directory
+
+
+@transaction.atomic
+def release_create(*, project: Project, version: str, formats: Iterable[str], user: Any = None,
+                   omit_workers: bool = False, build: bool = True) -> Release:
+    """Record a release of ``project`` and enqueue its build (admins only, checked by
+    callers). Refuses unknown or inapplicable formats and an existing version."""
+    wanted = list(dict.fromkeys(formats))
+    if not wanted:
+        raise ValidationError("formats: choose at least one format")
+    for name in wanted:
+        if name not in FORMATS:
+            raise ValidationError(f"formats: unknown format {name!r}; known: "
+                                  f"{', '.join(FORMATS)}")
+        if project.recipe not in FORMATS[name][0]:
+            raise ValidationError(f"formats: {name} does not apply to a {project.recipe} "
+                                  f"project; use {', '.join(formats_for(project.recipe))}")
+    if Release.objects.filter(project=project, version=version).exists():
+        raise ValidationError(f"version: {project.name} {version} exists already; releases "
+                              "are immutable, choose a new version")
+    if not rr.final_items(project).exists():
+        raise ValidationError("the project has no consolidated records yet")
+    release = Release(
+        project=project, version=version, formats=wanted, omit_workers=omit_workers,
+        pseudonym_salt=new_release_salt(), created_by=user if getattr(user, "pk", None) else None,
+        stage_params=[{"order": s.order, "kind": s.kind, "name": s.name, "params": s.params}
+                      for s in project.stages.order_by("order")],
+    )
+    release.full_clean(exclude=["job", "split_counts", "datasheet", "stage_params", "error"])
+    release.save()
+    if build:
+        job = job_create(kind="release_build", params={"release_id": release.pk}, user=user)
+        Release.objects.filter(pk=release.pk).update(job=job)
+        release.job = job
+    return release
+
+
+def release_publish(*, release: Release, actor: Any) -> Release:
+    transition(release, Release.Status.PUBLISHED, actor=actor, published_at=timezone.now())
+    return release
+
+
+@job_handler("release_build")
+def release_build_job(job: Job, progress: Progress) -> dict[str, Any]:
+    release = Release.objects.select_related("project", "project__corpus").filter(
+        pk=job.params["release_id"]).first()
+    if release is None:
+        raise JobError(f"release {job.params['release_id']} no longer exists")
+    try:
+        return release_build(release=release, progress=progress)
+    except Exception as exc:
+        if release.status == Release.Status.BUILDING:
+            transition(release, Release.Status.FAILED, error=str(exc)[:2000],
+                       finished_at=timezone.now())
+        raise
+
+
+def release_build(*, release: Release, progress: Progress | None = None,
+                  out_dir: Path | None = None) -> dict[str, Any]:
+    """Write every format of the release; record files and checksums; mark it ready.
+
+    Runs once: a release that is not building is refused, and a directory that exists
+    already (a crashed earlier run) is removed first, since nothing of it was recorded.
+    """
+    if release.status != Release.Status.BUILDING:
+        raise JobError(f"release {release} is {release.status}: releases are built once")
+    project = release.project
+    root = out_dir or release_path(release)
+    if root.exists() and out_dir is None:
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=out_dir is not None)
+    total = rr.final_items(project).count()
+    steps = len(release.formats) + 1
+    if progress:
+        progress.start(total=total * steps, message="writing the release")
+    base = 0
+
+    def tick(message: str) -> Callable[[int], None]:
+        def report(done: int) -> None:
+            if progress:
+                progress.set(base + done, message=message)
+        return report
+
+    pseudonyms = Pseudonymizer(release.pseudonym_salt, omit=release.omit_workers)
+    datasheet = datasheet_build(release=release)
+    entries: list[tuple[str, str, ManifestEntry]] = []
+    for name in release.formats:
+        entries.extend(_write_format(release, name, root, tick(f"writing {name}"),
+                                     pseudonyms, datasheet))
+        base += total
+    entries.append(("datasheet", "", write_datasheet(root / "DATASHEET.md", datasheet,
+                                                     pseudonyms=pseudonyms)))
+    write_checksums(root / "SHA256SUMS", [e for _, _, e in entries], root=root)
+    splits = dict(Counter(s or "train" for s in rr.final_items(project)
+                          .values_list("split", flat=True)))
+    with transaction.atomic():
+        ReleaseFile.objects.bulk_create([
+            ReleaseFile(release=release, format=fmt, split=split,
+                        path=str(Path(entry.path).relative_to(root)), records=entry.records,
+                        sha256=entry.sha256, bytes=entry.bytes)
+            for fmt, split, entry in entries
+        ])
+        transition(release, Release.Status.READY, split_counts=splits, datasheet=datasheet,
+                   finished_at=timezone.now())
+    if progress:
+        progress.set(total * steps, message="done")
+    return {"files": len(entries), "records": total, "splits": splits}
+
+
+def _write_format(release: Release, name: str, root: Path, report: Callable[[int], None],
+                  pseudonyms: Pseudonymizer, datasheet: dict[str, Any]
+                  ) -> list[tuple[str, str, ManifestEntry]]:
+    project = release.project
+    filename = FORMATS[name][1]
+    namespace = f"{project.pk}:{project.name}"
+    writers: dict[str, Callable[[], ManifestEntry]] = {
+        "squad-v1": lambda: write_squad_v1(
+            root / filename, rr.squad_articles(project, namespace=namespace),
+            progress=report, skip_unanswerable=True),
+        "squad-v2": lambda: write_squad_v2(
+            root / filename, rr.squad_articles(project, namespace=namespace), progress=report),
+        "newsqa-json": lambda: write_newsqa_json(root / filename, rr.newsqa_stories(project),
+                                                 progress=report),
+        "newsqa-csv": lambda: write_newsqa_csv(root / filename, rr.newsqa_stories(project),
+                                               progress=report),
+        "msmarco": lambda: write_msmarco_jsonl(root / filename, rr.marco_records(project),
+                                               progress=report),
+        "dureader": lambda: write_dureader(root / filename, rr.dureader_records(project),
+                                           progress=report),
+        "reco": lambda: write_reco(root / filename, rr.reco_records(project), progress=report),
+    }
+    if name != "hf":
+        return [(name, "", writers[name]())]
+    return _write_hf(release, root / "hf", report, pseudonyms, datasheet)
+
+
+def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
+              pseudonyms: Pseudonymizer, datasheet: dict[str, Any]
+              ) -> list[tuple[str, str, ManifestEntry]]:
+    project = release.project
+    kind = HF_KIND[project.recipe]
+    namespace = f"{project.pk}:{project.name}"
+    sources: dict[str, Callable[[str], Iterable[Any]]] = {
+        "squad_v2": lambda split: rr.squad_articles(project, split=split, namespace=namespace),
+        "msmarco": lambda split: rr.marco_records(project, split=split),
+        "reco": lambda split: rr.reco_records(project, split=split),
+    }
+    out: list[tuple[str, str, ManifestEntry]] = []
+    split_entries = {}
+    for split in rr.splits_of(project):
+        entry = write_hf_split(folder, split, sources[kind](split), kind=kind,
+                               pseudonyms=pseudonyms, progress=report)
+        split_entries[split] = entry
+        out.append(("hf", split, entry))
+    licence = (project.corpus.licence if project.corpus else "") or ""
+    card = write_dataset_card(
+        folder, kind=kind, splits=split_entries, datasheet=datasheet, pseudonyms=pseudonyms,
+        pretty_name=f"{project.name} {release.version}",
+        license_id=LICENCE_SPDX.get(licence.strip().split("\n")[0].strip()),
+        language=(project.language,),
+    )
+    out.append(("hf", "", card))
+    return out
+
+
+# The datasheet -------------------------------------------------------------------------
+
+PROTOCOLS = {
+    "newsqa": "NewsQA (Trischler et al.): articles split 90/5/5 by article; questioners see "
+              "only headline and highlights; answerers mark spans in the full article; "
+              "questions without answer agreement go to validators, who choose the best "
+              "answer; spans less than 3 words apart are merged.",
+    "reco": "ReCO (Wang et al.): queries filtered for question intent, inappropriate content "
+            "and yes/no features; top-10 documents retrieved and filtered for trivial "
+            "overlap; annotators extract evidence and write positive / negative / uncertain "
+            "alternatives in batches that checkers inspect on samples (accuracy > 0.95).",
+    "marco": "MS MARCO answer distillation (Bajaj et al.; pa-metrics paper): queries judged, "
+             "passages retrieved and curated, answers written by several editors and "
+             "weighted by consensus (pa-BLEU importance); outliers reviewed by checkers.",
+}
+
+
+def datasheet_build(*, release: Release) -> dict[str, Any]:
+    project = release.project
+    stages = list(project.stages.order_by("order"))
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for stage_name, split, n in _stage_split_counts(project):
+        counts[stage_name][split or "all"] = n
+    times: dict[str, list[float]] = defaultdict(list)
+    for stage_name, seconds in Submission.objects.filter(stage__project=project).values_list(
+            "stage__name", "time_on_task_s").iterator():
+        times[stage_name].append(seconds)
+    corpus = project.corpus
+    sheet: dict[str, Any] = {
+        "title": project.name,
+        "version": release.version,
+        "created": timezone.now().isoformat(timespec="seconds"),
+        "recipe": project.recipe,
+        "description": project.description,
+        "protocol": PROTOCOLS.get(project.recipe, ""),
+        "stages": [{"name": s.name, "kind": s.kind, "automatic": s.kind_spec.automatic,
+                    "parameters": s.params} for s in stages],
+        "counts": dict(counts),
+        "splits": dict(Counter(s or "train" for s in rr.final_items(project)
+                               .values_list("split", flat=True))),
+        "median_time_on_task_s": {name: round(statistics.median(v), 1)
+                                  for name, v in times.items() if v},
+        "licence": {"name": (corpus.licence.strip().split("\n")[0] if corpus and corpus.licence
+                             else "see the source corpus"),
+                    "source": corpus.name if corpus else ""},
+        "agreement": agreement_statistics(project),
+        "batch_inspections": [
+            {"batch": i.batch.number, "annotator": i.batch.annotator_id, "round": i.round,
+             "sampled": len(i.sample), "errors": i.errors, "accuracy": i.accuracy,
+             "passed": i.passed}
+            for i in Inspection.objects.filter(batch__project=project,
+                                               status=Inspection.Status.DONE)
+            .select_related("batch").order_by("id")
+        ],
+        "notes": ["Workers appear only as per-release pseudonyms."
+                  if not release.omit_workers else "Worker identities are omitted."],
+    }
+    if project.recipe == "newsqa":
+        sheet["human_performance"] = human_performance(project)
+    return sheet
+
+
+def _stage_split_counts(project: Project) -> Iterable[tuple[str, str, int]]:
+    from django.db.models import Count
+
+    return (Item.objects.filter(project=project, status=Item.Status.DONE)
+            .values_list("stage__name", "split").annotate(n=Count("id")).order_by())
+
+
+def agreement_statistics(project: Project) -> dict[str, Any]:
+    """Share agreed without validation, share needing validation, share without agreement
+    after it, and Krippendorff's alpha (nominal) over the answerers' answer keys."""
+    from collector.consolidation import Answer, answer_key
+    from collector.metrics import krippendorff_alpha
+    from collector.metrics.errors import MetricsInputError
+
+    if project.recipe != "newsqa":
+        return {}
+    checked = list(Item.objects.filter(project=project, stage__kind="newsqa_agreement",
+                                       status=Item.Status.DONE).values_list("result", flat=True))
+    final = list(rr.final_items(project).values_list("result", flat=True))
+    stats: dict[str, Any] = {}
+    if checked:
+        agreed = sum(1 for r in checked if r.get("agreed"))
+        stats["share_agreed"] = round(agreed / len(checked), 4)
+        stats["share_validated"] = round(1 - agreed / len(checked), 4)
+    if final:
+        stats["share_no_agreement"] = round(
+            sum(1 for r in final if not r.get("agreed")) / len(final), 4)
+    columns: list[list[Any]] = []
+    for item in (Item.objects.filter(project=project, stage__kind="newsqa_agreement",
+                                     status=Item.Status.DONE).select_related("document")
+                 .only("data", "document__body").iterator(chunk_size=500)):
+        body = item.document.body
+        keys = ["|".join(answer_key(body, Answer.from_record(a))) for a in item.data["answers"]]
+        columns.append([f"{item.pk}:{k}" for k in keys])
+    if columns:
+        raters = max(len(c) for c in columns)
+        data = [[c[r] if r < len(c) else None for c in columns] for r in range(raters)]
+        try:
+            stats["krippendorff_alpha"] = round(krippendorff_alpha(data), 4)
+        except (MetricsInputError, ValueError, ZeroDivisionError):
+            stats["krippendorff_alpha"] = None
+    return stats
+
+
+def human_performance(project: Project) -> dict[str, Any]:
+    """NewsQA section 6.1: EM/F1 of one held-out human answer (the first answerer's)
+    against the others, over questions with at least two span answers."""
+    from collector.metrics.squad import exact_match, f1_v1
+
+    per_split: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for row, doc in rr._rows_with_documents(project):
+        answers = [a["sourcerAnswers"] for a in row["result"]["answers"]]
+        texts = [doc.body[a[0]["s"]:a[-1]["e"]] for a in answers if "s" in a[0]]
+        if len(texts) < 2:
+            continue
+        held_out, others = texts[0], texts[1:]
+        per_split[row["split"] or "train"].append((
+            max(exact_match(held_out, g) for g in others),
+            max(f1_v1(held_out, g) for g in others),
+        ))
+    scores = [s for v in per_split.values() for s in v]
+    if not scores:
+        return {"questions": 0, "method": "no question had two span answers"}
+    return {
+        "exact_match": round(100 * sum(e for e, _ in scores) / len(scores), 2),
+        "f1": round(100 * sum(f for _, f in scores) / len(scores), 2),
+        "questions": len(scores),
+        "method": "first answerer's answer scored against the other answerers' (SQuAD v1.1 "
+                  "EM/F1), as in NewsQA section 6.1",
+        "by_split": {split: {"exact_match": round(100 * sum(e for e, _ in v) / len(v), 2),
+                             "f1": round(100 * sum(f for _, f in v) / len(v), 2),
+                             "questions": len(v)} for split, v in per_split.items()},
+    }

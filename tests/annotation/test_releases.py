@@ -1,0 +1,208 @@
+"""Releases: a finished NewsQA project exported in every format, reloaded independently."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotation import engine, releases
+from annotation.models import Item, Release, Stage
+from tests.annotation.test_newsqa_flow import claim_item
+
+REPO = Path(__file__).resolve().parents[2]
+
+ANSWERS = {
+    # question -> phrases per answerer (None = no answer)
+    "When will the builders begin work?": ["in March", "in March"],
+    "Who opposed the plan?": ["Dario Weiss", "Lena Ortiz"],
+    "How much did the repairs cost?": ["$12 million", "$12 million"],
+    "Who is the county engineer?": [None, None],
+}
+
+
+def _answer(worker, project, item, phrase, committed):
+    task = claim_item(worker, project, item)
+    body = item.document.body
+    payload = {"no_answer": True} if phrase is None else {
+        "spans": [[body.index(phrase), body.index(phrase) + len(phrase)]]}
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=worker, payload=payload)
+
+
+@pytest.fixture
+def finished_project(newsqa_project, workers, committed, tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    Stage.objects.filter(project=newsqa_project, kind="newsqa_answer").update(
+        params={**newsqa_project.stages.get(kind="newsqa_answer").params,
+                "max_extra_answers": 0})
+    texts = {"portvale-library": ["When will the builders begin work?", "Who opposed the plan?"],
+             "riverton-bridge": ["How much did the repairs cost?", "Who is the county engineer?"]}
+    for _ in range(2):
+        task = engine.task_claim(worker=workers["questioner"], project=newsqa_project)
+        with committed():
+            engine.task_submit(assignment_id=task.pk, worker=workers["questioner"],
+                               payload={"questions": texts[task.item.document.external_id]})
+    for question, phrases in ANSWERS.items():
+        item = Item.objects.get(stage__kind="newsqa_answer", data__question=question)
+        for name, phrase in zip(("ann1", "ann2"), phrases, strict=True):
+            _answer(workers[name], newsqa_project, item, phrase, committed)
+    validation = Item.objects.get(stage__kind="newsqa_validate")
+    for name in ("val1", "val2"):
+        task = claim_item(workers[name], newsqa_project, validation)
+        with committed():
+            engine.task_submit(assignment_id=task.pk, worker=workers[name], payload={"choice": 0})
+    assert Item.objects.filter(stage__kind="newsqa_consolidate", status="done").count() == 4
+    return newsqa_project
+
+
+def _release(project, admin_user, committed, formats, version="1.0.0"):
+    with committed():
+        release = releases.release_create(project=project, version=version, formats=formats,
+                                          user=admin_user)
+    release.refresh_from_db()
+    assert release.status == "ready", release.error
+    return release
+
+
+def test_every_newsqa_format_reloads_with_the_database_values(
+    finished_project, admin_user, committed, workers
+):
+    release = _release(finished_project, admin_user, committed,
+                       ["squad-v1", "squad-v2", "newsqa-json", "newsqa-csv", "hf"])
+    root = releases.release_path(release)
+    records = {i.result["q"]: i for i in Item.objects.filter(
+        stage__kind="newsqa_consolidate").select_related("document")}
+
+    squad = json.loads((root / "squad-v2.0.json").read_text())
+    questions = {qa["question"]: (qa, p["context"]) for a in squad["data"]
+                 for p in a["paragraphs"] for qa in p["qas"]}
+    assert set(questions) == set(ANSWERS)
+    for text, (qa, context) in questions.items():
+        item = records[text]
+        assert context == item.document.body
+        consensus = item.result["consensus"]
+        assert qa["is_impossible"] == ("s" not in consensus)
+        for answer in qa["answers"]:
+            assert context[answer["answer_start"]:][:len(answer["text"])] == answer["text"]
+        if "s" in consensus:
+            assert qa["answers"][0]["answer_start"] == consensus["s"]
+    assert questions["Who opposed the plan?"][0]["answers"][0]["text"] == "Dario Weiss"
+    v1 = json.loads((root / "squad-v1.1.json").read_text())
+    assert sum(len(p["qas"]) for a in v1["data"] for p in a["paragraphs"]) == 3
+
+    newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())
+    stories = {s["storyId"]: s for s in newsqa["data"]}
+    assert set(stories) == {"./cnn/stories/portvale-library.story",
+                            "./cnn/stories/riverton-bridge.story"}
+    for story in stories.values():
+        for q in story["questions"]:
+            item = records[q["q"]]
+            assert story["type"] == item.split
+            assert q["consensus"] == item.result["consensus"]
+            assert q["isAnswerAbsent"] == item.result["isAnswerAbsent"]
+    weiss = next(q for s in stories.values() for q in s["questions"]
+                 if q["q"] == "Who opposed the plan?")
+    assert weiss["validatedAnswers"][0]["count"] == 2
+
+    with (root / "combined-newsqa-data-v1.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["question"] for r in rows} == set(ANSWERS)
+    none_row = next(r for r in rows if r["question"] == "Who is the county engineer?")
+    assert none_row["answer_char_ranges"] == "None|None"
+
+    import pyarrow.parquet as pq
+
+    hf_files = release.files.filter(format="hf").exclude(split="")
+    rows = sum(pq.read_table(root / f.path).num_rows for f in hf_files)
+    assert rows == 4
+    assert (root / "hf" / "README.md").read_text().startswith("---")
+
+    # Checksums verify; no worker name anywhere.
+    for f in release.files.all():
+        path = root / f.path
+        assert (_sha256(path), path.stat().st_size) == (f.sha256, f.bytes)
+    sums = (root / "SHA256SUMS").read_text()
+    assert all(f"{f.sha256}  {f.path}" in sums for f in release.files.exclude(format="datasheet"))
+    names = [u.username for u in workers.values()] + [admin_user.username]
+    for path in root.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".csv", ".md", ".jsonl"):
+            text = path.read_text()
+            assert not [n for n in names if f'"{n}"' in text or f" {n} " in text], path
+    sheet = (root / "DATASHEET.md").read_text()
+    assert "held-out" in sheet or "Human performance" in sheet
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_squad_exports_score_100_against_themselves(finished_project, admin_user, committed):
+    release = _release(finished_project, admin_user, committed, ["squad-v1", "squad-v2"])
+    root = releases.release_path(release)
+    for command, name, keys in (("squad-v1", "squad-v1.1.json", ("exact_match", "f1")),
+                                ("squad-v2", "squad-v2.0.json", ("exact", "f1"))):
+        data = json.loads((root / name).read_text())
+        preds = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "")
+                 for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]}
+        pred_path = root.parent / f"{command}-pred.json"
+        pred_path.write_text(json.dumps(preds))
+        out = subprocess.run([sys.executable, "-m", "collector.metrics", command,
+                              str(root / name), str(pred_path)], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout
+        scores = json.loads(out)
+        assert [scores[k] for k in keys] == [100.0, 100.0]
+
+
+def test_releases_are_immutable_and_versions_unique(finished_project, admin_user, committed):
+    release = _release(finished_project, admin_user, committed, ["squad-v2"])
+    with pytest.raises(ValidationError, match="exists already"):
+        releases.release_create(project=finished_project, version="1.0.0",
+                                formats=["squad-v2"], user=admin_user)
+    from collector.jobs import JobError
+
+    with pytest.raises(JobError, match="built once"):
+        releases.release_build(release=release)
+    with pytest.raises(ValidationError, match="does not apply"):
+        releases.release_create(project=finished_project, version="1.0.1", formats=["reco"])
+    with pytest.raises(ValidationError, match="semantic version"):
+        releases.release_create(project=finished_project, version="v1", formats=["squad-v2"])
+    releases.release_publish(release=release, actor=admin_user)
+    release.refresh_from_db()
+    assert release.status == "published"
+
+
+def test_only_admins_create_and_workers_see_only_published(
+    finished_project, admin_user, committed, workers, client_for
+):
+    api = APIClient()
+    url = reverse("api_project_releases", args=[finished_project.pk])
+    api.force_authenticate(workers["ann1"])
+    assert api.post(url, {"version": "1.0.0", "formats": ["squad-v2"]},
+                    format="json").status_code == 403
+    api.force_authenticate(admin_user)
+    with committed():
+        created = api.post(url, {"version": "1.0.0", "formats": ["squad-v2"]}, format="json")
+    assert created.status_code == 201, created.content
+    release = Release.objects.get()
+    api.force_authenticate(workers["ann1"])
+    assert api.get(url).json()["results"] == []
+    squad_file = release.files.get(format="squad-v2")
+    download = reverse("annotation:release_file", args=[release.pk, squad_file.path])
+    assert client_for(workers["ann1"]).get(download).status_code == 404
+    releases.release_publish(release=release, actor=admin_user)
+    listed = api.get(url).json()["results"]
+    assert [r["version"] for r in listed] == ["1.0.0"]
+    assert squad_file.sha256 in {f["sha256"] for f in listed[0]["files"]}
+    response = client_for(workers["ann1"]).get(download)
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content).startswith(b'{"version"')
