@@ -112,6 +112,12 @@ def release_publish(*, release: Release, actor: Any) -> Release:
     return release
 
 
+def release_fail(*, release: Release, error: str) -> None:
+    if release.status == Release.Status.BUILDING:
+        transition(release, Release.Status.FAILED, error=error[:2000],
+                   finished_at=timezone.now())
+
+
 @job_handler("release_build")
 def release_build_job(job: Job, progress: Progress) -> dict[str, Any]:
     release = Release.objects.select_related("project", "project__corpus").filter(
@@ -121,9 +127,7 @@ def release_build_job(job: Job, progress: Progress) -> dict[str, Any]:
     try:
         return release_build(release=release, progress=progress)
     except Exception as exc:
-        if release.status == Release.Status.BUILDING:
-            transition(release, Release.Status.FAILED, error=str(exc)[:2000],
-                       finished_at=timezone.now())
+        release_fail(release=release, error=str(exc))
         raise
 
 

@@ -206,3 +206,27 @@ def test_only_admins_create_and_workers_see_only_published(
     response = client_for(workers["ann1"]).get(download)
     assert response.status_code == 200
     assert b"".join(response.streaming_content).startswith(b'{"version"')
+
+
+def test_create_release_command_writes_files_and_prints_checksums(finished_project, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = StringIO()
+    call_command("create_release", "--project", finished_project.name, "--version", "2.0.0",
+                 "--format", "newsqa-json", "--format", "squad-v2", "--out",
+                 str(tmp_path / "rel"), stdout=out, verbosity=0)
+    printed = out.getvalue()
+    assert "combined-newsqa-data-v1.json" in printed and "squad-v2.0.json" in printed
+    digest = printed.split()[0]
+    assert len(digest) == 64
+    assert json.loads((tmp_path / "rel" / "squad-v2.0.json").read_text())["version"] == "v2.0"
+    with pytest.raises(CommandError, match="exists already"):
+        call_command("create_release", "--project", finished_project.name, "--version",
+                     "2.0.0", "--format", "squad-v2", "--out", str(tmp_path / "other"),
+                     verbosity=0)
+    with pytest.raises(CommandError, match="no project named"):
+        call_command("create_release", "--project", "nope", "--version", "1.0.0",
+                     "--format", "squad-v2", "--out", str(tmp_path / "x"), verbosity=0)
