@@ -78,6 +78,17 @@ def _flush(buffer: list[dict[str, Any]], cache: dict[int, Document]
         yield row, cache.get(row["document_id"])
 
 
+def split_counts(project: Project) -> dict[str, int]:
+    """Final records per split (counted in the database)."""
+    from django.db.models import Count
+
+    counts: dict[str, int] = {}
+    for split, n in (final_items(project).values_list("split").annotate(n=Count("id"))
+                     .order_by()):
+        counts[split or "train"] = counts.get(split or "train", 0) + n
+    return counts
+
+
 def splits_of(project: Project) -> list[str]:
     order = {"train": 0, "dev": 1, "test": 2}
     found = final_items(project).values_list("split", flat=True).distinct()

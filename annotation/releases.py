@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -167,8 +167,7 @@ def release_build(*, release: Release, progress: Progress | None = None,
     entries.append(("datasheet", "", write_datasheet(root / "DATASHEET.md", datasheet,
                                                      pseudonyms=pseudonyms)))
     write_checksums(root / "SHA256SUMS", [e for _, _, e in entries], root=root)
-    splits = dict(Counter(s or "train" for s in rr.final_items(project)
-                          .values_list("split", flat=True)))
+    splits = rr.split_counts(project)
     with transaction.atomic():
         ReleaseFile.objects.bulk_create([
             ReleaseFile(release=release, format=fmt, split=split,
@@ -277,8 +276,7 @@ def datasheet_build(*, release: Release) -> dict[str, Any]:
         "stages": [{"name": s.name, "kind": s.kind, "automatic": s.kind_spec.automatic,
                     "parameters": s.params} for s in stages],
         "counts": dict(counts),
-        "splits": dict(Counter(s or "train" for s in rr.final_items(project)
-                               .values_list("split", flat=True))),
+        "splits": rr.split_counts(project),
         "median_time_on_task_s": {name: round(statistics.median(v), 1)
                                   for name, v in times.items() if v},
         "licence": {"name": (corpus.licence.strip().split("\n")[0] if corpus and corpus.licence
@@ -317,17 +315,18 @@ def agreement_statistics(project: Project) -> dict[str, Any]:
 
     if project.recipe != "newsqa":
         return {}
-    checked = list(Item.objects.filter(project=project, stage__kind="newsqa_agreement",
-                                       status=Item.Status.DONE).values_list("result", flat=True))
-    final = list(rr.final_items(project).values_list("result", flat=True))
+    checked = Item.objects.filter(project=project, stage__kind="newsqa_agreement",
+                                  status=Item.Status.DONE)
+    final = rr.final_items(project)
+    n_checked, n_final = checked.count(), final.count()
     stats: dict[str, Any] = {}
-    if checked:
-        agreed = sum(1 for r in checked if r.get("agreed"))
-        stats["share_agreed"] = round(agreed / len(checked), 4)
-        stats["share_validated"] = round(1 - agreed / len(checked), 4)
-    if final:
+    if n_checked:
+        agreed = checked.filter(result__agreed=True).count()
+        stats["share_agreed"] = round(agreed / n_checked, 4)
+        stats["share_validated"] = round(1 - agreed / n_checked, 4)
+    if n_final:
         stats["share_no_agreement"] = round(
-            sum(1 for r in final if not r.get("agreed")) / len(final), 4)
+            1 - final.filter(result__agreed=True).count() / n_final, 4)
     columns: list[list[Any]] = []
     for item in (Item.objects.filter(project=project, stage__kind="newsqa_agreement",
                                      status=Item.Status.DONE).select_related("document")

@@ -1,0 +1,197 @@
+"""Benchmark: streaming release export on PostgreSQL.
+
+Builds a NewsQA project with 300,000 consolidated questions over 30,000 documents, then
+exports SQuAD v2.0 and NewsQA JSON through the release builder, each in a fresh
+subprocess so its peak RSS is its own. Targets: each export <= 30 s, peak RSS <= 300 MB.
+
+Baseline named in the output, measured in the same run: the same SQuAD v2.0 export done
+the naive way (every row loaded with its document, the whole JSON tree built in memory,
+then one json.dump) on the first tenth of the questions, scaled x10 for time.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench_export \\
+        .venv/bin/python bench/export.py [--questions 300000] [--documents 30000]
+
+It reads DATABASE_URL and refuses SQLite. It migrates that database and reuses a project
+built by an earlier run with the same sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DEBUG", "false")
+TARGET_S = 30.0
+TARGET_RSS_MB = 300.0
+_WORDS_TEXT = """council library harbor vote mayor bridge river county million repairs deck lane
+engineer station school market festival museum railway tunnel budget plan city town report
+election court police storm flood park garden road"""
+WORDS = _WORDS_TEXT.split()
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def setup(questions: int, documents: int) -> int:
+    from annotation import engine
+    from annotation.models import Item, Project
+    from collector.models import Corpus, Document
+
+    name = f"bench-export-{questions}-{documents}"
+    project = Project.objects.filter(name=name).first()
+    if project is not None and Item.objects.filter(
+            project=project, stage__kind="newsqa_consolidate").count() == questions:
+        print(f"reusing project {name}")
+        return project.pk
+    rng = random.Random(20161107)
+    corpus, _ = Corpus.objects.get_or_create(name=f"bench-export-{documents}",
+                                             defaults={"language": "en"})
+    if Document.objects.filter(corpus=corpus).count() != documents:
+        Document.objects.filter(corpus=corpus).delete()
+        t0 = time.perf_counter()
+        Document.objects.bulk_create([
+            Document(corpus=corpus, external_id=f"{n:040x}", title=f"Story {n}",
+                     body=" ".join(rng.choice(WORDS) for _ in range(400)), source_type="news")
+            for n in range(documents)
+        ], batch_size=2000)
+        print(f"documents: {documents:,} in {time.perf_counter() - t0:.1f} s")
+    project = engine.project_create(name=name, recipe="newsqa", corpus=corpus)
+    stage = project.stages.get(kind="newsqa_consolidate")
+    docs = list(Document.objects.filter(corpus=corpus).order_by("id").values_list("id", "body"))
+    per_doc = questions // documents
+    t0 = time.perf_counter()
+    batch = []
+    for d, (doc_id, body) in enumerate(docs):
+        for q in range(per_doc):
+            s = rng.randrange(0, len(body) - 40)
+            s = body.index(" ", s) + 1
+            e = body.index(" ", s + 5)
+            span = {"s": s, "e": e}
+            record = {"q": f"What happened {d}-{q}?",
+                      "answers": [{"sourcerAnswers": [span]}, {"sourcerAnswers": [span]}],
+                      "isAnswerAbsent": 0.0, "isQuestionBad": 0.0, "consensus": span,
+                      "agreed": True, "validated": False}
+            batch.append(Item(project=project, stage=stage, status=Item.Status.DONE,
+                              document_id=doc_id, key=f"{d}/{q}", data={}, result=record,
+                              split="train" if d % 20 else "dev"))
+            if len(batch) >= 5000:
+                Item.objects.bulk_create(batch)
+                batch = []
+    Item.objects.bulk_create(batch)
+    print(f"consolidated questions: {questions:,} in {time.perf_counter() - t0:.1f} s")
+    return project.pk
+
+
+def export_child(project_id: int, fmt: str, version: str) -> None:
+    """Child process: build one release and print its figures as JSON."""
+    import django
+
+    django.setup()
+    from annotation import releases
+    from annotation.models import Project
+
+    project = Project.objects.get(pk=project_id)
+    with tempfile.TemporaryDirectory() as out:
+        release = releases.release_create(project=project, version=version, formats=[fmt],
+                                          build=False)
+        t0 = time.perf_counter()
+        releases.release_build(release=release, out_dir=Path(out))
+        seconds = time.perf_counter() - t0
+        size = sum(f.bytes for f in release.files.exclude(format="datasheet"))
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "bytes": size}))
+
+
+def naive_child(project_id: int, limit: int) -> None:
+    """Child process: the naive in-memory SQuAD v2.0 export of the first ``limit`` rows."""
+    import django
+
+    django.setup()
+    from annotation.models import Item
+
+    t0 = time.perf_counter()
+    articles: dict[int, dict] = {}
+    rows = (Item.objects.filter(project_id=project_id, stage__kind="newsqa_consolidate")
+            .select_related("document").order_by("document_id", "id")[:limit])
+    for item in rows:
+        doc = item.document
+        article = articles.setdefault(doc.pk, {"title": doc.title, "paragraphs": [
+            {"context": doc.body, "qas": []}]})
+        c = item.result["consensus"]
+        article["paragraphs"][0]["qas"].append({
+            "id": item.key, "question": item.result["q"], "is_impossible": False,
+            "answers": [{"text": doc.body[c["s"]:c["e"]], "answer_start": c["s"]}]})
+    with tempfile.TemporaryDirectory() as out:
+        Path(out, "squad.json").write_text(json.dumps({"version": "v2.0",
+                                                       "data": list(articles.values())}))
+    print(json.dumps({"seconds": time.perf_counter() - t0, "peak_rss_mb": peak_rss_mb()}))
+
+
+def child(*args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, *args], cwd=ROOT, capture_output=True,
+                         text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"child {args} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=300_000)
+    parser.add_argument("--documents", type=int, default=30_000)
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
+        print("bench/export.py needs DATABASE_URL=postgres://... (it refuses SQLite)",
+              file=sys.stderr)
+        return 2
+    if args.child:
+        kind, *rest = args.child
+        if kind == "export":
+            export_child(int(rest[0]), rest[1], rest[2])
+        else:
+            naive_child(int(rest[0]), int(rest[1]))
+        return 0
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    project_id = setup(args.questions, args.documents)
+    stamp = time.strftime("%H%M%S")
+    squad = child("--child", "export", str(project_id), "squad-v2", f"9.{stamp[:2]}.{stamp[2:]}1")
+    newsqa = child("--child", "export", str(project_id), "newsqa-json",
+                   f"9.{stamp[:2]}.{stamp[2:]}2")
+    naive = child("--child", "naive", str(project_id), str(args.questions // 10))
+    naive_full_s = naive["seconds"] * 10
+    print(f"questions={args.questions:,} documents={args.documents:,} (PostgreSQL)")
+    for name, r in (("SQuAD v2.0", squad), ("NewsQA JSON", newsqa)):
+        print(f"{name}: {r['seconds']:.1f} s, {r['bytes'] / 1e6:.0f} MB written, peak RSS "
+              f"{r['peak_rss_mb']:.0f} MB (targets {TARGET_S:.0f} s, {TARGET_RSS_MB:.0f} MB)")
+    print(f"baseline, naive in-memory SQuAD v2.0 export on {args.questions // 10:,} questions: "
+          f"{naive['seconds']:.1f} s (x10 = {naive_full_s:.0f} s for all), peak RSS "
+          f"{naive['peak_rss_mb']:.0f} MB for a tenth of the data")
+    print(f"ratio streaming/naive time: {squad['seconds'] / naive_full_s:.2f}; "
+          f"vs target: SQuAD {squad['seconds'] / TARGET_S:.2f}x, NewsQA "
+          f"{newsqa['seconds'] / TARGET_S:.2f}x of {TARGET_S:.0f} s (lower is better)")
+    peak = max(squad["peak_rss_mb"], newsqa["peak_rss_mb"])
+    print(f"RESULT export squad_v2_s={squad['seconds']:.1f} newsqa_json_s={newsqa['seconds']:.1f} "
+          f"peak_rss_mb={peak:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
