@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -158,11 +159,15 @@ def release_build(*, release: Release, progress: Progress | None = None,
         return report
 
     pseudonyms = Pseudonymizer(release.pseudonym_salt, omit=release.omit_workers)
+    started = time.perf_counter()
     datasheet = datasheet_build(release=release)
+    timings = {"datasheet_s": round(time.perf_counter() - started, 2)}
     entries: list[tuple[str, str, ManifestEntry]] = []
     for name in release.formats:
+        started = time.perf_counter()
         entries.extend(_write_format(release, name, root, tick(f"writing {name}"),
                                      pseudonyms, datasheet))
+        timings[f"{name}_s"] = round(time.perf_counter() - started, 2)
         base += total
     entries.append(("datasheet", "", write_datasheet(root / "DATASHEET.md", datasheet,
                                                      pseudonyms=pseudonyms)))
@@ -179,7 +184,7 @@ def release_build(*, release: Release, progress: Progress | None = None,
                    finished_at=timezone.now())
     if progress:
         progress.set(total * steps, message="done")
-    return {"files": len(entries), "records": total, "splits": splits}
+    return {"files": len(entries), "records": total, "splits": splits, "timings": timings}
 
 
 def _write_format(release: Release, name: str, root: Path, report: Callable[[int], None],
