@@ -38,6 +38,7 @@ class JsonStream:
         self._eof = False
         self._first_read = True
         self._lines_dropped = 0  # newlines in text already dropped from the buffer
+        self._column_base = 0  # column of buf[0] within its line
         self._lc_pos = 0  # newline count cache: self._lc_count newlines in buf[:_lc_pos]
         self._lc_count = 0
 
@@ -67,7 +68,8 @@ class JsonStream:
     def error(self, detail: str, *, pos: int | None = None) -> ImportFailure:
         pos = self._pos if pos is None else pos
         line = self._line_at(pos)
-        column = pos - (self._buf.rfind("\n", 0, pos) + 1) + 1
+        newline = self._buf.rfind("\n", 0, pos)
+        column = pos - newline if newline >= 0 else self._column_base + pos + 1
         return ImportFailure(f"invalid JSON: {detail}", file=self.name,
                              where=f"line {line}, column {column}")
 
@@ -98,6 +100,9 @@ class JsonStream:
     def _compact(self) -> None:
         if self._pos > self._chunk:
             self._lines_dropped = self._line_at(self._pos) - 1
+            newline = self._buf.rfind("\n", 0, self._pos)
+            self._column_base = (self._pos - newline - 1 if newline >= 0
+                                 else self._column_base + self._pos)
             self._buf = self._buf[self._pos:]
             self._pos = 0
             self._lc_pos = self._lc_count = 0

@@ -138,8 +138,9 @@ class _SearchState:
         if any(reader.has_deletions() for reader, _ in leaves):
             deleted = np.zeros(state.doc_count, dtype=bool)
             for reader, offset in leaves:
-                for docnum in reader.deleted_docs():
-                    deleted[offset + docnum] = True
+                for docnum in range(reader.doc_count_all()):
+                    if reader.is_deleted(docnum):
+                        deleted[offset + docnum] = True
             state.deleted = deleted
         return state
 
@@ -256,7 +257,11 @@ class WhooshBackend(SearchBackend):
             return IndexResults(hits=[], total=total)
         candidate_scores = scores[candidates]
         if want < total:
-            chosen = np.argpartition(-candidate_scores, want - 1)[:want]
+            # The want-th best score; ties at the cut go to the earlier documents.
+            cut = np.partition(candidate_scores, total - want)[total - want]
+            above = np.flatnonzero(candidate_scores > cut)
+            tied = np.flatnonzero(candidate_scores == cut)[: want - above.size]
+            chosen = np.concatenate([above, tied])
         else:
             chosen = np.arange(total)
         # Best first; equal scores in index order, as Whoosh orders them.

@@ -202,8 +202,9 @@ class PostgresCopyWriter(BulkWriter):
         quote = connection.ops.quote_name
         names = ", ".join(quote(model._meta.get_field(name).column) for name in columns)
         with connection.cursor() as cursor:
+            # Size positional: Django's debug cursor wrapper passes only positional args.
             cursor.copy_expert(f"COPY {quote(model._meta.db_table)} ({names}) FROM STDIN",
-                               buffer, size=1 << 20)
+                               buffer, 1 << 20)
 
     def _insert_documents(self, documents: Sequence[PreparedDocument]) -> dict[str, int]:
         if not documents:
