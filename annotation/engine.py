@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.batches import (
@@ -203,54 +203,66 @@ def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) ->
 
 # Claiming and working tasks ----------------------------------------------------------------
 
-def _human_kinds() -> list[str]:
-    from annotation.stages import stage_kinds
-
-    return [key for key, kind in stage_kinds().items() if not kind.automatic]
-
-
 def _batched_kinds() -> list[str]:
     from annotation.stages import stage_kinds
 
     return [key for key, kind in stage_kinds().items() if kind.batched]
 
 
-def _worker_stages(worker: Any, project: Project | None) -> Any:
-    """Human stages of active projects where the worker is an annotator member."""
-    stages = Stage.objects.filter(
-        project__status=Project.Status.ACTIVE,
-        project__members__user=worker,
-        project__members__role=Role.ANNOTATOR.value,
-        kind__in=_human_kinds(),
-    )
+def _role_kinds(role: Role) -> list[str]:
+    """Human stage kinds worked by ``role`` (the kind's ``role``)."""
+    from annotation.stages import stage_kinds
+
+    return [key for key, kind in stage_kinds().items()
+            if not kind.automatic and kind.role == role]
+
+
+def _worker_stages(worker: Any, project: Project | None, role: Role | None = None) -> Any:
+    """Human stages of active projects the worker may work: stages of annotator kinds where
+    they are an annotator member, stages of checker kinds where they are a checker member
+    (only those of ``role`` when given)."""
+    member = ProjectMember.objects.filter(project=OuterRef("project"), user=worker)
+    allowed = Q(pk__in=[])
+    for each in ([role] if role else [Role.ANNOTATOR, Role.CHECKER]):
+        allowed |= Q(Exists(member.filter(role=each.value)), kind__in=_role_kinds(each))
+    stages = Stage.objects.filter(allowed, project__status=Project.Status.ACTIVE)
     if project is not None:
         stages = stages.filter(project=project)
     return stages
 
 
-def task_current(*, worker: Any, project: Project | None = None) -> Assignment | None:
-    """The worker's live assignment (lease not expired), if any."""
+def task_current(
+    *, worker: Any, project: Project | None = None, role: Role | None = None
+) -> Assignment | None:
+    """The worker's live assignment (lease not expired), if any; of ``role``'s kinds when
+    given."""
     qs = Assignment.objects.filter(worker=worker, status=AS.ACTIVE,
                                    lease_expires_at__gt=timezone.now())
     if project is not None:
         qs = qs.filter(stage__project=project)
+    if role is not None:
+        qs = qs.filter(stage__kind__in=_role_kinds(role))
     return qs.select_related("item", "stage").order_by("claimed_at").first()
 
 
-def task_claim(*, worker: Any, project: Project | None = None) -> Assignment | None:
+def task_claim(
+    *, worker: Any, project: Project | None = None, role: Role | None = None
+) -> Assignment | None:
     """Give the worker the next open slot they may work, or None when there is none.
 
     Never an item they already hold or did, never an item they are excluded from (the
     questioner of the article...), never more workers than the item's slots; on
     PostgreSQL the slot row is locked with SKIP LOCKED so concurrent claims never meet.
+    With ``role``, only stages of that role's kinds (a checker's review queue).
     """
-    current = task_current(worker=worker, project=project)
+    current = task_current(worker=worker, project=project, role=role)
     if current is not None:
         return current
     # Later stages first: finishing started pipelines beats starting new ones. One query
     # per stage lets PostgreSQL walk the partial index of open slots in order and stop at
     # the first slot this worker may take that nobody else holds.
-    stages = list(_worker_stages(worker, project).order_by("-order").values_list("pk", "kind"))
+    stages = list(_worker_stages(worker, project, role).order_by("-order")
+                  .values_list("pk", "kind"))
     slot = _claim_open_slot(worker, stages)
     if slot is None and leases_expire(stage_ids=[pk for pk, _ in stages]):
         # Leases past their expiry are also checked here, not only by the periodic job.

@@ -27,6 +27,22 @@ def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
     return [{"project": p, "open_slots": p.open_slots} for p in projects]
 
 
+def review_projects(*, checker: Any) -> list[dict[str, Any]]:
+    """Active projects where ``checker`` is a checker member and a stage worked by checkers
+    (an outlier review) has open slots, with how many."""
+    from annotation.stages import stage_kinds
+
+    kinds = [key for key, kind in stage_kinds().items()
+             if not kind.automatic and kind.role == Role.CHECKER]
+    projects = Project.objects.filter(
+        status=Project.Status.ACTIVE, members__user=checker, members__role=Role.CHECKER.value,
+    ).annotate(open_slots=Count(
+        "stages__assignments",
+        filter=Q(stages__kind__in=kinds, stages__assignments__status=AS.OPEN),
+    )).filter(open_slots__gt=0).order_by("name")
+    return [{"project": p, "open_slots": p.open_slots} for p in projects]
+
+
 def project_list() -> QuerySet[Project]:
     return Project.objects.select_related("corpus").annotate(
         n_items=Count("items"),

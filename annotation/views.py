@@ -14,7 +14,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotation import engine, selectors
 from annotation.markdown import render_markdown
 from annotation.models import Assignment, Project, Stage
-from annotation.roles import Role, home_url_name, role_required
+from annotation.roles import Role, has_role, home_url_name, role_required
 
 
 @login_required
@@ -36,16 +36,25 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
     })
 
 
-@role_required(Role.ANNOTATOR)
+def _queue_home(role: Role) -> str:
+    """Where a worker's queue lives: checkers' review tasks start from the checker home."""
+    return "annotation:checker_home" if role == Role.CHECKER else "annotation:annotator_home"
+
+
+@role_required(Role.ANNOTATOR, Role.CHECKER)
 @require_POST
 def task_next(request: HttpRequest) -> HttpResponse:
+    """Claim the next task: annotation work, or with ``role=checker`` a review task."""
+    role = Role.CHECKER if request.POST.get("role") == Role.CHECKER else Role.ANNOTATOR
+    if not has_role(request.user, role):
+        raise PermissionDenied(f"This needs the role: {role}.")
     project = None
     if request.POST.get("project"):
         project = get_object_or_404(Project, pk=request.POST["project"])
-    assignment = engine.task_claim(worker=request.user, project=project)
+    assignment = engine.task_claim(worker=request.user, project=project, role=role)
     if assignment is None:
         messages.info(request, "No task is waiting for you right now. Come back later.")
-        return redirect("annotation:annotator_home")
+        return redirect(_queue_home(role))
     return redirect("annotation:task_detail", pk=assignment.pk)
 
 
@@ -56,12 +65,13 @@ def _assignment_or_403(request: HttpRequest, pk: int) -> Assignment:
         raise PermissionDenied(str(exc)) from exc
 
 
-@role_required(Role.ANNOTATOR)
+@role_required(Role.ANNOTATOR, Role.CHECKER)
 def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A task page (GET) and its submission (POST)."""
     assignment = _assignment_or_403(request, pk)
     item, stage = assignment.item, assignment.stage
     spec = stage.kind_spec
+    home = _queue_home(spec.role)
     errors: list[str] = []
     if request.method == "POST":
         active = request.POST.get("active_time_s") or None
@@ -75,17 +85,18 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
             errors = exc.messages
         except engine.TaskError as exc:
             messages.error(request, str(exc))
-            return redirect("annotation:annotator_home")
+            return redirect(home)
         else:
             messages.success(request, "Saved. Here is your next task.")
-            next_assignment = engine.task_claim(worker=request.user, project=stage.project)
+            next_assignment = engine.task_claim(worker=request.user, project=stage.project,
+                                                role=spec.role)
             if next_assignment is None:
                 messages.info(request, "That was the last task for now.")
-                return redirect("annotation:annotator_home")
+                return redirect(home)
             return redirect("annotation:task_detail", pk=next_assignment.pk)
     if assignment.status != Assignment.Status.ACTIVE:
         messages.info(request, f"This task is {assignment.get_status_display().lower()}.")
-        return redirect("annotation:annotator_home")
+        return redirect(home)
     return render(request, spec.template, {
         "assignment": assignment, "item": item, "stage": stage, "project": stage.project,
         "task": spec.context(item), "errors": errors,
@@ -95,15 +106,16 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }, status=400 if errors else 200)
 
 
-@role_required(Role.ANNOTATOR)
+@role_required(Role.ANNOTATOR, Role.CHECKER)
 @require_POST
 def task_release(request: HttpRequest, pk: int) -> HttpResponse:
+    role = _assignment_or_403(request, pk).stage.kind_spec.role
     try:
         engine.task_release(assignment_id=pk, worker=request.user)
     except engine.TaskError as exc:
         raise PermissionDenied(str(exc)) from exc
     messages.info(request, "Task released: it went back to the pool.")
-    return redirect("annotation:annotator_home")
+    return redirect(_queue_home(role))
 
 
 @role_required(Role.ANNOTATOR)
@@ -129,8 +141,11 @@ def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.CHECKER)
 def checker_home(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/checker_home.html",
-                  selectors.checker_queue(checker=request.user))
+    return render(request, "annotation/checker_home.html", {
+        **selectors.checker_queue(checker=request.user),
+        "reviews": selectors.review_projects(checker=request.user),
+        "current_review": engine.task_current(worker=request.user, role=Role.CHECKER),
+    })
 
 
 @role_required(Role.CHECKER)
