@@ -58,22 +58,24 @@ RECO_EVIDENCE_GUIDELINES = """\
 You see a question that people typed into a search engine and the documents it found
 (tabs <kbd>1</kbd>–<kbd>0</kbd>).
 
-1. **Select the evidence** in **one** document: drag over it with the mouse, or focus the
-   document and use <kbd>←</kbd>/<kbd>→</kbd>, <kbd>Shift</kbd>+arrows and <kbd>Enter</kbd>.
-   The four evidence principles:
-   - the evidence is **self-contained** enough to answer the question, and **as short as
-     possible**;
-   - if several passages answer it, choose the **most implicit** one, the one that needs
-     the deepest inference;
-   - if no document answers it, select the **most relevant** passage (and mark the
-     uncertain answer correct);
-   - a question that cannot be answered by **yes / no / uncertain** is **rejected**
-     (button *Reject the question*).
-2. **Write three alternatives** in your own words: a **positive** one, a **negative** one
-   and an **uncertain** one, short, as a person would answer this question (能 / 不能 /
-   无法确定, 有 / 没有 / 不确定, *yes / no / can't tell*). They need not be words of the
-   evidence or of the question.
-3. **Mark the correct alternative.**
+1.  **Select the evidence** in **one** document: drag over it with the mouse, or focus
+    the document and use <kbd>←</kbd>/<kbd>→</kbd>, <kbd>Shift</kbd>+arrows and
+    <kbd>Enter</kbd>. The four evidence principles:
+
+    - the evidence is **self-contained** enough to answer the question, and **as short
+      as possible**;
+    - if several passages answer it, choose the **most implicit** one, the one that needs
+      the deepest inference;
+    - if no document answers it, select the **most relevant** passage (and mark the
+      uncertain answer correct);
+    - a question that cannot be answered by **yes / no / uncertain** is **rejected**
+      (button *Reject the question*).
+
+2.  **Write three alternatives** in your own words: a **positive** one, a **negative**
+    one and an **uncertain** one, short, as a person would answer this question (能 /
+    不能 / 无法确定, 有 / 没有 / 不确定, *yes / no / can't tell*). They need not be words
+    of the evidence or of the question.
+3.  **Mark the correct alternative.**
 
 Your work comes in batches; a checker inspects a sample of every finished batch. Wrong
 answers and questions that are blurred or not yes/no/uncertain count as full errors,

@@ -267,7 +267,7 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
                                         sum(1 for r, _ in inspections if r == 1)),
         "mean_rounds": round(statistics.mean(accepted_rounds), 2) if accepted_rounds else None,
         "answered": outcomes.get("answered", 0), "rejected": outcomes.get("rejected", 0),
-        "answers": [(ANSWERS[k], answers.get(k, 0)) for k in ANSWERS],
+        "answers": [(k, answers.get(k, 0)) for k in ANSWERS],
         "test_labelled": len(test), "test_agreed": sum(1 for r in test if r.get("agreed")),
         "test_choices": done("reco_evidence_choice").count(),
         "test_adjudicated": done("reco_adjudicate").count(),
