@@ -10,15 +10,18 @@ from annotation import engine
 from annotation.models import Batch, Item
 from annotation.roles import Role
 from annotation.stages import reco
-from tests.annotation.test_reco import DOCUMENTS, QINCAI_PARAPHRASE, rows
+from tests.annotation.test_reco import DOCUMENTS, QINCAI_PARAPHRASE, doc, rows
 from tests.e2e.test_newsqa_flow import as_user  # noqa: F401 - the multi-user fixture
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 QUERIES = ["孕妇能吃芹菜吗", "can pregnant women eat celery"]
+# The English query keeps two documents; its evidence is in the second (key "2").
+SECOND = doc("greens", "Leafy greens and celery are low in calories. Midwives say a serving "
+             "a day is a sensible amount during pregnancy.", "Greens")
 EVIDENCE = {"孕妇能吃芹菜吗": "芹菜富含叶酸和膳食纤维",
-            "can pregnant women eat celery": "the vegetable is rich in folate and fibre"}
+            "can pregnant women eat celery": "a serving a day is a sensible amount"}
 ALTERNATIVES = {"孕妇能吃芹菜吗": ("能", "不能", "无法确定"),
                 "can pregnant women eat celery": ("yes", "no", "can't tell")}
 
@@ -27,8 +30,9 @@ ALTERNATIVES = {"孕妇能吃芹菜吗": ("能", "不能", "无法确定"),
 def project(settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     monkeypatch.setattr(reco, "_project_queries", lambda project: rows(QUERIES))
+    documents = {**DOCUMENTS, QUERIES[1]: [*DOCUMENTS[QUERIES[1]], SECOND]}
     monkeypatch.setattr(reco, "_retrieve_documents",
-                        lambda project, text, k, max_chars=0: DOCUMENTS.get(text, [])[:k])
+                        lambda project, text, k, max_chars=0: documents.get(text, [])[:k])
     admin = user_with_roles("boss", Role.ADMIN)
     user_with_roles("checker", Role.CHECKER)
     project = engine.project_create(
@@ -48,7 +52,12 @@ def label(page, *, answer: str, keyboard: bool) -> str:
     page.wait_for_selector('[data-testid="doc-0"]')
     query = page.inner_text('[data-testid="query"]')
     item = Item.objects.get(stage__kind="reco_evidence", data__query=query)
-    text = item.data["documents"][0]["text"]
+    n = next(i for i, d in enumerate(item.data["documents"]) if EVIDENCE[query] in d["text"])
+    if n:  # switch documents with the number key
+        page.locator("body").focus()
+        page.keyboard.press(str(n + 1))
+        assert page.get_attribute(f'[data-testid="doc-tab-{n}"]', "aria-selected") == "true"
+    text = item.data["documents"][n]["text"]
     start = text.index(EVIDENCE[query])
     end = start + len(EVIDENCE[query])
     first = page.locator(f'.doc-panel:not([hidden]) .tok[data-s="{start}"]')
@@ -67,6 +76,7 @@ def label(page, *, answer: str, keyboard: bool) -> str:
         last.hover()
         page.mouse.up()
     assert page.inner_text('[data-testid="evidence"]') == EVIDENCE[query]
+    assert page.input_value("#ev-doc") == str(n)
     for key, value in zip(("positive", "negative", "uncertain"), ALTERNATIVES[query],
                           strict=True):
         page.fill(f'[data-testid="alt-{key}"]', value)
@@ -143,3 +153,6 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,  # n
     records = list(reco.final_records(project=project))
     assert {r["answer_type"] for r in records} == {"positive"}
     assert {r["provenance"]["round"] for r in records} == {2}
+    by_query = {r["query"]: r for r in records}
+    assert by_query[QUERIES[1]]["provenance"]["document_external_id"] == "greens"
+    assert by_query[QUERIES[0]]["provenance"]["document_external_id"] == "qincai-2"
