@@ -109,7 +109,8 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
             "submissions": len(times[stage.pk]),
         })
     figures = (_newsqa_figures(project) if project.recipe == "newsqa"
-               else _reco_figures(project) if project.recipe == "reco" else {})
+               else _reco_figures(project) if project.recipe == "reco"
+               else _marco_figures(project) if project.recipe == "marco" else {})
     workers = sorted(per_worker.items(), key=lambda kv: (-kv[1], kv[0]))
     plots = {
         "stages": hbar([
@@ -126,6 +127,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
                         label="Questions by number of answers")
         if figures.get("answers_distribution") else None,
         **(_reco_plots(figures) if project.recipe == "reco" else {}),
+        **(_marco_plots(figures) if project.recipe == "marco" else {}),
     }
     return {
         "plots": plots,
@@ -289,6 +291,102 @@ def _reco_plots(figures: dict[str, Any]) -> dict[str, Any]:
                               for label, n in figures["batches"]], label="Batches per status"),
         "reco_answers": vbar(figures["answers"], label="Final answers by kind (paper: 5 : 4 : 1)")
         if any(n for _, n in figures["answers"]) else None,
+    }
+
+
+def _marco_figures(project: Project, *, queries_shown: int = 12) -> dict[str, Any]:
+    """MS MARCO distillation: judgment and curation outcomes with their exclusion reasons,
+    passages selected per query, answers with their pa-BLEU weights and flags (the latest
+    ``queries_shown`` queries), checker decisions and time per human stage."""
+    from annotation.stages.marco import EXCLUSIONS, UNANSWERABLE, answer_rows
+
+    def results(kind: str) -> list[dict[str, Any]]:
+        return list(Item.objects.filter(project=project, stage__kind=kind, status=IS.DONE)
+                    .order_by("id").values_list("result", flat=True))
+
+    judged, curated = results("marco_judge"), results("marco_curate")
+    consensus, reviewed = results("marco_consensus"), results("marco_review")
+    labels = {"navigational": "Navigational", "transactional": "Transactional", **EXCLUSIONS}
+    reasons: Counter = Counter(labels.get(r, r) for j in judged if not j.get("kept")
+                               for r in j.get("reasons", []))
+    unanswerable = sum(1 for c in curated if c.get("unanswerable"))
+    if unanswerable:
+        reasons[UNANSWERABLE.capitalize()] += unanswerable
+    selected = Counter(len(c.get("selected", [])) for c in curated if not c.get("unanswerable"))
+    decisions = Counter(d for r in reviewed for d in r.get("decisions", {}).values())
+    weighed = list(
+        Item.objects.filter(project=project, stage__kind="marco_consensus", status=IS.DONE)
+        .order_by("-id").values("id", "key", "data", "result")[:queries_shown]
+    )
+    review_decisions = {
+        key: result.get("decisions", {}) for key, result in
+        Item.objects.filter(project=project, stage__kind="marco_review", status=IS.DONE,
+                            key__in=[w["key"] for w in weighed]).values_list("key", "result")
+    }
+    queries = []
+    for w in weighed:
+        data = {**w["data"], **{k: w["result"].get(k) for k in ("weights", "shares", "flagged")}}
+        queries.append({
+            "item": w["id"], "query_id": w["data"].get("query_id"), "query": w["data"]["query"],
+            "answers": [{k: row[k] for k in ("number", "text", "weight", "flagged", "decision")}
+                        for row in answer_rows(data, review_decisions.get(w["key"]))],
+        })
+    times: dict[str, list[float]] = defaultdict(list)
+    active: dict[str, list[float]] = defaultdict(list)
+    for name, seconds, active_s in Submission.objects.filter(stage__project=project).values_list(
+            "stage__name", "time_on_task_s", "active_time_s").order_by("stage__order", "id"):
+        times[name].append(seconds)
+        if active_s is not None:
+            active[name].append(active_s)
+    return {
+        "queries_judged": len(judged),
+        "queries_kept": sum(1 for j in judged if j.get("kept")),
+        "queries_excluded": sum(1 for j in judged if not j.get("kept")),
+        "curated": len(curated),
+        "unanswerable": unanswerable,
+        "conflicts": sum(1 for c in curated if c.get("conflict")),
+        "exclusion_reasons": reasons.most_common(),
+        "selected_distribution": sorted(selected.items()),
+        "passages_selected_per_query": round(
+            sum(n * c for n, c in selected.items()) / sum(selected.values()), 2)
+        if selected else None,
+        "queries_weighed": len(consensus),
+        "answers_per_query": round(sum(len(c["weights"]) for c in consensus) / len(consensus),
+                                   2) if consensus else None,
+        "answers_flagged": sum(len(c["flagged"]) for c in consensus),
+        "queries_flagged": sum(1 for c in consensus if c["flagged"]),
+        "kept_after_review": decisions.get("keep", 0),
+        "dropped_after_review": decisions.get("drop", 0),
+        "records": Item.objects.filter(project=project, stage__kind="marco_record",
+                                       status=IS.DONE).count(),
+        "time_per_stage": [
+            {"stage": name, "median_s": _median(values), "median_active_s": _median(active[name]),
+             "submissions": len(values)} for name, values in times.items()
+        ],
+        "weighed_queries": queries,
+    }
+
+
+def _marco_plots(figures: dict[str, Any]) -> dict[str, Any]:
+    from annotation.stages.marco import weights_plot
+
+    return {
+        "exclusions": hbar([(reason, [(n, "bar", f"{n} queries")])
+                            for reason, n in figures["exclusion_reasons"]],
+                           label="Excluded queries by reason")
+        if figures["exclusion_reasons"] else None,
+        "selected": vbar([(str(n), c) for n, c in figures["selected_distribution"]],
+                         label="Queries by passages selected")
+        if figures["selected_distribution"] else None,
+        "stage_times": hbar([(row["stage"], [(row["median_s"] or 0, "bar",
+                                              f"median {row['median_s']} s")])
+                             for row in figures["time_per_stage"]],
+                            label="Median time on task per stage", total=" s")
+        if figures["time_per_stage"] else None,
+        "weights": [
+            {"query": q, "plot": weights_plot(q["answers"], label=f"Weights: {q['query']}")}
+            for q in figures["weighed_queries"]
+        ],
     }
 
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("tasks/<int:pk>/", views.task_detail, name="task_detail"),
     path("tasks/<int:pk>/release/", views.task_release, name="task_release"),
     path("tasks/<int:pk>/check-question/", views.question_check, name="question_check"),
+    path("tasks/<int:pk>/check-spelling/", views.spelling_check, name="spelling_check"),
     path("stages/<int:pk>/guidelines/", views.stage_guidelines, name="stage_guidelines"),
     path("review/", views.checker_home, name="checker_home"),
     path("review/inspections/<int:pk>/", views.inspection_detail, name="inspection_detail"),

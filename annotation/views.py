@@ -131,6 +131,18 @@ def question_check(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "annotation/tasks/_question_verdict.html", {"verdict": verdict})
 
 
+@role_required(Role.ANNOTATOR)
+@require_POST
+def spelling_check(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx: possible misspellings in an answer as the worker types (a warning only)."""
+    assignment = _assignment_or_403(request, pk)
+    spec = assignment.stage.kind_spec
+    if not hasattr(spec, "spelling"):
+        raise PermissionDenied("this task has no spelling check")
+    report = spec.spelling(assignment.item, request.POST.get("answer", ""))
+    return render(request, "annotation/tasks/marco_spelling.html", {"report": report})
+
+
 @role_required(Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
 def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
     stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from collector.models import Job
+from collector.models import Corpus, Document, ImportRun, Job, Passage, Query, SourceQuestion
 
 
 @admin.register(Job)
@@ -8,3 +8,60 @@ class JobAdmin(admin.ModelAdmin):
     list_display = ("id", "kind", "status", "created_by", "created_at", "finished_at")
     list_filter = ("kind", "status")
     readonly_fields = [f.name for f in Job._meta.fields]
+
+
+@admin.register(Corpus)
+class CorpusAdmin(admin.ModelAdmin):
+    list_display = ("name", "language", "split_mode", "created_at")
+    list_filter = ("language",)
+    search_fields = ("name", "description")
+    readonly_fields = ("index_key", "created_at")
+
+
+@admin.register(ImportRun)
+class ImportRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "corpus", "kind", "format", "source_name", "documents_created",
+                    "documents_skipped", "queries_created", "indexed_at", "created_at")
+    list_filter = ("kind", "format", "corpus")
+    readonly_fields = [f.name for f in ImportRun._meta.fields]
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "corpus", "title", "source_type")
+    list_filter = ("corpus", "source_type")
+    search_fields = ("external_id", "title")
+    raw_id_fields = ("import_run",)
+    list_select_related = ("corpus",)
+
+    def get_queryset(self, request):
+        # The change list must not load bodies.
+        queryset = super().get_queryset(request)
+        return queryset if request.resolver_match.url_name.endswith("_change") else (
+            queryset.defer("body", "metadata", "highlights"))
+
+
+@admin.register(Passage)
+class PassageAdmin(admin.ModelAdmin):
+    list_display = ("id", "document", "ordinal", "start", "end")
+    raw_id_fields = ("document",)
+    list_select_related = ("document",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("document__body", "document__metadata")
+
+
+@admin.register(SourceQuestion)
+class SourceQuestionAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "corpus", "text", "is_impossible")
+    list_filter = ("corpus", "is_impossible")
+    search_fields = ("external_id", "text")
+    raw_id_fields = ("document", "import_run")
+
+
+@admin.register(Query)
+class QueryAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "corpus", "language", "text", "source")
+    list_filter = ("corpus", "language")
+    search_fields = ("external_id", "text")
+    raw_id_fields = ("import_run",)

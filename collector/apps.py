@@ -7,4 +7,4 @@ class CollectorConfig(AppConfig):
 
     def ready(self) -> None:
         # Job kinds register themselves on import.
-        from collector import jobs  # noqa: F401
+        from collector import job_handlers, jobs  # noqa: F401

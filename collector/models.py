@@ -1,11 +1,14 @@
-"""Collector models: background jobs (and, from the corpus work on, corpora and text)."""
+"""Collector models: background jobs, corpora with their documents and passages, queries."""
 
 from __future__ import annotations
 
 import uuid
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
+
+from collector.querysets import DocumentQuerySet
 
 
 class Job(models.Model):
@@ -53,3 +56,213 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class Language(models.TextChoices):
+    EN = "en", "English"
+    ZH = "zh", "Chinese"
+
+
+class Corpus(models.Model):
+    """A named collection of documents in one language, with its own search index."""
+
+    class SplitMode(models.TextChoices):
+        PARAGRAPH = "paragraph", "By paragraph"
+        WINDOW = "window", "Token windows with overlap"
+
+    name = models.CharField(
+        max_length=100, unique=True,
+        validators=[RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                                   "Use letters, digits, '.', '_' and '-'.")],
+    )
+    language = models.CharField(max_length=2, choices=Language.choices)
+    description = models.TextField(blank=True)
+    licence = models.TextField(blank=True)
+    split_mode = models.CharField(max_length=16, choices=SplitMode.choices,
+                                  default=SplitMode.PARAGRAPH)
+    window_tokens = models.PositiveIntegerField(default=100)
+    window_overlap = models.PositiveIntegerField(default=20)
+    # Names the index directory; a fresh key per corpus, so an index is never reused by
+    # another corpus that happens to get the same primary key.
+    index_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("name",)
+        verbose_name_plural = "corpora"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(language__in=["en", "zh"]),
+                                   name="collector_corpus_language_valid"),
+            models.CheckConstraint(condition=models.Q(split_mode__in=["paragraph", "window"]),
+                                   name="collector_corpus_split_mode_valid"),
+            models.CheckConstraint(
+                condition=models.Q(window_tokens__gte=1)
+                & models.Q(window_overlap__lt=models.F("window_tokens")),
+                name="collector_corpus_window_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ImportRun(models.Model):
+    """One import of one file into a corpus: what it created, and whether it is indexed.
+
+    Exists only for imports that committed; a failed import leaves nothing, this row
+    included. ``indexed_at`` stays empty until the run's passages are in the index.
+    """
+
+    class Kind(models.TextChoices):
+        DOCUMENTS = "documents", "Documents"
+        QUERIES = "queries", "Queries"
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="import_runs")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.DOCUMENTS)
+    format = models.CharField(max_length=32)
+    source_name = models.CharField(max_length=500)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    documents_created = models.PositiveIntegerField(default=0)
+    documents_skipped = models.PositiveIntegerField(default=0)
+    passages_created = models.PositiveIntegerField(default=0)
+    questions_created = models.PositiveIntegerField(default=0)
+    questions_skipped = models.PositiveIntegerField(default=0)
+    queries_created = models.PositiveIntegerField(default=0)
+    queries_skipped = models.PositiveIntegerField(default=0)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.format} import of {self.source_name} into {self.corpus_id}"
+
+
+class Document(models.Model):
+    """One source text. ``body`` is large: list pages load documents with ``.listing()``."""
+
+    class SourceType(models.TextChoices):
+        NEWS = "news", "News"
+        FORUM = "forum", "Forum"
+        VERTICAL = "vertical", "Vertical site"
+        ENCYCLOPEDIA = "encyclopedia", "Encyclopedia"
+        WEB = "web", "Web page"
+        OTHER = "other", "Other"
+
+    # The unique (corpus, external_id) index serves corpus lookups: no separate index.
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents",
+                               db_index=False)
+    import_run = models.ForeignKey(ImportRun, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="documents")
+    external_id = models.CharField(max_length=255)
+    title = models.TextField(blank=True, help_text="Title or headline.")
+    url = models.TextField(blank=True)
+    source_type = models.CharField(max_length=16, choices=SourceType.choices, blank=True)
+    body = models.TextField()
+    highlights = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    objects = DocumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("corpus", "id")
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "external_id"],
+                                    name="collector_document_external_id_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} ({self.corpus_id})"
+
+
+class Passage(models.Model):
+    """A span of a document body: ``document.body[start:end] == text``, always."""
+
+    # The unique (document, ordinal) index serves document lookups.
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="passages",
+                                 db_index=False)
+    ordinal = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ("document", "ordinal")
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"],
+                                    name="collector_passage_ordinal_unique"),
+            models.CheckConstraint(condition=models.Q(end__gt=models.F("start")),
+                                   name="collector_passage_span_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"passage {self.ordinal} of document {self.document_id} [{self.start}:{self.end}]"
+
+
+class SourceQuestion(models.Model):
+    """A question that came with the corpus (SQuAD, NewsQA, MS MARCO, DuReader, ReCO).
+
+    ``answers`` follows one shape for every dataset (see ``collector.importers.records``);
+    span offsets point into ``document.body``. Dataset-specific annotations (plausible
+    answers, validator choices, yes/no labels, evidence...) are in ``metadata``.
+    """
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="questions",
+                               db_index=False)
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE,
+                                 related_name="questions")
+    import_run = models.ForeignKey(ImportRun, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="questions", db_index=False)
+    external_id = models.CharField(max_length=255)
+    text = models.TextField()
+    answers = models.JSONField(default=list, blank=True)
+    is_impossible = models.BooleanField(default=False)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ("corpus", "id")
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "external_id"],
+                                    name="collector_sourcequestion_external_id_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Query(models.Model):
+    """A raw search query to be filtered, retrieved for and answered.
+
+    ``verdicts`` records what automatic or human filters decided, by filter name:
+    ``{"intent": {"verdict": "keep", "reason": "...", "at": "2025-..."}}``.
+    """
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="queries",
+                               db_index=False)
+    import_run = models.ForeignKey(ImportRun, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="queries", db_index=False)
+    external_id = models.CharField(max_length=255)
+    text = models.TextField()
+    language = models.CharField(max_length=2, choices=Language.choices)
+    source = models.CharField(max_length=500, blank=True,
+                              help_text="Where the query came from (file name).")
+    metadata = models.JSONField(default=dict, blank=True)
+    verdicts = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("corpus", "id")
+        verbose_name_plural = "queries"
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "external_id"],
+                                    name="collector_query_external_id_unique"),
+            models.CheckConstraint(condition=models.Q(language__in=["en", "zh"]),
+                                   name="collector_query_language_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]

@@ -1,18 +1,19 @@
-"""Collector pages: health and job progress (corpora, search and releases join later)."""
+"""Collector pages: health, job progress, corpora and documents, search, import."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.roles import Role, has_role, role_required
-from collector.models import Job
+from collector.models import Corpus, Job
 
 
 def _check_database() -> dict:
@@ -84,3 +85,93 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         template += "#job-progress"
     return render(request, template, context)
+
+
+# -- corpora, documents, search, import ------------------------------------------------
+ANY_ROLE = (Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
+
+
+@role_required(*ANY_ROLE)
+@require_GET
+def corpus_list(request: HttpRequest) -> HttpResponse:
+    from collector.selectors import corpus_list as corpora
+
+    return render(request, "collector/corpus_list.html", {"corpora": corpora()})
+
+
+@role_required(*ANY_ROLE)
+@require_GET
+def corpus_detail(request: HttpRequest, name: str) -> HttpResponse:
+    from collector.selectors import corpus_documents, corpus_get, corpus_import_runs
+    from collector.services import index_count
+
+    corpus = corpus_get(name=name)
+    if corpus is None:
+        raise Http404(f"No corpus named {name}.")
+    documents = Paginator(corpus_documents(corpus=corpus), 50).get_page(request.GET.get("page"))
+    context = {
+        "corpus": corpus, "documents": documents,
+        "runs": corpus_import_runs(corpus=corpus)[:20],
+        "indexed": index_count(corpus=corpus),
+    }
+    return render(request, "collector/corpus_detail.html", context)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def corpus_rebuild(request: HttpRequest, name: str) -> HttpResponse:
+    from collector.jobs import job_create
+
+    corpus = get_object_or_404(Corpus, name=name)
+    job = job_create(kind="index_rebuild", params={"corpus": corpus.name}, user=request.user)
+    return redirect("collector:job_detail", pk=job.pk)
+
+
+@role_required(*ANY_ROLE)
+@require_GET
+def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    from collector.selectors import document_get, document_passages
+
+    document = document_get(pk=pk)
+    if document is None:
+        raise Http404("No such document.")
+    context = {"document": document, "passages": document_passages(document=document),
+               "questions": document.questions.order_by("id")[:50]}
+    return render(request, "collector/document_detail.html", context)
+
+
+@role_required(*ANY_ROLE)
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    """Passage search: the whole page, or (htmx) just the results partial."""
+    from collector.forms import SearchForm
+    from collector.services import search_page
+
+    corpora = list(Corpus.objects.order_by("name"))
+    form = SearchForm(request.GET or None, corpora=corpora)
+    results = corpus = None
+    if form.is_valid():
+        corpus = next(c for c in corpora if c.name == form.cleaned_data["corpus"])
+        results = search_page(corpus=corpus, text=form.cleaned_data["q"],
+                              page=form.cleaned_data["page"] or 1)
+    context = {"form": form, "results": results, "corpus": corpus, "corpora": corpora}
+    template = "collector/search.html"
+    if request.htmx and not request.htmx.boosted:
+        template += "#search-results"
+    return render(request, template, context)
+
+
+@role_required(Role.ADMIN)
+def import_create(request: HttpRequest) -> HttpResponse:
+    """Upload a file to import; the import runs as a job whose page shows its progress."""
+    from collector.forms import ImportForm
+    from collector.services.uploads import import_job_start
+
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        job = import_job_start(upload=form.cleaned_data["file"], options=form.cleaned_data,
+                               user=request.user)
+        return redirect("collector:job_detail", pk=job.pk)
+    jobs = Job.objects.filter(kind__in=["corpus_import", "queries_import", "index_rebuild"])
+    context = {"form": form, "corpora": Corpus.objects.order_by("name"), "jobs": jobs[:10]}
+    return render(request, "collector/import.html", context)

@@ -6,6 +6,7 @@ from collector.views import healthz
 
 api_patterns = [
     path("", include("annotation.api.urls")),
+    path("", include("collector.api.urls")),
 ]
 
 urlpatterns = [

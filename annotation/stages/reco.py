@@ -245,14 +245,11 @@ def query_filter(params: dict[str, Any]) -> QueryFilter:
 
 
 def _query_verdicts_record(query_id: Any, verdict: dict[str, Any], project_id: int) -> bool:
-    """Write the verdict of each step into ``Query.verdicts`` (when the corpus models are
-    installed and the query exists); the item's result holds it in any case."""
-    try:
-        from collector.models import Query
-    except ImportError:
-        return False
-    if not isinstance(query_id, int) or not any(
-            f.name == "verdicts" for f in Query._meta.get_fields()):
+    """Write the verdict of each step into ``Query.verdicts`` (when the item came from a
+    stored query); the item's result holds it in any case."""
+    from collector.models import Query
+
+    if not isinstance(query_id, int):
         return False
     query = Query.objects.select_for_update().filter(pk=query_id).first()
     if query is None:

@@ -44,6 +44,10 @@ Writers (all ``(path, records, *, progress=None, progress_every=1000, overwrite=
     ``write_datasheet(path, sheet, ...)`` -> ``DATASHEET.md`` (keys: :class:`Datasheet`).
     Checksums: ``write_checksums(path, entries)`` (``sha256sum -c`` format),
     ``verify_entry(entry, root)``.
+    Per-record helpers (validated official objects, e.g. for previews):
+    ``squad_question_object``, ``newsqa_question_object``, ``msmarco_row``, ``reco_row``,
+    ``dureader_row``, ``hf_rows(kind, records)``; ``squad_id(namespace, key)`` makes a
+    stable 24-hex question id.
 
 Workers (:mod:`.pseudonyms`)
     ``Pseudonymizer(salt, *, length=8, omit=False)`` maps worker ids to ``w-<hex>``
@@ -80,7 +84,11 @@ from collector.exporters.msmarco import (
     write_msmarco_jsonl,
     write_msmarco_references,
 )
-from collector.exporters.newsqa import write_newsqa_csv, write_newsqa_json
+from collector.exporters.newsqa import (
+    newsqa_question_object,
+    write_newsqa_csv,
+    write_newsqa_json,
+)
 from collector.exporters.pseudonyms import (
     PseudonymCollisionError,
     Pseudonymizer,
@@ -112,6 +120,7 @@ from collector.exporters.squad import (
     check_squad_answer,
     squad_articles_from_rows,
     squad_id,
+    squad_question_object,
     write_squad_v1,
     write_squad_v2,
 )
@@ -166,6 +175,7 @@ __all__ = [
     "hf_split_path",
     "msmarco_row",
     "new_release_salt",
+    "newsqa_question_object",
     "parquet_available",
     "reco_row",
     "render_dataset_card",
@@ -173,6 +183,7 @@ __all__ = [
     "sha256_file",
     "squad_articles_from_rows",
     "squad_id",
+    "squad_question_object",
     "verify_entry",
     "write_checksums",
     "write_datasheet",

@@ -36,7 +36,7 @@ from collector.exporters.datasheet import render_datasheet
 from collector.exporters.dureader import dureader_row
 from collector.exporters.errors import ExportError, InvalidRecordError
 from collector.exporters.msmarco import msmarco_row
-from collector.exporters.newsqa import _check_story, _question_obj
+from collector.exporters.newsqa import check_newsqa_story, newsqa_question_object
 from collector.exporters.pseudonyms import Pseudonymizer
 from collector.exporters.reco import reco_row
 from collector.exporters.records import (
@@ -46,7 +46,7 @@ from collector.exporters.records import (
     RecoRecord,
     SquadArticle,
 )
-from collector.exporters.squad import _check_question, _question_v1, _question_v2
+from collector.exporters.squad import squad_question_object
 from collector.exporters.stream import (
     DEFAULT_PROGRESS_EVERY,
     AtomicOutput,
@@ -106,10 +106,7 @@ def _squad_rows(articles: Iterable[SquadArticle], v2: bool,
             context = paragraph.context
             for q in paragraph.qas:
                 # The official writers' checks: offsets, answerability, ids.
-                _check_question(q)
-                if v2:
-                    _question_v2(context, q)
-                elif _question_v1(context, q) is None:
+                if squad_question_object(context, q, v2=v2) is None:
                     raise InvalidRecordError(
                         f"question {q.id}: unanswerable questions have no place in SQuAD v1.1")
                 row: dict[str, Any] = {
@@ -140,9 +137,9 @@ def _newsqa_rows(stories: Iterable[NewsqaStory],
                  pseudonyms: Pseudonymizer | None) -> Iterator[dict]:
     active = _active(pseudonyms)
     for story in stories:
-        _check_story(story)
+        check_newsqa_story(story)
         for index, q in enumerate(story.questions):
-            obj = _question_obj(story, index, q)
+            obj = newsqa_question_object(story, index, q)
             consensus = obj.get("consensus")
             validated = obj.get("validatedAnswers")
             row: dict[str, Any] = {
@@ -359,7 +356,7 @@ def write_hf_split(folder: str | os.PathLike[str], split: str, records: Iterable
                    kind: HfKind, fmt: HfFormat = "parquet",
                    pseudonyms: Pseudonymizer | None = None,
                    progress: ProgressCallback | None = None,
-                   progress_every: int = DEFAULT_PROGRESS_EVERY, batch_rows: int = 5000,
+                   progress_every: int = DEFAULT_PROGRESS_EVERY, batch_rows: int = 1000,
                    overwrite: bool = False) -> ManifestEntry:
     """Write ``<folder>/data/<split>.parquet`` (or ``.jsonl``); ``records`` counts rows."""
     relative = hf_split_path(split, fmt)

@@ -60,14 +60,12 @@ def msmarco_row(record: MarcoRecord) -> dict:
         raise InvalidRecordError(
             f"query {qid}: query_type {record.query_type!r} is not one of "
             f"{', '.join(sorted(MSMARCO_QUERY_TYPES))}")
-    passages = []
-    any_selected = False
-    for p in record.passages:
-        if not isinstance(p.passage_text, str) or not isinstance(p.url, str):
+    passages = [{"is_selected": 1 if p.is_selected else 0, "passage_text": p.passage_text,
+                 "url": p.url} for p in record.passages]
+    for p in passages:
+        if type(p["passage_text"]) is not str or type(p["url"]) is not str:
             raise InvalidRecordError(f"query {qid}: passage text and url must be strings")
-        any_selected = any_selected or bool(p.is_selected)
-        passages.append({"is_selected": 1 if p.is_selected else 0,
-                         "passage_text": p.passage_text, "url": p.url})
+    any_selected = any(p["is_selected"] for p in passages)
     row: dict = {}
     if record.answers is not None:
         answers = list(record.answers)

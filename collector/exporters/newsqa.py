@@ -10,7 +10,8 @@ validated_answers,story_text``; ``answer_char_ranges`` joins workers with ``|`` 
 worker's spans with ``,`` (``start:end``; ``None`` = no answer); ``is_question_bad`` is
 ``?`` when unknown; ``validated_answers`` is empty or a JSON object string
 (``"start:end"`` / ``"none"`` / ``"bad_question"`` -> count). Rows end with ``\\n``;
-fields are quoted only when needed.
+fields are quoted only when needed (the ``csv`` module's minimal quoting, done here
+directly so that a story's text is quoted once, not once per question).
 
 Both take an iterator of :class:`NewsqaStory` whose questions may be a generator; only
 one story is held. Every span is checked against the story text (``0 <= s < e <=
@@ -19,9 +20,9 @@ len(text)``); the error names the story and the question.
 
 from __future__ import annotations
 
-import csv
 import math
 import os
+import re
 from collections.abc import Iterable
 
 from collector.exporters.errors import InvalidRecordError
@@ -43,7 +44,15 @@ from collector.exporters.stream import (
     encode_utf8_json,
 )
 
-__all__ = ["NEWSQA_CSV_HEADER", "NEWSQA_SPLITS", "write_newsqa_csv", "write_newsqa_json"]
+__all__ = [
+    "NEWSQA_CSV_HEADER",
+    "NEWSQA_SPLITS",
+    "check_newsqa_story",
+    "csv_field",
+    "newsqa_question_object",
+    "write_newsqa_csv",
+    "write_newsqa_json",
+]
 
 NEWSQA_SPLITS = frozenset({"train", "dev", "test"})
 NEWSQA_CSV_HEADER = ("story_id", "question", "answer_char_ranges", "is_answer_absent",
@@ -78,7 +87,8 @@ def _check_fraction(value: object, name: str, where: str) -> float:
     return float(value)
 
 
-def _check_story(story: NewsqaStory) -> None:
+def check_newsqa_story(story: NewsqaStory) -> None:
+    """Raise :class:`InvalidRecordError` unless the story's id, split and text are valid."""
     if not isinstance(story.story_id, str) or not story.story_id:
         raise InvalidRecordError(f"story {story.story_id!r}: story_id must be a string")
     if story.type not in NEWSQA_SPLITS:
@@ -96,7 +106,8 @@ def _choice_obj(choice: NewsqaChoice) -> dict:
     return {"s": choice.s, "e": choice.e}  # type: ignore[union-attr]
 
 
-def _question_obj(story: NewsqaStory, index: int, q: NewsqaQuestion) -> dict:
+def newsqa_question_object(story: NewsqaStory, index: int, q: NewsqaQuestion) -> dict:
+    """The question as the official JSON object, every span checked against the story."""
     text = story.text
     where = _where(story, index, q)
     if not isinstance(q.q, str) or not q.q.strip():
@@ -139,13 +150,13 @@ def write_newsqa_json(path: str | os.PathLike[str], stories: Iterable[NewsqaStor
         write('{"data": [')
         story_sep = ""
         for story in stories:
-            _check_story(story)
+            check_newsqa_story(story)
             write(f'{story_sep}{{"storyId": {enc(story.story_id)}, "text": {enc(story.text)}, '
                   f'"type": {enc(story.type)}, "questions": [')
             story_sep = ", "
             q_sep = ""
             for index, q in enumerate(story.questions):
-                write(q_sep + enc(_question_obj(story, index, q)))
+                write(q_sep + enc(newsqa_question_object(story, index, q)))
                 q_sep = ", "
                 counter.tick()
             write("]}")
@@ -158,7 +169,7 @@ def _float_text(value: float) -> str:
     return repr(float(value))
 
 
-def _csv_validated(q: NewsqaQuestion, where: str) -> str:
+def _csv_validated(story: NewsqaStory, index: int, q: NewsqaQuestion) -> str:
     if not q.validated_answers:
         return ""
     counts: dict[str, int] = {}
@@ -170,9 +181,22 @@ def _csv_validated(q: NewsqaQuestion, where: str) -> str:
         else:
             key = f"{va.choice.s}:{va.choice.e}"  # type: ignore[union-attr]
         if key in counts:
-            raise InvalidRecordError(f"{where}: validated answer {key} listed twice")
+            raise InvalidRecordError(
+                f"{_where(story, index, q)}: validated answer {key} listed twice")
         counts[key] = va.count
     return encode_ascii_json(counts)
+
+
+_CSV_NEEDS_QUOTES = re.compile(r'[,"\r\n]')
+
+
+def csv_field(value: str) -> str:
+    """One CSV field as ``csv.writer`` (excel dialect, minimal quoting, ``\\n`` line
+    ends) writes it, except that a lone carriage return is quoted too: left bare, as
+    ``csv.writer`` leaves it, it breaks the row for ``csv`` and pandas readers."""
+    if _CSV_NEEDS_QUOTES.search(value):
+        return '"' + value.replace('"', '""') + '"'
+    return value
 
 
 def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory], *,
@@ -184,24 +208,26 @@ def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory
     header = NEWSQA_CSV_HEADER if include_story_text else NEWSQA_CSV_HEADER[:-1]
     counter = Progress(progress, progress_every)
     with AtomicOutput(path, overwrite=overwrite) as out:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(header)
+        write = out.write
+        write(",".join(header) + "\n")
         for story in stories:
-            _check_story(story)
+            check_newsqa_story(story)
+            story_id = csv_field(story.story_id)
+            tail = "," + csv_field(story.text) + "\n" if include_story_text else "\n"
             for index, q in enumerate(story.questions):
                 # Validates every field exactly as the JSON writer does.
-                obj = _question_obj(story, index, q)
+                obj = newsqa_question_object(story, index, q)
                 ranges = "|".join(
                     ",".join(f"{sp['s']}:{sp['e']}" for sp in a["sourcerAnswers"])
                     if "s" in a["sourcerAnswers"][0] else "None"
                     for a in obj["answers"])
                 bad = obj.get("isQuestionBad")
-                row = [story.story_id, q.q, ranges, _float_text(obj["isAnswerAbsent"]),
-                       "?" if bad is None else _float_text(bad),
-                       _csv_validated(q, _where(story, index, q))]
-                if include_story_text:
-                    row.append(story.text)
-                writer.writerow(row)
+                write(",".join((
+                    story_id, csv_field(q.q), csv_field(ranges),
+                    _float_text(obj["isAnswerAbsent"]),
+                    "?" if bad is None else _float_text(bad),
+                    csv_field(_csv_validated(story, index, q)))))
+                write(tail)  # the story's quoted text, shared by all its rows
                 counter.tick()
     counter.finish()
     return out.entry(counter.count)

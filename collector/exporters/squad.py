@@ -46,6 +46,7 @@ __all__ = [
     "check_squad_answer",
     "squad_articles_from_rows",
     "squad_id",
+    "squad_question_object",
     "write_squad_v1",
     "write_squad_v2",
 ]
@@ -130,6 +131,13 @@ def _check_question(q: SquadQuestion) -> None:
         raise InvalidRecordError(f"question {q.id}: question text is empty")
 
 
+def squad_question_object(context: str, q: SquadQuestion, *, v2: bool) -> dict | None:
+    """The question as the official v1.1 / v2.0 JSON object, every answer checked against
+    ``context``; None for an unanswerable question in v1.1 (which has no place there)."""
+    _check_question(q)
+    return _question_v2(context, q) if v2 else _question_v1(context, q)
+
+
 def _write_squad(path: str | os.PathLike[str], articles: Iterable[SquadArticle], *,
                  v2: bool, skip_unanswerable: bool, progress: ProgressCallback | None,
                  progress_every: int, overwrite: bool) -> ManifestEntry:
@@ -150,19 +158,19 @@ def _write_squad(path: str | os.PathLike[str], articles: Iterable[SquadArticle],
                         f"article {article.title!r}: a paragraph has an empty context")
                 q_sep = None
                 for q in paragraph.qas:
-                    _check_question(q)
-                    if v2:
-                        obj = _question_v2(context, q)
-                    else:
-                        obj = _question_v1(context, q)
-                        if obj is None:
-                            if skip_unanswerable:
-                                continue
-                            raise InvalidRecordError(
-                                f"question {q.id}: unanswerable questions have no place in "
-                                "SQuAD v1.1 (pass skip_unanswerable=True to leave them out)")
+                    obj = squad_question_object(context, q, v2=v2)
+                    if obj is None:
+                        if skip_unanswerable:
+                            continue
+                        raise InvalidRecordError(
+                            f"question {q.id}: unanswerable questions have no place in "
+                            "SQuAD v1.1 (pass skip_unanswerable=True to leave them out)")
                     if q_sep is None:
                         if not article_open:
+                            if not isinstance(article.title, str) or not article.title:
+                                raise InvalidRecordError(
+                                    f"question {q.id}: its article's title {article.title!r} "
+                                    "is not a non-empty string")
                             write(f'{article_sep}{{"title": {enc(article.title)}, '
                                   '"paragraphs": [')
                             article_sep = ", "

@@ -198,11 +198,20 @@ def test_filter_parameters_are_validated_and_used(make_project):
     assert verdicts["is sussex in england"]["accepted"]
 
 
-def test_query_verdicts_are_written_only_when_the_query_exists():
+def test_query_verdicts_are_written_to_the_stored_query(db):
+    from collector.models import Corpus, Query
+
+    corpus = Corpus.objects.create(name="queries-en", language="en")
+    query = Query.objects.create(corpus=corpus, external_id="q1", text="is sussex in england",
+                                 language="en")
     verdict = QueryFilter().check("is sussex in england").to_dict()
-    # Before the corpus models land there is no Query model; after, no such row.
-    assert reco._query_verdicts_record(10**9, verdict, 1) is False
+    assert reco._query_verdicts_record(10**9, verdict, 1) is False  # no such row
     assert reco._query_verdicts_record(None, verdict, 1) is False
+    assert reco._query_verdicts_record(query.pk, verdict, 7) is True
+    query.refresh_from_db()
+    assert query.verdicts["reco_query_filter"]["verdict"] == "keep"
+    assert query.verdicts["reco_query_filter"]["project"] == 7
+    assert {"intent", "blocklist", "yesno"} <= set(query.verdicts)
 
 
 def test_missing_search_service_fails_the_retrieval_job_clearly(db, settings, committed,

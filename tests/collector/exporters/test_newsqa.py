@@ -20,6 +20,7 @@ from collector.exporters import (
     write_newsqa_csv,
     write_newsqa_json,
 )
+from collector.exporters.newsqa import csv_field
 from tests.collector.exporters.samples import (
     NEWSQA_CSV,
     NEWSQA_JSON,
@@ -156,3 +157,33 @@ def test_stories_without_questions_are_kept(tmp_path):
     assert load_json(tmp_path / "x.json") == {
         "data": [{"storyId": "s", "text": "text", "type": "test", "questions": []}],
         "version": "1"}
+
+
+@pytest.mark.parametrize("value", [
+    "", "plain", "a,b", 'say "hi"', "line\nbreak", "crlf\r\n", " lead", "trail ",
+    "tab\tx", "semi;colon", "'single'", "ü€🙂", '"', ",", "\n", "None", "?"])
+def test_csv_fields_are_quoted_exactly_like_the_csv_module(value):
+    expected = io.StringIO()
+    csv.writer(expected, lineterminator="\n").writerow(["x", value, "y"])
+    assert f"x,{csv_field(value)},y\n" == expected.getvalue()
+
+
+def test_a_lone_carriage_return_is_quoted_so_readers_keep_the_row():
+    field = csv_field("cr\rhere")
+    assert field == '"cr\rhere"'
+    rows = list(csv.reader(io.StringIO("a," + field + ",b\n", newline="")))
+    assert rows == [["a", "cr\rhere", "b"]]
+
+
+def test_tricky_text_round_trips_through_the_csv_module(tmp_path):
+    text = 'He said, "wait."\r\nThen\nleft; 🙂 €'
+    story = NewsqaStory('./cnn/stories/"q".story', text, "dev", [NewsqaQuestion(
+        'Who "said" it, then?', [NewsqaSourcerAnswer([CharSpan(0, 2), CharSpan(9, 15)])],
+        0.0, None, [NewsqaValidatedAnswer(CharSpan(0, 2), 1)], CharSpan(0, 2))])
+    write_newsqa_csv(tmp_path / "x.csv", [story])
+    with (tmp_path / "x.csv").open(newline="", encoding="utf-8") as fh:
+        row = list(csv.DictReader(fh))[0]
+    assert row == {"story_id": './cnn/stories/"q".story', "question": 'Who "said" it, then?',
+                   "answer_char_ranges": "0:2,9:15", "is_answer_absent": "0.0",
+                   "is_question_bad": "?", "validated_answers": '{"0:2": 1}',
+                   "story_text": text}

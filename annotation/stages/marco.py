@@ -1,0 +1,732 @@
+"""The MS MARCO answer-distillation recipe's stage kinds (answer-distillation paper,
+sections 3 and 4).
+
+Queries are judged by an editor (unambiguous intent, answerable definitively by a short
+passage; navigational, transactional and some informational queries excluded), passages
+are retrieved and curated by another editor, a new group of editors distil answers in
+their own words, and the pa-metric importance of every answer (Eq. 2, BLEU, j = i
+included) is stored. Answers far below the consensus go to a checker, who keeps or drops
+each one; the decision is recorded. Every query that reaches the end gets one final record
+in the last stage, shaped for the MS MARCO v2.1 and DuReader exports.
+
+Items carry what they need in ``Item.data``: ``query``, ``query_id``, then the judged
+``query_type`` / ``question_type``, the ranked ``passages`` ({rank, passage_id, document,
+url, text}), the curator's ``selected`` ranks, the ``answers`` and their weights.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import asdict
+from functools import lru_cache
+from itertools import islice
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+
+from annotation.plots import Plot, hbar
+from annotation.roles import Role
+from annotation.stages import Emit, Param, StageKind, register
+from collector.metrics import PaScorer, flag_outliers, pa_tokens
+
+if TYPE_CHECKING:
+    from annotation.models import Item, Project, Stage, Submission
+    from collector.jobs import Progress
+
+INTENTS = {
+    "informational": "Informational",
+    "navigational": "Navigational (a site to go to)",
+    "transactional": "Transactional (wants to do something)",
+}
+EXCLUSIONS = {
+    "ambiguous": "No unambiguous intent, or no short passage could answer it definitively "
+                 "and completely",
+    "geo_local": "Seeks geo-local directions",
+    "open_list": "Asks for a list that cannot reasonably be exhaustive",
+    "general_topic": "Seeks general information about a topic",
+    "sensitive": "Potentially sensitive information",
+    "adult": "Adult content",
+}
+QUERY_TYPES = ("DESCRIPTION", "NUMERIC", "ENTITY", "LOCATION", "PERSON")  # MS MARCO
+QUESTION_TYPES = ("YES_NO", "ENTITY", "DESCRIPTION")  # DuReader
+YESNO_LABELS = ("Yes", "No", "Depends")
+UNANSWERABLE = "not answerable by the retrieved passages"
+
+
+def _text(payload: dict[str, Any], name: str, *, limit: int = 2000) -> str:
+    value = payload.get(name, "")
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise ValidationError(f"{name}: text expected")
+    value = value.strip()
+    if len(value) > limit:
+        raise ValidationError(f"{name}: at most {limit} characters ({len(value)} given)")
+    return value
+
+
+def _choice(payload: dict[str, Any], name: str, allowed: tuple[str, ...] | dict,
+            *, required: bool) -> str:
+    value = payload.get(name) or ""
+    if not isinstance(value, str) or (value and value not in allowed):
+        raise ValidationError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+    if required and not value:
+        raise ValidationError(f"{name}: choose one of {', '.join(allowed)}")
+    return value
+
+
+def _flag(payload: dict[str, Any], name: str) -> bool:
+    value = payload.get(name, False)
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name}: true or false expected")
+    return value
+
+
+def _most_common(values: list[str]) -> str:
+    values = [v for v in values if v]
+    return Counter(values).most_common(1)[0][0] if values else ""
+
+
+def _save_result(item: Item, result: dict[str, Any]) -> None:
+    """A human item's outcome, recorded before it finishes (the item row is locked)."""
+    item.result = result
+    item.save(update_fields=["result"])
+
+
+def _base(data: dict[str, Any]) -> dict[str, Any]:
+    """What every later stage of a query carries forward."""
+    keys = ("query", "query_id", "query_type", "question_type", "intent")
+    return {k: data[k] for k in keys if k in data}
+
+
+# 1. Queries ------------------------------------------------------------------------------
+
+def _project_queries(project: Project) -> Iterator[tuple[str, str]]:
+    """(external id, text) of the project corpus's queries, in import order."""
+    from collector.models import Query  # the corpus models; imported when the stage runs
+
+    yield from (Query.objects.filter(corpus_id=project.corpus_id).order_by("id")
+                .values_list("external_id", "text").iterator())
+
+
+@register
+class QueriesKind(StageKind):
+    """Automatic: the project corpus's queries become the items to judge."""
+
+    key = "marco_queries"
+    label = "Import queries"
+    automatic = True
+    params = {
+        "max_queries": Param(0, "Take at most this many queries (0 = all).", minimum=0),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from django.db import transaction
+
+        from annotation.engine import item_finish
+        from annotation.models import Item
+        from collector.jobs import JobError
+
+        try:
+            rows = list(_project_queries(stage.project))
+        except ImportError as exc:
+            raise JobError(f"the corpus has no queries to take yet ({exc})") from exc
+        if stage.params["max_queries"]:
+            rows = rows[: stage.params["max_queries"]]
+        progress.start(total=len(rows), message="taking queries")
+        taken = 0
+        with transaction.atomic():
+            for external_id, text in rows:
+                data = {"query": text, "query_id": external_id}
+                item, _ = Item.objects.get_or_create(
+                    stage=stage, key=external_id,
+                    defaults={"project_id": stage.project_id, "data": data},
+                )
+                if item.status == Item.Status.PENDING:
+                    item_finish(item=item, emits=[Emit(kind="marco_judge", key=external_id,
+                                                       data=data)])
+                    taken += 1
+                progress.advance()
+        return {"queries": len(rows), "new": taken}
+
+
+# 2. Query judgment -------------------------------------------------------------------------
+
+def clean_judgment(payload: dict[str, Any]) -> dict[str, Any]:
+    """Keep or exclude one query, with the reasons of an exclusion."""
+    intent = _choice(payload, "intent", INTENTS, required=True)
+    decision = _choice(payload, "decision", ("keep", "exclude"), required=True)
+    exclusions = payload.get("exclusions", [])
+    if not isinstance(exclusions, list) or not all(isinstance(e, str) for e in exclusions):
+        raise ValidationError("exclusions: a list of reasons expected")
+    unknown = sorted(set(exclusions) - set(EXCLUSIONS))
+    if unknown:
+        raise ValidationError(f"exclusions: unknown reason(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(EXCLUSIONS)}")
+    exclusions = [e for e in EXCLUSIONS if e in exclusions]
+    query_type = _choice(payload, "query_type", QUERY_TYPES, required=False)
+    question_type = _choice(payload, "question_type", QUESTION_TYPES, required=False)
+    if decision == "keep":
+        if intent != "informational":
+            raise ValidationError(f"decision: {intent} queries are excluded; choose exclude")
+        if exclusions:
+            raise ValidationError("decision: an exclusion reason is ticked; choose exclude or "
+                                  "untick it")
+    elif intent == "informational" and not exclusions:
+        raise ValidationError("exclusions: tick why this informational query is excluded")
+    return {"intent": intent, "decision": decision, "exclusions": exclusions,
+            "query_type": query_type, "question_type": question_type}
+
+
+@register
+class JudgeKind(StageKind):
+    """Human: an editor decides whether the query can be answered definitively and
+    completely by a short passage, and classifies it."""
+
+    key = "marco_judge"
+    label = "Query judgment"
+    template = "annotation/tasks/marco_judge.html"
+    overlap_param = "judges_per_query"
+    params = {
+        "judges_per_query": Param(1, "Editors judging each query; a query is kept only when "
+                                  "every one keeps it.", minimum=1, maximum=5),
+    }
+
+    def context(self, item: Item) -> dict[str, Any]:
+        def options(pairs: Any, keys: str) -> list[dict[str, str]]:
+            return [{"value": v, "label": label, "key": key}
+                    for (v, label), key in zip(pairs, keys, strict=True)]
+
+        return {
+            "query": item.data["query"], "query_id": item.data["query_id"],
+            "intents": options(INTENTS.items(), "123"),
+            "exclusions": options(EXCLUSIONS.items(), "adltsx"),
+            "query_types": options([(t, t.capitalize()) for t in QUERY_TYPES], "45678"),
+            "question_types": options(zip(QUESTION_TYPES, ("Yes / no", "Entity", "Description"),
+                                          strict=True), "ywh"),
+        }
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return clean_judgment(payload)
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        return {"intent": data.get("intent", ""), "decision": data.get("decision", ""),
+                "exclusions": data.getlist("exclusion"),
+                "query_type": data.get("query_type", ""),
+                "question_type": data.get("question_type", "")}
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        if not data:
+            return {"exclusions": []}
+        return {**self.payload_from_form(item, data), "exclusions": data.getlist("exclusion")}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        judgments = [s.payload for s in submissions]
+        reasons: list[str] = []
+        for j in judgments:
+            if j["intent"] != "informational" and j["intent"] not in reasons:
+                reasons.append(j["intent"])
+            reasons += [e for e in j["exclusions"] if e not in reasons]
+        kept = all(j["decision"] == "keep" for j in judgments)
+        result = {
+            "kept": kept, "reasons": [] if kept else reasons or ["excluded"],
+            "intent": _most_common([j["intent"] for j in judgments]),
+            "query_type": _most_common([j["query_type"] for j in judgments]),
+            "question_type": _most_common([j["question_type"] for j in judgments]),
+            "judge_ids": [s.worker_id for s in submissions],
+        }
+        _save_result(item, result)
+        if not kept:
+            return []
+        return [Emit(kind="marco_retrieve", key=item.key, data={
+            **_base(item.data), "query_type": result["query_type"],
+            "question_type": result["question_type"], "intent": result["intent"],
+        })]
+
+
+# 3. Passage retrieval ---------------------------------------------------------------------
+
+def _hit_value(hit: Any, *names: str) -> Any:
+    for name in names:
+        value = hit.get(name) if isinstance(hit, dict) else getattr(hit, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _retrieve_passages(project: Project, text: str, k: int) -> list[dict[str, Any]]:
+    """The top-k passages of the project corpus's index for ``text``, in ranked order."""
+    from collector.jobs import JobError
+
+    try:
+        from collector.search import retrieve
+    except ImportError as exc:
+        raise JobError("the passage search service (collector.search.retrieve) is missing: "
+                       f"passages cannot be retrieved ({exc})") from exc
+    results = retrieve(project.corpus, text, k)
+    passages = []
+    for rank, hit in enumerate(islice(getattr(results, "hits", results), k), start=1):
+        passages.append({
+            "rank": rank,
+            "passage_id": _hit_value(hit, "passage_id", "id"),
+            "document": _hit_value(hit, "external_id", "document", "document_id") or "",
+            "url": _hit_value(hit, "url") or "",
+            "text": _hit_value(hit, "text", "passage_text") or "",
+        })
+    return passages
+
+
+@register
+class RetrieveKind(StageKind):
+    """Automatic: the top-k passages of the corpus index for each kept query."""
+
+    key = "marco_retrieve"
+    label = "Retrieve passages"
+    automatic = True
+    params = {"k": Param(10, "Passages retrieved per query, in ranked order.",
+                         minimum=1, maximum=50)}
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        retrieved = empty = 0
+        for item in items_pending_locked(stage, progress, "retrieving passages"):
+            passages = _retrieve_passages(stage.project, item.data["query"], stage.params["k"])
+            if not passages:
+                empty += 1
+                item_finish(item=item, emits=[], result={"passages": 0,
+                                                         "excluded": "no passages retrieved"})
+                continue
+            retrieved += 1
+            item_finish(item=item, result={"passages": len(passages)}, emits=[Emit(
+                kind="marco_curate", key=item.key, data={**_base(item.data),
+                                                         "passages": passages},
+            )])
+        return {"retrieved": retrieved, "without_passages": empty}
+
+
+# 4. Passage curation ----------------------------------------------------------------------
+
+def clean_curation(item: Item, payload: dict[str, Any], *, max_selected: int) -> dict[str, Any]:
+    """One or a few non-conflicting passages (by rank), or the query marked unanswerable."""
+    ranks = {p["rank"] for p in item.data["passages"]}
+    unanswerable = _flag(payload, "unanswerable")
+    conflict = _flag(payload, "conflict")
+    selected = payload.get("selected", [])
+    if not isinstance(selected, list) or not all(
+            isinstance(r, int) and not isinstance(r, bool) for r in selected):
+        raise ValidationError("selected: a list of passage ranks expected")
+    if len(set(selected)) != len(selected):
+        raise ValidationError("selected: a passage is selected twice")
+    outside = sorted(set(selected) - ranks)
+    if outside:
+        raise ValidationError(f"selected: no passage has rank {outside[0]}")
+    reason = _text(payload, "conflict_reason", limit=1000)
+    note = _text(payload, "note", limit=1000)
+    if unanswerable:
+        if selected:
+            raise ValidationError("selected: a query marked not answerable has no selected "
+                                  "passages; untick them or untick 'not answerable'")
+        return {"unanswerable": True, "selected": [], "conflict": False, "conflict_reason": "",
+                "note": note}
+    if not selected:
+        raise ValidationError("selected: select the passage(s) that answer the query, or mark "
+                              "it not answerable by these passages")
+    if len(selected) > max_selected:
+        raise ValidationError(f"selected: at most {max_selected} passages; choose the few that "
+                              "together answer the query")
+    if conflict and not reason:
+        raise ValidationError("conflict_reason: the passages conflict: say why the selected "
+                              "one is the most trustworthy")
+    return {"unanswerable": False, "selected": sorted(selected), "conflict": conflict,
+            "conflict_reason": reason if conflict else "", "note": note}
+
+
+@register
+class CurateKind(StageKind):
+    """Human: the editor sees the query and the ranked passages and selects one or a few
+    that together answer it, or marks the query not answerable by them."""
+
+    key = "marco_curate"
+    label = "Passage curation"
+    template = "annotation/tasks/marco_curate.html"
+    params = {
+        "max_selected": Param(3, "Passages an editor may select for one query.",
+                              minimum=1, maximum=10),
+    }
+
+    def context(self, item: Item) -> dict[str, Any]:
+        return {"query": item.data["query"], "passages": item.data["passages"],
+                "max_selected": item.stage.params["max_selected"]}
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return clean_curation(item, payload, max_selected=item.stage.params["max_selected"])
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        selected = data.getlist("selected")
+        if not all(s.isdigit() for s in selected):
+            raise ValidationError("selected: passage ranks expected")
+        return {"selected": [int(s) for s in selected],
+                "unanswerable": data.get("unanswerable") == "on",
+                "conflict": data.get("conflict") == "on",
+                "conflict_reason": data.get("conflict_reason", ""),
+                "note": data.get("note", "")}
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        if not data:
+            return {"selected": []}
+        return {"selected": [int(s) for s in data.getlist("selected") if s.isdigit()],
+                "unanswerable": data.get("unanswerable") == "on",
+                "conflict": data.get("conflict") == "on",
+                "conflict_reason": data.get("conflict_reason", ""),
+                "note": data.get("note", "")}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        curation = submissions[-1].payload
+        curators = tuple(s.worker_id for s in submissions)
+        _save_result(item, {**curation, "curator_ids": list(curators)})
+        selected = set(curation["selected"])
+        passages = [{**p, "is_selected": p["rank"] in selected} for p in item.data["passages"]]
+        data = {**_base(item.data), "passages": passages}
+        if curation["unanswerable"]:
+            return [Emit(kind="marco_record", key=item.key,
+                         data={**data, "unanswerable": True, "answers": []})]
+        return [Emit(kind="marco_distill", key=item.key, data=data,
+                     exclude_user_ids=curators,
+                     exclusion_reason="curated the passages of this query")]
+
+
+# 5. Answer distillation -------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def _spell_checker() -> Any:
+    try:
+        from spellchecker import SpellChecker
+    except ImportError:
+        return None
+    return SpellChecker(language="en", distance=1)
+
+
+def spelling_report(text: str, *, known: str = "", limit: int = 10) -> dict[str, Any] | None:
+    """Words of ``text`` the English dictionary does not know (words of ``known``, the
+    query and passages, count as known), each with a suggestion. None when no checker is
+    installed. A warning for the editor, never a refusal."""
+    checker = _spell_checker()
+    if checker is None:
+        return None
+    familiar = {w.lower().replace("’", "'") for w in _WORD.findall(known)}
+    suspects: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for word in _WORD.findall(text):
+        low = word.lower().replace("’", "'")
+        if (len(low) < 2 or not low.replace("'", "").isalpha() or low in seen
+                or low in familiar or word.isupper() or not checker.unknown([low])):
+            continue
+        seen.add(low)
+        suggestion = checker.correction(low)
+        suspects.append({"word": word, "suggestion": suggestion if suggestion != low else ""})
+        if len(suspects) >= limit:
+            break
+    return {"words": suspects, "checked": bool(text.strip())}
+
+
+def _curated(item: Item) -> list[dict[str, Any]]:
+    return [p for p in item.data["passages"] if p.get("is_selected")]
+
+
+def clean_distillation(item: Item, payload: dict[str, Any], *, limit: int) -> dict[str, Any]:
+    """An answer in the editor's own words; the Yes / No / Depends opinion for YES_NO
+    questions and the named entities for ENTITY questions."""
+    answer = _text(payload, "answer", limit=limit)
+    if not answer:
+        raise ValidationError("answer: write the answer in your own words")
+    question_type = item.data.get("question_type", "")
+    yesno = payload.get("yesno") or ""
+    if not isinstance(yesno, str) or (yesno and yesno not in YESNO_LABELS):
+        raise ValidationError(f"yesno: {yesno!r} is not one of {', '.join(YESNO_LABELS)}")
+    if question_type == "YES_NO" and not yesno:
+        raise ValidationError("yesno: label the answer's opinion: Yes, No or Depends")
+    if yesno and question_type != "YES_NO":
+        raise ValidationError("yesno: only YES_NO questions take an opinion label")
+    raw = payload.get("entities") or []
+    if not isinstance(raw, list) or not all(isinstance(e, str) for e in raw):
+        raise ValidationError("entities: a list of entity names expected")
+    entities = list(dict.fromkeys(e.strip() for e in raw if e.strip()))
+    if question_type == "ENTITY" and not entities:
+        raise ValidationError("entities: list the entities your answer names (one at least)")
+    if entities and question_type != "ENTITY":
+        raise ValidationError("entities: only ENTITY questions take a list of entities")
+    return {"answer": answer, "yesno": yesno or None, "entities": entities}
+
+
+@register
+class DistillKind(StageKind):
+    """Human, many editors: each writes the answer the curated passages give, in their own
+    words. Never the curator of the query; never another editor's answer in sight."""
+
+    key = "marco_distill"
+    label = "Answer distillation"
+    template = "annotation/tasks/marco_distill.html"
+    overlap_param = "editors_per_query"
+    params = {
+        "editors_per_query": Param(5, "Editors writing an answer for each query (the paper's "
+                                   "example has 20).", minimum=1, maximum=50),
+        "max_answer_chars": Param(2000, "Longest answer accepted.", minimum=20),
+    }
+
+    def context(self, item: Item) -> dict[str, Any]:
+        return {"query": item.data["query"], "passages": _curated(item),
+                "question_type": item.data.get("question_type", ""),
+                "yesno_labels": list(YESNO_LABELS)}
+
+    def spelling(self, item: Item, text: str) -> dict[str, Any] | None:
+        known = " ".join([item.data["query"], *(p["text"] for p in _curated(item))])
+        return spelling_report(text, known=known)
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return clean_distillation(item, payload, limit=item.stage.params["max_answer_chars"])
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        return {"answer": data.get("answer", ""), "yesno": data.get("yesno", ""),
+                "entities": data.get("entities", "").splitlines()}
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        if not data:
+            return {}
+        return {"answer": data.get("answer", ""), "yesno": data.get("yesno", ""),
+                "entities": data.get("entities", "")}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        answers = [{
+            "text": s.payload["answer"], "yesno": s.payload["yesno"],
+            "entities": s.payload["entities"], "worker_id": s.worker_id, "submission": s.pk,
+            "time_s": round(s.time_on_task_s, 1),
+            "active_time_s": s.active_time_s,
+        } for s in submissions]
+        return [Emit(kind="marco_consensus", key=item.key,
+                     data={**_base(item.data), "passages": item.data["passages"],
+                           "answers": answers})]
+
+
+# 6. Consensus weighting -------------------------------------------------------------------
+
+def consensus_weights(texts: list[str], *, ratio: float, min_answers: int) -> dict[str, Any]:
+    """Imp(Ref_i) = Σ_j BLEU(Ref_i, Ref_j), j = i included (pa-metrics Eq. 2), their
+    shares, and the answers whose weight is below ``ratio`` x the median weight."""
+    scorer = PaScorer(texts, metric="bleu", include_self=True)
+    weights = [float(w) for w in scorer.weights]
+    total = sum(weights)
+    flagged = flag_outliers(weights, ratio=ratio) if len(texts) >= min_answers else []
+    return {
+        "weights": weights,
+        "shares": [w / total if total else 0.0 for w in weights],
+        "flagged": flagged, "ratio": ratio, "median": median(weights),
+        "tokens": [len(pa_tokens(t)) for t in texts],
+    }
+
+
+@register
+class ConsensusKind(StageKind):
+    """Automatic: the pa-BLEU importance of every answer; answers far below the consensus
+    go to a checker, the others straight to the final record."""
+
+    key = "marco_consensus"
+    label = "Consensus weighting (pa-BLEU)"
+    automatic = True
+    params = {
+        "outlier_ratio": Param(0.7, "Flag an answer whose importance is below this share of "
+                               "the median importance (each importance counts the answer's "
+                               "own BLEU of 1, so with few answers the weights sit close).",
+                               minimum=0.01, maximum=1.0),
+        "min_answers": Param(3, "Flag nothing for queries with fewer answers.", minimum=2),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        weighed = flagged_queries = 0
+        for item in items_pending_locked(stage, progress, "weighing answers"):
+            answers = item.data["answers"]
+            result = consensus_weights([a["text"] for a in answers],
+                                       ratio=stage.params["outlier_ratio"],
+                                       min_answers=stage.params["min_answers"])
+            weighed += 1
+            data = {**_base(item.data), "passages": item.data["passages"], "answers": answers,
+                    "weights": result["weights"], "shares": result["shares"],
+                    "flagged": result["flagged"]}
+            if result["flagged"]:
+                flagged_queries += 1
+                emit = Emit(kind="marco_review", key=item.key, data=data,
+                            exclude_user_ids=tuple(a["worker_id"] for a in answers
+                                                   if a.get("worker_id")),
+                            exclusion_reason="wrote an answer for this query")
+            else:
+                emit = Emit(kind="marco_record", key=item.key, data=data)
+            item_finish(item=item, result=result, emits=[emit])
+        return {"weighed": weighed, "to_review": flagged_queries}
+
+
+# 7. Checker review of flagged answers -----------------------------------------------------
+
+def answer_rows(data: dict[str, Any], decisions: dict[str, str] | None = None
+                ) -> list[dict[str, Any]]:
+    """The answers of a query with their weights, flags and (after review) decisions."""
+    flagged = set(data.get("flagged", []))
+    weights = data.get("weights") or [None] * len(data["answers"])
+    shares = data.get("shares") or [None] * len(data["answers"])
+    rows = []
+    for n, (answer, weight, share) in enumerate(zip(data["answers"], weights, shares,
+                                                    strict=True)):
+        rows.append({"index": n, "number": n + 1, "text": answer["text"],
+                     "yesno": answer.get("yesno"), "entities": answer.get("entities", []),
+                     "weight": weight, "share": share, "flagged": n in flagged,
+                     "decision": (decisions or {}).get(str(n), "")})
+    return rows
+
+
+def weights_plot(rows: list[dict[str, Any]], *, label: str = "Answers by importance weight"
+                 ) -> Plot:
+    """One bar per answer, its pa-BLEU importance; flagged answers in the warning colour."""
+    return hbar([
+        (f"{row['number']}. {row['text']}", [(
+            row["weight"] or 0.0, "bar-pending" if row["flagged"] else "bar",
+            f"answer {row['number']}: weight {row['weight'] or 0:.3f}"
+            + (" (flagged)" if row["flagged"] else ""),
+        )]) for row in rows
+    ], label=label)
+
+
+_DROP_KEYS = "qwertyuio"
+
+
+@register
+class ReviewKind(StageKind):
+    """Human, checker: keep or drop each answer the consensus weighting flagged."""
+
+    key = "marco_review"
+    label = "Outlier review"
+    role = Role.CHECKER
+    template = "annotation/tasks/marco_review.html"
+
+    def context(self, item: Item) -> dict[str, Any]:
+        rows = answer_rows(item.data)
+        for n, row in enumerate(r for r in rows if r["flagged"]):
+            row["keep_key"] = str(n + 1) if n < 9 else ""
+            row["drop_key"] = _DROP_KEYS[n] if n < len(_DROP_KEYS) else ""
+        return {"query": item.data["query"], "passages": _curated(item), "answers": rows,
+                "question_type": item.data.get("question_type", ""),
+                "plot": asdict(weights_plot(rows))}
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        raw = payload.get("decisions")
+        if not isinstance(raw, dict):
+            raise ValidationError("decisions: keep or drop for each flagged answer expected")
+        decisions = {str(k): v for k, v in raw.items()}
+        flagged = [str(n) for n in item.data["flagged"]]
+        extra = sorted(set(decisions) - set(flagged))
+        if extra:
+            raise ValidationError(f"decisions: answer {int(extra[0]) + 1} is not flagged"
+                                  if extra[0].isdigit() else
+                                  f"decisions: unknown answer {extra[0]!r}")
+        for n in flagged:
+            if decisions.get(n) not in ("keep", "drop"):
+                raise ValidationError(f"decisions: answer {int(n) + 1}: choose keep or drop")
+        return {"decisions": {n: decisions[n] for n in flagged},
+                "note": _text(payload, "note", limit=1000)}
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        return {"decisions": {str(n): data.get(f"decision-{n}", "")
+                              for n in item.data["flagged"]},
+                "note": data.get("note", "")}
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        if not data:
+            return {"checked": []}
+        return {"checked": [f"{n}:{data[f'decision-{n}']}" for n in item.data["flagged"]
+                            if data.get(f"decision-{n}")],
+                "note": data.get("note", "")}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        review = submissions[-1]
+        decisions = review.payload["decisions"]
+        _save_result(item, {"decisions": decisions, "note": review.payload["note"],
+                            "checker_id": review.worker_id})
+        return [Emit(kind="marco_record", key=item.key, data={
+            **item.data,
+            "review": {"decisions": decisions, "note": review.payload["note"],
+                       "checker_id": review.worker_id, "submission": review.pk},
+        })]
+
+
+# 8. Final records ----------------------------------------------------------------------------
+
+def marco_record(data: dict[str, Any]) -> dict[str, Any]:
+    """The final record of one query: what the MS MARCO v2.1 and DuReader exports need.
+
+    ``answers`` are the kept answers; ``yesno_answers`` (YES_NO questions) and
+    ``entity_answers`` (ENTITY questions) run parallel to them, as do their weights and
+    times. A query marked not answerable by its passages has ``no_answer`` true, no answers
+    and no selected passage (MS MARCO writes it ``No Answer Present.``).
+
+    Export mapping (for the releases issue; the records are the done items of this last
+    stage, ``selectors.consolidated_items``): MS MARCO v2.1 takes ``query_id`` (the
+    official files want an integer), ``query``, ``query_type``, ``passages`` as
+    (``passage_text``, ``url``, ``is_selected``) and ``answers`` (``no_answer`` records,
+    when the admin includes them, as ``["No Answer Present."]``). DuReader takes
+    ``question_type``, ``answers``, ``yesno_answers`` and ``entity_answers`` as they are,
+    and documents from ``passages`` (``document`` as title, ``passage_text`` as the
+    paragraph, ``rank - 1`` as ``bs_rank_pos``, ``is_selected``); its ``fact_or_opinion``
+    is not collected here.
+    """
+    decisions = (data.get("review") or {}).get("decisions", {})
+    weights = data.get("weights") or [None] * len(data.get("answers", []))
+    kept, dropped = [], []
+    for n, answer in enumerate(data.get("answers", [])):
+        row = {**answer, "weight": weights[n], "flagged": n in data.get("flagged", [])}
+        (dropped if decisions.get(str(n)) == "drop" else kept).append(row)
+    question_type = data.get("question_type", "")
+    return {
+        "query_id": data["query_id"],
+        "query": data["query"],
+        "query_type": data.get("query_type", ""),
+        "question_type": question_type,
+        "passages": [{"rank": p["rank"], "passage_id": p.get("passage_id"),
+                      "document": p.get("document", ""), "url": p.get("url", ""),
+                      "passage_text": p["text"], "is_selected": 1 if p.get("is_selected") else 0}
+                     for p in data.get("passages", [])],
+        "answers": [a["text"] for a in kept],
+        "yesno_answers": [a["yesno"] for a in kept] if question_type == "YES_NO" else None,
+        "entity_answers": [a["entities"] for a in kept] if question_type == "ENTITY" else None,
+        "answer_weights": [a["weight"] for a in kept],
+        "answer_times_s": [a.get("time_s") for a in kept],
+        "answer_workers": [a.get("worker_id") for a in kept],
+        "dropped_answers": [{"text": a["text"], "weight": a["weight"],
+                             "worker_id": a.get("worker_id")} for a in dropped],
+        "review": data.get("review"),
+        "no_answer": bool(data.get("unanswerable")),
+    }
+
+
+@register
+class RecordKind(StageKind):
+    """Automatic: one final record per query that reached the end (answers kept after the
+    review, or the query marked not answerable by its passages)."""
+
+    key = "marco_record"
+    label = "Final records"
+    automatic = True
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        done = 0
+        for item in items_pending_locked(stage, progress, "writing records"):
+            item_finish(item=item, emits=[], result=marco_record(item.data))
+            done += 1
+        return {"records": done}

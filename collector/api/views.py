@@ -1,0 +1,55 @@
+"""Collector API: corpora, their documents (never bodies in lists), passage search."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.roles import IsAnyRole
+from collector.api.serializers import (
+    CorpusOutputSerializer,
+    DocumentHitOutputSerializer,
+    DocumentListOutputSerializer,
+    PassageHitOutputSerializer,
+    SearchInputSerializer,
+)
+from collector.models import Corpus
+from collector.selectors import corpus_documents, corpus_list
+from collector.services import retrieve
+
+
+class CorpusListApi(ListAPIView):
+    permission_classes = [IsAnyRole]
+    serializer_class = CorpusOutputSerializer
+
+    def get_queryset(self):
+        return corpus_list()
+
+
+class CorpusDocumentListApi(ListAPIView):
+    permission_classes = [IsAnyRole]
+    serializer_class = DocumentListOutputSerializer
+
+    def get_queryset(self):
+        corpus = get_object_or_404(Corpus, name=self.kwargs["name"])
+        return corpus_documents(corpus=corpus)
+
+
+class CorpusSearchApi(APIView):
+    """``GET /api/v1/corpora/<name>/search/?q=...&k=10&unit=passage|document``."""
+
+    permission_classes = [IsAnyRole]
+
+    def get(self, request: Request, name: str) -> Response:
+        corpus = get_object_or_404(Corpus, name=name)
+        params = SearchInputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        hits = retrieve(corpus=corpus, text=data["q"], k=data["k"], unit=data["unit"])
+        output = (PassageHitOutputSerializer if data["unit"] == "passage"
+                  else DocumentHitOutputSerializer)
+        return Response({"corpus": corpus.name, "query": data["q"], "unit": data["unit"],
+                         "hits": output(hits, many=True).data})

@@ -1,0 +1,89 @@
+"""Forms of the collector pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.validators import RegexValidator
+
+from collector.importers import FORMATS, mapping_parse
+from collector.models import Corpus, Language
+from collector.services.uploads import QUERIES
+
+FORMAT_CHOICES = [(fmt.name, fmt.label) for fmt in FORMATS.values()] + [
+    (QUERIES, "Query list (one query a line, or JSON Lines)"),
+]
+CORPUS_NAME = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                             "Use letters, digits, '.', '_' and '-'.")
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="UTF-8 text: JSON, JSONL, CSV, TSV or a .story file.")
+    corpus = forms.CharField(max_length=100, validators=[CORPUS_NAME],
+                             help_text="An existing corpus, or the name of a new one.")
+    language = forms.ChoiceField(choices=Language.choices)
+    format = forms.ChoiceField(choices=FORMAT_CHOICES)
+    mapping = forms.CharField(
+        required=False, label="Field mapping",
+        help_text="JSONL/CSV/TSV only: field=column,… (fields: id, body, title, url, "
+                  "source_type, highlights). Empty: columns named like the fields.",
+    )
+    split_mode = forms.ChoiceField(
+        required=False, label="Passage splitting (new corpus)",
+        choices=[("", "Default (by paragraph)"), *Corpus.SplitMode.choices],
+    )
+    window_tokens = forms.IntegerField(required=False, min_value=1, label="Window (tokens)")
+    window_overlap = forms.IntegerField(required=False, min_value=0, label="Overlap (tokens)")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                                  label="Description (new corpus)")
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        limit = settings.CROWDQA_IMPORT_MAX_BYTES
+        if upload.size == 0:
+            raise forms.ValidationError(f"{upload.name} is empty.")
+        if upload.size > limit:
+            raise forms.ValidationError(
+                f"{upload.name} is {upload.size:,} bytes, over the import limit of {limit:,}."
+            )
+        return upload
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        fmt = data.get("format")
+        mapping = data.get("mapping", "").strip()
+        if mapping:
+            if fmt == QUERIES or (fmt in FORMATS and not FORMATS[fmt].takes_mapping):
+                self.add_error("mapping", "Only the jsonl, csv and tsv formats take a mapping.")
+            else:
+                try:
+                    mapping_parse(mapping)
+                except ValueError as exc:
+                    self.add_error("mapping", str(exc))
+        name, language = data.get("corpus"), data.get("language")
+        existing = Corpus.objects.filter(name=name).first() if name else None
+        if existing is not None and language and existing.language != language:
+            self.add_error("language", f"Corpus {name} is in {existing.get_language_display()}.")
+        tokens, overlap = data.get("window_tokens"), data.get("window_overlap")
+        if tokens is not None and overlap is not None and overlap >= tokens:
+            self.add_error("window_overlap", "The overlap must be smaller than the window.")
+        return data
+
+    @property
+    def upload_name(self) -> str:
+        return Path(self.cleaned_data["file"].name).name
+
+
+class SearchForm(forms.Form):
+    corpus = forms.ChoiceField(choices=())
+    q = forms.CharField(required=False, max_length=500, label="Query")
+    page = forms.IntegerField(required=False, min_value=1)
+
+    def __init__(self, *args: Any, corpora: list[Corpus], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["corpus"].choices = [
+            (c.name, f"{c.name} ({c.get_language_display()})") for c in corpora
+        ]

@@ -1,0 +1,102 @@
+"""Readers for corpus and query files: plain Python, no Django.
+
+``FORMATS`` maps a format name (the ``--format`` of ``import_corpus``) to its reader. A
+reader takes a checked :class:`~collector.importers.source.Source` and yields
+:class:`~collector.importers.records.ImportUnit` objects, streaming: it holds one record
+(one article, one line) at a time. Bad input raises
+:class:`~collector.importers.errors.ImportFailure` naming file, place and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from collector.importers.dureader import read_dureader
+from collector.importers.errors import ImportFailure
+from collector.importers.generic import mapping_parse, read_csv, read_jsonl, read_tsv
+from collector.importers.msmarco import read_msmarco
+from collector.importers.newsqa import read_newsqa_csv, read_newsqa_json, read_story
+from collector.importers.queries import read_queries
+from collector.importers.reco import read_reco
+from collector.importers.records import (
+    SOURCE_TYPES,
+    DocumentRecord,
+    ImportUnit,
+    QueryRecord,
+    QuestionRecord,
+)
+from collector.importers.source import ByteCounter, Source, source_open
+from collector.importers.squad import read_squad
+
+Reader = Callable[..., Iterator[ImportUnit]]
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    name: str
+    label: str
+    reader: Reader
+    takes_mapping: bool = False
+    folder_suffix: str | None = None
+
+
+FORMATS: dict[str, Format] = {
+    fmt.name: fmt
+    for fmt in (
+        Format("jsonl", "JSON Lines (with a field mapping)", read_jsonl, takes_mapping=True),
+        Format("csv", "CSV with a header (with a field mapping)", read_csv, takes_mapping=True),
+        Format("tsv", "TSV (with a field mapping)", read_tsv, takes_mapping=True),
+        Format("squad", "SQuAD v1.1 / v2.0 JSON", read_squad),
+        Format("newsqa-json", "NewsQA combined JSON", read_newsqa_json),
+        Format("newsqa-csv", "NewsQA combined CSV", read_newsqa_csv),
+        Format("story", "CNN .story file or folder of them", read_story,
+               folder_suffix=".story"),
+        Format("msmarco", "MS MARCO v2.1 (JSONL or column-oriented JSON)", read_msmarco),
+        Format("dureader", "DuReader JSONL", read_dureader),
+        Format("reco", "ReCO JSON (or JSONL)", read_reco),
+    )
+}
+
+
+def format_get(name: str) -> Format:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown format {name!r} (formats: {', '.join(FORMATS)})"
+        ) from None
+
+
+def units_read(fmt: Format, source: Source, *, counter: ByteCounter,
+               mapping: dict[str, str] | None = None, **options: Any) -> Iterator[ImportUnit]:
+    """The units of ``source`` in format ``fmt``; refuses a file that holds no records."""
+    kwargs: dict[str, Any] = {"counter": counter, **options}
+    if fmt.takes_mapping:
+        kwargs["mapping"] = mapping or {}
+    elif mapping:
+        raise ImportFailure(f"format {fmt.name!r} takes no --map (only jsonl, csv and tsv do)",
+                            file=source.name)
+    empty = True
+    for unit in fmt.reader(source, **kwargs):
+        empty = False
+        yield unit
+    if empty:
+        raise ImportFailure("contains no records", file=source.name)
+
+
+def queries_read(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecord]:
+    empty = True
+    for record in read_queries(source, counter=counter):
+        empty = False
+        yield record
+    if empty:
+        raise ImportFailure("contains no queries", file=source.name)
+
+
+__all__ = [
+    "FORMATS", "SOURCE_TYPES", "ByteCounter", "DocumentRecord", "Format", "ImportFailure",
+    "ImportUnit", "QueryRecord", "QuestionRecord", "Source", "format_get", "mapping_parse",
+    "queries_read", "source_open", "units_read",
+]

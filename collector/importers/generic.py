@@ -1,0 +1,209 @@
+"""Generic JSONL, CSV and TSV documents, with a field mapping (``--map field=column,...``).
+
+Fields: ``id`` and ``body`` (required), ``title``, ``url``, ``source_type``,
+``highlights``. Without a mapping each field is read from the column of the same name.
+In JSONL a column may be a dotted path into nested objects (``meta.url``). In CSV/TSV
+a file whose mapping uses only numbers (``id=0,body=1``) has no header row and the
+numbers are 0-based column positions. Columns that no field uses are kept in the
+document's metadata.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from collector.importers.errors import ImportFailure, shorten
+from collector.importers.records import SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
+from collector.importers.source import ByteCounter, Source, iter_lines
+
+FIELDS = ("id", "body", "title", "url", "source_type", "highlights")
+REQUIRED = ("id", "body")
+
+
+def mapping_parse(spec: str | dict[str, str] | None) -> dict[str, str]:
+    """``"id=doc_id,body=text"`` (or a dict) to ``{"id": "doc_id", "body": "text"}``.
+
+    Raises ``ValueError`` with a one-line message on a malformed mapping.
+    """
+    if not spec:
+        return {}
+    if isinstance(spec, dict):
+        pairs = list(spec.items())
+    else:
+        pairs = []
+        for part in spec.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            field, sep, column = part.partition("=")
+            if not sep or not field.strip() or not column.strip():
+                raise ValueError(f"--map: {part!r} is not field=column")
+            pairs.append((field.strip(), column.strip()))
+    mapping: dict[str, str] = {}
+    for field, column in pairs:
+        if field not in FIELDS:
+            raise ValueError(f"--map: unknown field {field!r} (fields: {', '.join(FIELDS)})")
+        if field in mapping:
+            raise ValueError(f"--map: field {field!r} is mapped twice")
+        mapping[field] = str(column)
+    return mapping
+
+
+def _full_mapping(mapping: dict[str, str]) -> dict[str, str]:
+    return {field: mapping.get(field, field) for field in FIELDS}
+
+
+def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[str, str],
+              check: Checker, where: str, default_source_type: str) -> DocumentRecord:
+    for field in REQUIRED:
+        if values.get(field) is None:
+            raise check.fail(f"is missing (column {columns[field]!r})", where=where,
+                             field=field)
+    ident = check.identifier(values["id"], where=where, field="id")
+    body = values["body"]
+    if not isinstance(body, str):
+        raise check.fail(f"should be text, found {shorten(body)}", where=where, field="body")
+    if not body.strip():
+        raise check.fail(f"is empty (column {columns['body']!r})", where=where, field="body")
+    text_fields = {}
+    for field in ("title", "url", "source_type"):
+        value = values.get(field)
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise check.fail(f"should be text, found {shorten(value)}", where=where,
+                             field=field)
+        text_fields[field] = value.strip() if field != "title" else value
+    source_type = text_fields["source_type"] or default_source_type
+    if source_type and source_type not in SOURCE_TYPES:
+        raise check.fail(f"{source_type!r} is not one of {', '.join(SOURCE_TYPES)}",
+                         where=where, field="source_type")
+    return DocumentRecord(
+        external_id=ident, body=body, where=where, title=text_fields["title"],
+        url=text_fields["url"], source_type=source_type,
+        highlights=_highlights(values.get("highlights"), check=check, where=where),
+        metadata=extra,
+    )
+
+
+def _highlights(value: Any, *, check: Checker, where: str) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        if value.lstrip().startswith("["):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise check.fail(f"is not a JSON list ({exc.msg})", where=where,
+                                 field="highlights") from None
+        else:
+            return [line.strip() for line in value.splitlines() if line.strip()]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise check.fail("should be a list of strings", where=where, field="highlights")
+    return value
+
+
+def _dig(record: dict[str, Any], path: str) -> Any:
+    value: Any = record
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def read_jsonl(source: Source, *, counter: ByteCounter, mapping: dict[str, str] | None = None,
+               source_type: str = "") -> Iterator[ImportUnit]:
+    columns = _full_mapping(mapping or {})
+    top_level_used = {path.split(".")[0] for path in columns.values()}
+    for source_file in source.files:
+        check = Checker(source_file.name)
+        for number, line in iter_lines(source_file, counter):
+            if not line.strip():
+                continue
+            where = f"line {number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise check.fail(f"invalid JSON: {exc.msg} (column {exc.colno})",
+                                 where=where) from None
+            if not isinstance(record, dict):
+                raise check.fail("expected a JSON object on each line", where=where)
+            values = {field: _dig(record, path) for field, path in columns.items()}
+            extra = {key: value for key, value in record.items() if key not in top_level_used}
+            yield ImportUnit([_document(values, extra=extra, columns=columns, check=check,
+                                        where=where, default_source_type=source_type)])
+
+
+def read_delimited(source: Source, *, counter: ByteCounter, delimiter: str,
+                   mapping: dict[str, str] | None = None,
+                   source_type: str = "") -> Iterator[ImportUnit]:
+    mapping = mapping or {}
+    positional = bool(mapping) and all(column.isdigit() for column in mapping.values())
+    columns = mapping if positional else _full_mapping(mapping)
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+    for source_file in source.files:
+        check = Checker(source_file.name)
+        if positional:
+            for field in REQUIRED:
+                if field not in columns:
+                    raise check.fail("is not in --map; a file mapped by column numbers needs "
+                                     "every required field mapped", field=field, where=None)
+        lines = iter_lines(source_file, counter)
+        reader = csv.reader((line for _, line in lines), delimiter=delimiter, quoting=quoting,
+                            strict=True)
+        header: list[str] | None = None
+        index: dict[str, int] = {}
+        line_start = 1
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                raise check.fail(f"bad CSV: {exc}", where=f"line {line_start}") from None
+            where = f"line {line_start}"
+            line_start = reader.line_num + 1
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if header is None and not positional:
+                header = [name.strip() for name in row]
+                index = {name: i for i, name in enumerate(header)}
+                for field in REQUIRED:
+                    if columns[field] not in index:
+                        raise check.fail(
+                            f"maps to column {columns[field]!r}, which the header does not "
+                            f"have (columns: {', '.join(header)})", where=where, field=field,
+                        )
+                continue
+            if header is not None and len(row) != len(header):
+                raise check.fail(f"has {len(row)} columns, the header has {len(header)}",
+                                 where=where)
+            if positional:
+                values = {field: row[int(col)] if int(col) < len(row) else None
+                          for field, col in columns.items()}
+                used = {int(col) for col in columns.values()}
+                extra = {str(i): value for i, value in enumerate(row) if i not in used}
+            else:
+                values = {field: row[index[col]] if col in index else None
+                          for field, col in columns.items()}
+                used_names = set(columns.values())
+                extra = {name: row[i] for name, i in index.items() if name not in used_names}
+            yield ImportUnit([_document(values, extra=extra, columns=columns, check=check,
+                                        where=where, default_source_type=source_type)])
+
+
+def read_csv(source: Source, **kwargs: Any) -> Iterator[ImportUnit]:
+    return read_delimited(source, delimiter=",", **kwargs)
+
+
+def read_tsv(source: Source, **kwargs: Any) -> Iterator[ImportUnit]:
+    return read_delimited(source, delimiter="\t", **kwargs)
+
+
+__all__ = ["FIELDS", "ImportFailure", "mapping_parse", "read_csv", "read_jsonl", "read_tsv"]

@@ -1,0 +1,157 @@
+"""What readers produce: plain records, checked where they are read.
+
+A reader yields :class:`ImportUnit` objects: the documents of one source record and the
+questions that point into them (a SQuAD paragraph and its questions, a DuReader record
+and its documents, one line of a JSONL file). The importer writes units whole, so a
+question always lands in the same batch as the documents it refers to.
+
+Answers are stored as a list of dicts, the same shape for every dataset:
+
+* a span answer: ``{"text": ..., "start": s, "end": e}`` with ``body[s:e] == text``;
+* a multi-span answer (NewsQA): ``{"text": "a … b", "spans": [{"text", "start", "end"}, ...]}``;
+* a free-text answer (MS MARCO, DuReader, ReCO): ``{"text": ...}``;
+* "no answer in the document" (NewsQA): ``{"no_answer": true}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from collector.importers.errors import ImportFailure, shorten
+
+MAX_EXTERNAL_ID = 255
+
+SOURCE_TYPES = ("news", "forum", "vertical", "encyclopedia", "web", "other")
+
+
+@dataclass(slots=True)
+class DocumentRecord:
+    external_id: str
+    body: str
+    where: str
+    title: str = ""
+    url: str = ""
+    source_type: str = ""
+    highlights: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # Exact paragraph spans in ``body`` when the source gives paragraphs (DuReader).
+    paragraphs: list[tuple[int, int]] | None = None
+
+
+@dataclass(slots=True)
+class QuestionRecord:
+    external_id: str
+    text: str
+    where: str
+    # External id of the document the answer offsets point into (None: no single one).
+    document_id: str | None = None
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    is_impossible: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ImportUnit:
+    documents: list[DocumentRecord]
+    questions: list[QuestionRecord] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class QueryRecord:
+    external_id: str
+    text: str
+    where: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Checker:
+    """Field checks that raise :class:`ImportFailure` naming the file, place and field."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def fail(self, detail: str, *, where: str | None, field: str | None = None) -> ImportFailure:
+        return ImportFailure(detail, file=self.file, where=where, field=field)
+
+    def get(self, obj: Any, key: str, *, where: str, kind: type | tuple[type, ...],
+            required: bool = True, default: Any = None, prefix: str = "") -> Any:
+        """``obj[key]`` checked for presence and type; ``prefix`` makes the field path."""
+        name = f"{prefix}{key}"
+        if not isinstance(obj, dict):
+            raise self.fail(f"expected a JSON object, found {_kind(obj)}", where=where)
+        if key not in obj or obj[key] is None:
+            if required:
+                raise self.fail("is missing (required)", where=where, field=name)
+            return default
+        value = obj[key]
+        if isinstance(value, bool) and bool not in _as_tuple(kind):
+            raise self.fail(f"should be {_kind_names(kind)}, found a boolean",
+                            where=where, field=name)
+        if not isinstance(value, kind):
+            raise self.fail(f"should be {_kind_names(kind)}, found {_kind(value)}",
+                            where=where, field=name)
+        return value
+
+    def text(self, obj: Any, key: str, *, where: str, required: bool = True,
+             prefix: str = "") -> str:
+        """A string field; required ones must not be blank."""
+        value = self.get(obj, key, where=where, kind=str, required=required, default="",
+                         prefix=prefix)
+        if required and not value.strip():
+            raise self.fail("is empty", where=where, field=f"{prefix}{key}")
+        return value
+
+    def identifier(self, value: Any, *, where: str, field: str) -> str:
+        """An external id: a non-empty string or an integer, at most 255 characters."""
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise self.fail(f"should be a string or an integer, found {_kind(value)}",
+                            where=where, field=field)
+        ident = str(value).strip()
+        if not ident:
+            raise self.fail("is empty", where=where, field=field)
+        if len(ident) > MAX_EXTERNAL_ID:
+            raise self.fail(f"is {len(ident)} characters long; ids may have at most "
+                            f"{MAX_EXTERNAL_ID}", where=where, field=field)
+        return ident
+
+    def span(self, body: str, start: Any, end: Any, *, where: str, field: str,
+             expect: str | None = None) -> dict[str, Any]:
+        """A character span of ``body``: inside the text, and equal to ``expect`` if given."""
+        for name, value in (("start", start), ("end", end)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise self.fail(f"{name} offset should be an integer, found {_kind(value)}",
+                                where=where, field=field)
+        if not 0 <= start <= end <= len(body):
+            raise self.fail(
+                f"offsets {start}..{end} are outside the text (length {len(body)})",
+                where=where, field=field,
+            )
+        text = body[start:end]
+        if expect is not None and text != expect:
+            raise self.fail(
+                f"answer text {shorten(expect)} does not match the text at offset {start} "
+                f"({shorten(text)})", where=where, field=field,
+            )
+        return {"text": text, "start": start, "end": end}
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a list",
+          dict: "an object", bool: "a boolean"}
+
+
+def _kind_names(kind: type | tuple[type, ...]) -> str:
+    return " or ".join(_NAMES.get(k, k.__name__) for k in _as_tuple(kind))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    for kind in (bool, str, int, float, list, dict):
+        if isinstance(value, kind):
+            return _NAMES[kind]
+    return type(value).__name__

@@ -1,0 +1,111 @@
+"""The command-line contract: import_corpus, import_queries, rebuild_index, search."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from collector.models import Corpus, Document, Query
+from tests.collector.corpus_support import (
+    DUREADER_DEV,
+    NEWSQA_DIR,
+    QUERIES_EN,
+    SQUAD_V1,
+    indexed,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("isolated_storage")]
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_import_corpus_then_search_json():
+    out = run("import_corpus", str(SQUAD_V1), "--corpus", "squad", "--language", "en",
+              "--format", "squad")
+    assert "16 documents imported (0 skipped" in out and "18 passages indexed" in out
+    again = run("import_corpus", str(SQUAD_V1), "--corpus", "squad", "--language", "en",
+                "--format", "squad")
+    assert "0 documents imported (16 skipped, already present)" in again
+    hits = json.loads(run("search", "--corpus", "squad", "--k", "10", "--json",
+                          "Which NFL team represented the AFC at Super Bowl 50?"))
+    assert 1 <= len(hits) <= 10
+    assert set(hits[0]) >= {"document", "start", "end", "score", "snippet"}
+    assert hits[0]["document"] == "Super_Bowl_50#0"
+    document = Document.objects.get(external_id="Super_Bowl_50#0")
+    assert document.body[hits[0]["start"]:hits[0]["end"]]  # offsets into the body
+    passage = document.body[hits[0]["start"]:hits[0]["end"]]
+    assert all(part in passage for part in hits[0]["snippet"].split(" … "))
+    assert "Super Bowl" in hits[0]["snippet"]
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    text = run("search", "--corpus", "squad", "--k", "2", "Denver Broncos")
+    assert text.splitlines()[0].startswith("  1.")
+
+
+def test_import_with_map_split_and_story_folder(tmp_path):
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("key\ttext\na\tThe first document.\nb\tThe second one is longer.\n",
+                    encoding="utf-8")
+    run("import_corpus", str(docs), "--corpus", "tsv", "--language", "en", "--format", "tsv",
+        "--map", "id=key,body=text", "--split", "window", "--window-tokens", "3",
+        "--overlap", "1")
+    corpus = Corpus.objects.get(name="tsv")
+    assert corpus.split_mode == "window"
+    assert [p.text for p in Document.objects.get(corpus=corpus, external_id="b")
+            .passages.order_by("ordinal")] == ["The second one", "one is longer."]
+    run("import_corpus", str(NEWSQA_DIR), "--corpus", "stories", "--language", "en",
+        "--format", "story")
+    assert Document.objects.get(corpus__name="stories").highlights
+
+
+def test_import_queries_and_rebuild_index():
+    out = run("import_queries", str(QUERIES_EN), "--corpus", "nq", "--language", "en")
+    assert "200 queries imported" in out
+    assert Query.objects.filter(corpus__name="nq").count() == 200
+    run("import_corpus", str(DUREADER_DEV), "--corpus", "zh", "--language", "zh",
+        "--format", "dureader", "--no-index")
+    corpus = Corpus.objects.get(name="zh")
+    assert indexed(corpus) == 0
+    assert run("rebuild_index", "--corpus", "zh").strip() == "corpus 'zh': 657 passages indexed"
+    assert indexed(corpus) == 657
+    hits = json.loads(run("search", "--corpus", "zh", "--json", "海信电视怎么样"))
+    assert len(hits) == 10 and "海信" in hits[0]["snippet"]
+
+
+def test_bad_input_raises_a_one_line_command_error(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "body": "x"}\n{"id": "a", "body": "y"}\n', encoding="utf-8")
+    with pytest.raises(CommandError) as caught:
+        run("import_corpus", str(bad), "--corpus", "c", "--language", "en", "--format", "jsonl")
+    assert str(caught.value) == (f"{bad}: line 2: field 'id': duplicate document id 'a' "
+                                 "(first used at line 1)")
+    assert not Corpus.objects.filter(name="c").exists()
+    with pytest.raises(CommandError, match="no corpus named 'nope'"):
+        run("rebuild_index", "--corpus", "nope")
+    with pytest.raises(CommandError, match="no corpus named 'nope'"):
+        run("search", "--corpus", "nope", "--json", "x")
+
+
+def test_exit_status_and_message_from_the_shell(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'unused.sqlite3'}"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_corpus", str(empty), "--corpus", "c",
+         "--language", "en", "--format", "jsonl"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"CommandError: {empty}: is empty (0 bytes)"
+    assert result.stdout == ""

@@ -1,0 +1,158 @@
+"""MS MARCO distillation in the browser: an editor judges a query, another curates its
+passages, three editors distil answers (one an outlier, with a spelling slip), and a
+checker sees the outlier flagged and drops it; the admin sees the weights."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation import engine
+from annotation.models import Item
+from annotation.roles import Role
+from annotation.stages import Emit
+from annotation.stages import marco as marco_stages
+from tests.annotation.test_marco import GOOD, QUERY, TABLE2, make_passages
+from tests.factories import PASSWORD, user_with_roles
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+OUTLIER = "Ask the dealler, it depends on the color of the car."
+
+
+@pytest.fixture
+def project(settings, monkeypatch):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    # Queries and the search service come with the corpus issue: no queries to import, and
+    # retrieval answers with ten fixed passages (the live server runs in this process).
+    monkeypatch.setattr(marco_stages, "_project_queries", lambda project: iter(()))
+    monkeypatch.setattr(marco_stages, "_retrieve_passages",
+                        lambda project, text, k: make_passages(k))
+    admin = user_with_roles("boss", Role.ADMIN)
+    project = engine.project_create(name="MARCO browser", recipe="marco", user=admin,
+                                    params={5: {"editors_per_query": 3}})
+    for name in ("judge", "curator", "ed1", "ed2", "ed3"):
+        engine.project_member_add(project=project, user=user_with_roles(name, Role.ANNOTATOR),
+                                  role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=user_with_roles("chk", Role.CHECKER),
+                              role=Role.CHECKER)
+    engine.project_start(project=project, actor=admin)
+    engine.items_emit(source_stage=project.stages.get(kind="marco_queries"), emits=[
+        Emit(kind="marco_judge", key="q1", data={"query": QUERY, "query_id": "q1"}),
+    ])
+    return project
+
+
+@pytest.fixture
+def as_user(browser, live_server):
+    contexts = []
+
+    def open_as(username):
+        context = browser.new_context(base_url=live_server.url,
+                                      viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto("/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+def press_and_wait(page, key):
+    """Press a key that submits the page's form, and wait for the next page."""
+    with page.expect_navigation():
+        page.keyboard.press(key)
+    page.wait_for_load_state("networkidle")
+
+
+def distil(page, answer):
+    page.keyboard.press("n")
+    page.wait_for_selector('[data-testid="answer"]')
+    assert page.inner_text('[data-testid="query"]') == QUERY
+    page.fill('[data-testid="answer"]', answer)
+    press_and_wait(page, "Control+Enter")
+
+
+def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
+    # The judge: informational (1), description (4), keep (k), Enter.
+    judge = as_user("judge")
+    judge.keyboard.press("n")
+    judge.wait_for_selector('[data-testid="query"]')
+    assert judge.inner_text('[data-testid="query"]') == QUERY
+    for key in ("1", "4", "k"):
+        judge.keyboard.press(key)
+    assert judge.is_checked('[data-testid="keep"]')
+    screenshot("marco-judge", of=judge)
+    press_and_wait(judge, "Enter")
+    judgment = Item.objects.get(stage__kind="marco_judge")
+    assert judgment.result["kept"] is True and judgment.result["query_type"] == "DESCRIPTION"
+    # Retrieval ran at once and the judge is offered the curation: they pass it on.
+    judge.wait_for_selector('[data-testid="passages"]')
+    with judge.expect_navigation():
+        judge.click('[data-testid="release"]')
+
+    # The curator: ten ranked passages; ticking "conflict" asks why before submitting.
+    curator = as_user("curator")
+    curator.keyboard.press("n")
+    curator.wait_for_selector('[data-testid="passages"]')
+    assert curator.locator('input[name="selected"]').count() == 10
+    curator.keyboard.press("1")
+    curator.keyboard.press("3")
+    curator.keyboard.press("c")  # conflict: the reason field takes the focus
+    curator.keyboard.type("passage 1 is the official government page")
+    curator.locator('[data-testid="passage-3"]').uncheck()
+    assert curator.is_checked('[data-testid="passage-1"]')
+    screenshot("marco-curate", of=curator)
+    with curator.expect_navigation():
+        curator.click('[data-testid="submit"]')
+    distill = Item.objects.get(stage__kind="marco_distill")
+    assert [p["rank"] for p in distill.data["passages"] if p["is_selected"]] == [1]
+
+    # Three editors; none sees another's answer; the third writes an outlier with a typo.
+    ed1 = as_user("ed1")
+    distil(ed1, GOOD[0])
+    ed2 = as_user("ed2")
+    distil(ed2, GOOD[1])
+    ed3 = as_user("ed3")
+    ed3.keyboard.press("n")
+    ed3.wait_for_selector('[data-testid="answer"]')
+    assert GOOD[0] not in ed3.content() and GOOD[1] not in ed3.content()
+    assert TABLE2["passage"][:40] in ed3.inner_text('[data-testid="passages"]')
+    ed3.fill('[data-testid="answer"]', OUTLIER)
+    ed3.wait_for_selector('[data-testid="spelling-warning"]')
+    assert "dealler" in ed3.inner_text('[data-testid="spelling"]')
+    screenshot("marco-distill", of=ed3)
+    press_and_wait(ed3, "Control+Enter")  # a warning only: the answer goes in
+    consensus = Item.objects.get(stage__kind="marco_consensus")
+    assert consensus.result["flagged"] == [2]
+
+    # The checker: the review from the checker home, the outlier flagged on the plot.
+    chk = as_user("chk")
+    chk.wait_for_selector('[data-testid="next-review"]')
+    chk.keyboard.press("r")
+    chk.wait_for_selector('[data-testid="plot-weights"]')
+    assert chk.is_visible('[data-testid="flagged-3"]')
+    assert not chk.locator('[data-testid="flagged-1"]').count()
+    assert chk.locator('[data-testid="plot-weights"] rect.bar-pending').count() == 1
+    chk.keyboard.press("q")  # drop the first flagged answer
+    assert chk.is_checked('[data-testid="drop-3"]')
+    screenshot("marco-review", of=chk)
+    press_and_wait(chk, "Enter")
+    record = Item.objects.get(stage__kind="marco_record", status="done").result
+    assert record["answers"] == GOOD
+    assert record["dropped_answers"][0]["text"] == OUTLIER
+    assert record["review"]["decisions"] == {"2": "drop"}
+
+    boss = as_user("boss")
+    boss.goto(f"/manage/projects/{project.pk}/")
+    boss.wait_for_selector('[data-testid="marco-figures"]')
+    assert boss.inner_text('[data-testid="answers-flagged"]') == "1"
+    assert boss.inner_text('[data-testid="review-decisions"]') == "0 / 1"
+    assert boss.locator('[data-testid="plot-query-weights"]').count() == 1
+    screenshot("marco-dashboard", of=boss)
