@@ -20,5 +20,7 @@ urlpatterns = [
     path("manage/projects/<int:pk>/", views.project_detail, name="project_detail"),
     path("manage/projects/<int:pk>/action/", views.project_action, name="project_action"),
     path("manage/items/<int:pk>/", views.item_detail, name="item_detail"),
+    path("manage/projects/<int:pk>/reco/filter-labels/", views.reco_filter_labels,
+         name="reco_filter_labels"),
     path("no-role/", views.no_role, name="no_role"),
 ]
