@@ -125,6 +125,57 @@ Each answer's weight is how much it agrees with the other answers for the same q
 Every flagged answer needs a decision; it is recorded with your name.
 """
 
+RECO_EVIDENCE_GUIDELINES = """\
+**Find the evidence and write the three answers.**
+
+You see a question that people typed into a search engine and the documents it found
+(tabs <kbd>1</kbd>–<kbd>0</kbd>).
+
+1.  **Select the evidence** in **one** document: drag over it with the mouse, or focus
+    the document and use <kbd>←</kbd>/<kbd>→</kbd>, <kbd>Shift</kbd>+arrows and
+    <kbd>Enter</kbd>. The four evidence principles:
+
+    - the evidence is **self-contained** enough to answer the question, and **as short
+      as possible**;
+    - if several passages answer it, choose the **most implicit** one, the one that needs
+      the deepest inference;
+    - if no document answers it, select the **most relevant** passage (and mark the
+      uncertain answer correct);
+    - a question that cannot be answered by **yes / no / uncertain** is **rejected**
+      (button *Reject the question*).
+
+2.  **Write three alternatives** in your own words: a **positive** one, a **negative**
+    one and an **uncertain** one, short, as a person would answer this question (能 /
+    不能 / 无法确定, 有 / 没有 / 不确定, *yes / no / can't tell*). They need not be words
+    of the evidence or of the question.
+3.  **Mark the correct alternative.**
+
+Your work comes in batches; a checker inspects a sample of every finished batch. Wrong
+answers and questions that are blurred or not yes/no/uncertain count as full errors,
+evidence with much irrelevant text and questions that are too easy count half. A batch
+below 95% goes back to you to relabel.
+
+证据原则：证据能独立回答问题且尽量简短；多个证据时选最隐含、需要更深推理的；文档中没有能回答的证据时选最相关的段落；
+不能用"是 / 否 / 不确定"回答的问题应拒绝。
+"""
+
+RECO_CHOICE_GUIDELINES = """\
+**Choose the better evidence.**
+
+Two annotators labelled this test question independently and agree on the answer. Choose
+the evidence that follows the principles better: **self-contained and short**, and when
+both answer the question, the **more implicit** one (the one that needs deeper
+inference). Keys <kbd>1</kbd> and <kbd>2</kbd>.
+"""
+
+RECO_ADJUDICATE_GUIDELINES = """\
+**Decide between two labels that disagree.**
+
+Two annotators labelled this test question independently and gave different answers (or
+one rejected it). Keep the label whose answer is correct and whose evidence follows the
+principles, or reject the question when it cannot be answered by yes / no / uncertain.
+"""
+
 RECIPES: dict[str, list[StageSpec]] = {
     "newsqa": [
         StageSpec("newsqa_articles", "Import articles"),
@@ -144,6 +195,22 @@ RECIPES: dict[str, list[StageSpec]] = {
         StageSpec("marco_consensus", "Consensus weighting (pa-BLEU)"),
         StageSpec("marco_review", "Outlier review", guidelines=MARCO_REVIEW_GUIDELINES),
         StageSpec("marco_record", "Final records"),
+    ],
+    "reco": [
+        StageSpec("reco_queries", "Import queries"),
+        StageSpec("reco_query_filter", "Query filter (intent, content, yes/no)"),
+        StageSpec("reco_retrieve", "Retrieve top-10 documents"),
+        StageSpec("reco_doc_filter", "Document filter (trivial overlap)"),
+        StageSpec("reco_split", "Split"),
+        StageSpec("reco_evidence", "Evidence and answers (batches)",
+                  guidelines=RECO_EVIDENCE_GUIDELINES),
+        StageSpec("reco_test_evidence", "Test set: evidence and answers (two annotators)",
+                  guidelines=RECO_EVIDENCE_GUIDELINES),
+        StageSpec("reco_evidence_choice", "Test set: choose the evidence",
+                  guidelines=RECO_CHOICE_GUIDELINES),
+        StageSpec("reco_adjudicate", "Test set: adjudication by a checker",
+                  guidelines=RECO_ADJUDICATE_GUIDELINES),
+        StageSpec("reco_final", "Final set"),
     ],
 }
 

@@ -224,15 +224,14 @@ def dureader_records(project: Project, *, split: str | None = None) -> Iterator[
 # ReCO ------------------------------------------------------------------------------
 
 def reco_records(project: Project, *, split: str | None = None) -> Iterator[RecoRecord]:
+    """ReCO final records (``annotation.stages.reco.final_record``)."""
     for row, _ in _rows_with_documents(project, split=split):
         record = row["result"]
-        if record.get("rejected"):
-            continue
+        provenance = record.get("provenance") or {}
+        ident = record.get("query_id") or provenance.get("external_id") or row["key"]
+        annotators = provenance.get("annotators") or [None]
         yield RecoRecord(
-            query_id=_int_id(record.get("query_id", row["key"]), row["id"]),
-            query=record["query"], doc=record["doc"], passage=record["passage"],
-            alternatives=record["alternatives"].split("|")
-            if isinstance(record["alternatives"], str) else record["alternatives"],
-            answer=record.get("answer"), url=record.get("url"),
-            annotator=record.get("annotator_id"),
+            query_id=_int_id(ident, row["id"]), query=record["query"], doc=record["doc"],
+            passage=record["passage"], alternatives=record["alternatives"].split("|"),
+            answer=record.get("answer"), url=record.get("url"), annotator=annotators[0],
         )

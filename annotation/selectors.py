@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter, defaultdict
 from typing import Any
@@ -108,6 +109,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
             "submissions": len(times[stage.pk]),
         })
     figures = (_newsqa_figures(project) if project.recipe == "newsqa"
+               else _reco_figures(project) if project.recipe == "reco"
                else _marco_figures(project) if project.recipe == "marco" else {})
     workers = sorted(per_worker.items(), key=lambda kv: (-kv[1], kv[0]))
     plots = {
@@ -124,11 +126,15 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         "answers": vbar([(str(n), c) for n, c in figures.get("answers_distribution", [])],
                         label="Questions by number of answers")
         if figures.get("answers_distribution") else None,
+        **(_reco_plots(figures) if project.recipe == "reco" else {}),
         **(_marco_plots(figures) if project.recipe == "marco" else {}),
     }
     return {
         "plots": plots,
         "stage_rows": rows,
+        # JSON, so string, list and dict parameters survive the parameters form.
+        "stage_params": [(stage, [(name, json.dumps(value, ensure_ascii=False))
+                                  for name, value in stage.params.items()]) for stage in stages],
         "figures": figures,
         "workers": workers,
         "members": project.members.select_related("user").order_by("role", "user__username"),
@@ -169,6 +175,122 @@ def _newsqa_figures(project: Project) -> dict[str, Any]:
                                          len(consolidated)),
         "answers_per_question": round(sum(answers) / len(answers), 2) if answers else None,
         "answers_distribution": sorted(distribution.items()),
+    }
+
+
+def _reco_reason(verdict: dict[str, Any]) -> str:
+    """A query filter refusal, grouped: the step and its deciding cue."""
+    step, matched = verdict.get("failed_step"), verdict.get("matched") or []
+    if step == "blocklist" and matched:
+        return f"inappropriate content: '{matched[0]}'"
+    if step == "yesno":
+        features = sorted({m.split(":", 1)[0] for m in matched})
+        return "not yes/no: " + (", ".join(features) if features else "no yes/no feature")
+    if step == "intent":
+        return "not a question"
+    return verdict.get("reason", "") or "refused"
+
+
+def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
+    """ReCO: queries kept and dropped per filter step with their reasons, documents dropped
+    by the document filter, batches per status, acceptance rate and rounds, answers, the
+    test-set protocol, the final set, and the filter's precision / recall on the admin's
+    labels."""
+    from annotation.models import Batch, Inspection
+    from annotation.stages.reco import ANSWERS, query_filter_evaluation
+
+    def done(kind: str) -> QuerySet[Item]:
+        return Item.objects.filter(project=project, stage__kind=kind, status=IS.DONE)
+
+    steps: dict[str, Counter] = defaultdict(Counter)
+    reasons: Counter = Counter()
+    refused: list[dict[str, Any]] = []
+    kept = 0
+    for pk, data, verdict in done("reco_query_filter").order_by("id").values_list(
+            "id", "data", "result").iterator():
+        for step in verdict.get("steps", []):
+            steps[step["step"]]["kept" if step["passed"] else "dropped"] += 1
+        if verdict.get("accepted"):
+            kept += 1
+        else:
+            reasons[_reco_reason(verdict)] += 1
+            refused.append({"item": pk, "query": data.get("query", ""),
+                            "step": verdict.get("failed_step"), "reason": verdict.get("reason")})
+    rules: Counter = Counter()
+    documents = dropped_docs = no_documents = 0
+    dropped: list[dict[str, Any]] = []
+    for pk, data, result in done("reco_doc_filter").order_by("id").values_list(
+            "id", "data", "result").iterator():
+        documents += len(result.get("documents", []))
+        no_documents += result.get("outcome") == "no documents"
+        for doc in result.get("documents", []):
+            if not doc.get("kept"):
+                dropped_docs += 1
+                rules[doc.get("rule") or "?"] += 1
+                dropped.append({"item": pk, "query": data.get("query", ""),
+                                "title": doc.get("title") or doc.get("external_id", ""),
+                                "rule": doc.get("rule"), "score": doc.get("score"),
+                                "reason": doc.get("reason")})
+    batches = Counter(Batch.objects.filter(project=project, stage__kind="reco_evidence")
+                      .values_list("status", flat=True))
+    inspections = list(Inspection.objects.filter(
+        batch__project=project, status=Inspection.Status.DONE).values_list("round", "passed"))
+    accepted_rounds = list(Batch.objects.filter(
+        project=project, stage__kind="reco_evidence", status=Batch.Status.ACCEPTED,
+    ).values_list("round", flat=True))
+    outcomes = Counter(result.get("outcome", "?") for result in
+                       done("reco_evidence").values_list("result", flat=True))
+    test = list(done("reco_test_evidence").values_list("result", flat=True))
+    finals = list(done("reco_final").order_by("-id").values_list("id", "result"))
+    answers = Counter(record.get("answer_type") for _, record in finals)
+    evaluation = None
+    stage = project.stages.filter(kind="reco_query_filter").first()
+    if stage is not None:
+        evaluation = query_filter_evaluation(stage=stage)
+
+    def share(part: int, whole: int) -> float | None:
+        return round(100 * part / whole, 1) if whole else None
+
+    checked = kept + sum(reasons.values())
+    return {
+        "queries": checked, "queries_kept": kept, "queries_dropped": checked - kept,
+        "kept_rate": share(kept, checked),
+        "steps": [(name, steps[name]["kept"], steps[name]["dropped"])
+                  for name in ("intent", "blocklist", "yesno") if name in steps],
+        "drop_reasons": reasons.most_common(), "dropped_queries": refused[-shown:][::-1],
+        "documents": documents, "documents_dropped": dropped_docs,
+        "documents_dropped_rate": share(dropped_docs, documents),
+        "drop_rules": rules.most_common(), "dropped_documents": dropped[-shown:][::-1],
+        "queries_without_documents": no_documents,
+        "batches": [(status.label, batches.get(status.value, 0)) for status in Batch.Status],
+        "inspections": len(inspections),
+        "acceptance_rate": share(sum(1 for _, p in inspections if p), len(inspections)),
+        "first_round_acceptance": share(sum(1 for r, p in inspections if p and r == 1),
+                                        sum(1 for r, _ in inspections if r == 1)),
+        "mean_rounds": round(statistics.mean(accepted_rounds), 2) if accepted_rounds else None,
+        "answered": outcomes.get("answered", 0), "rejected": outcomes.get("rejected", 0),
+        "answers": [(k, answers.get(k, 0)) for k in ANSWERS],
+        "test_labelled": len(test), "test_agreed": sum(1 for r in test if r.get("agreed")),
+        "test_choices": done("reco_evidence_choice").count(),
+        "test_adjudicated": done("reco_adjudicate").count(),
+        "records": len(finals),
+        "records_by_split": sorted(Counter(r.get("split", "") for _, r in finals).items()),
+        "final": [{"item": pk, **record} for pk, record in finals[:20]],
+        "filter_evaluation": evaluation,
+    }
+
+
+def _reco_plots(figures: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "reco_steps": hbar([(step, [(k, "bar-done", f"kept {k}"), (d, "bar-pending",
+                                                                   f"dropped {d}")])
+                            for step, k, d in figures["steps"]],
+                           label="Queries kept and dropped per filter step")
+        if figures["steps"] else None,
+        "reco_batches": hbar([(label, [(n, "bar", f"{n} batches")])
+                              for label, n in figures["batches"]], label="Batches per status"),
+        "reco_answers": vbar(figures["answers"], label="Final answers by kind (paper: 5 : 4 : 1)")
+        if any(n for _, n in figures["answers"]) else None,
     }
 
 

@@ -23,5 +23,7 @@ urlpatterns = [
     path("manage/projects/<int:pk>/releases/", views.release_action, name="release_action"),
     path("manage/releases/<int:pk>/", views.release_detail, name="release_detail"),
     path("releases/<int:pk>/files/<path:path>", views.release_file, name="release_file"),
+    path("manage/projects/<int:pk>/reco/filter-labels/", views.reco_filter_labels,
+         name="reco_filter_labels"),
     path("no-role/", views.no_role, name="no_role"),
 ]

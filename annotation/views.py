@@ -344,3 +344,27 @@ def release_action(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, exc.messages[0])
         return redirect("annotation:project_detail", pk=pk)
     return redirect("annotation:release_detail", pk=release.pk)
+
+
+@role_required(Role.ADMIN)
+def reco_filter_labels(request: HttpRequest, pk: int) -> HttpResponse:
+    """ReCO: an admin labels a seeded sample of filtered queries keep / drop (without seeing
+    the filter's verdicts) to measure the filter's precision and recall."""
+    from annotation.stages import reco
+
+    project = get_object_or_404(Project, pk=pk)
+    stage = get_object_or_404(Stage, project=project, kind="reco_query_filter")
+    if request.method == "POST":
+        choices = {"keep": True, "drop": False, "clear": None}
+        labels = {int(key[6:]): choices[value] for key, value in request.POST.items()
+                  if key.startswith("label-") and key[6:].isdigit() and value in choices}
+        changed = reco.query_labels_save(stage=stage, labels=labels, user=request.user)
+        messages.success(request, f"{changed} label(s) saved.")
+        return redirect("annotation:reco_filter_labels", pk=project.pk)
+    sample = reco.query_label_sample(stage=stage)
+    return render(request, "annotation/reco_filter_labels.html", {
+        "project": project, "stage": stage,
+        "rows": [{"item": item, "query": item.data.get("query", ""),
+                  "label": item.data.get("admin_label", {}).get("keep")} for item in sample],
+        "labelled": sum(1 for item in sample if "admin_label" in item.data),
+    })

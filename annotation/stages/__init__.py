@@ -164,4 +164,4 @@ BATCH_PARAMS: dict[str, Param] = {
 
 
 def _load() -> None:
-    from annotation.stages import marco, newsqa  # noqa: F401
+    from annotation.stages import marco, newsqa, reco  # noqa: F401

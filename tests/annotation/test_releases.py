@@ -230,3 +230,92 @@ def test_create_release_command_writes_files_and_prints_checksums(finished_proje
     with pytest.raises(CommandError, match="no project named"):
         call_command("create_release", "--project", "nope", "--version", "1.0.0",
                      "--format", "squad-v2", "--out", str(tmp_path / "x"), verbosity=0)
+
+
+# ReCO and MS MARCO: final records made by the stages' own record builders ----------------
+
+def _final_items(project, records):
+    from annotation.models import Item
+
+    last = project.stages.order_by("-order").first()
+    Item.objects.bulk_create([
+        Item(project=project, stage=last, key=f"r{n}", status=Item.Status.DONE, split=split,
+             result=record)
+        for n, (record, split) in enumerate(records)
+    ])
+
+
+def test_reco_release_writes_the_official_layout(db, settings, tmp_path, admin_user, committed):
+    from annotation.stages import reco
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    sample = json.loads((REPO / "data/datasets/reco/synthetic/ReCO.synthetic.json").read_text())
+    project = engine.project_create(name="ReCO release", recipe="reco", language="zh")
+    kinds = list(reco.ANSWERS)
+    records = []
+    for n, row in enumerate(sample):
+        alternatives = dict(zip(kinds, row["alternatives"].split("|"), strict=True))
+        answer = next(k for k, v in alternatives.items() if v == row["answer"])
+        start = row["doc"].index(row["passage"])
+        data = {"query_id": row["query_id"], "query": row["query"], "source": "batch",
+                "annotators": [admin_user.pk],
+                "document": {"text": row["doc"], "url": row["url"], "external_id": f"d{n}"},
+                "label": {"evidence_text": row["passage"], "alternatives": alternatives,
+                          "answer": answer, "evidence": [start, start + len(row["passage"])]}}
+        records.append((reco.final_record(data, "train"), "train"))
+    _final_items(project, records)
+    release = _release(project, admin_user, committed, ["reco", "hf"])
+    root = releases.release_path(release)
+    written = json.loads((root / "reco.json").read_text())
+    by_id = {r["query_id"]: r for r in written}
+    for row in sample:
+        out = by_id[row["query_id"]]
+        assert (out["query"], out["doc"], out["passage"], out["answer"]) == (
+            row["query"], row["doc"], row["passage"], row["answer"])
+        assert sorted(out["alternatives"].split("|")) == sorted(row["alternatives"].split("|"))
+        assert out["alternatives"].split("|")[0] == row["answer"]  # gold first, as ReCO's code
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(root / release.files.get(format="hf", split="train").path)
+    assert table.num_rows == len(sample)
+    annotators = table.column("annotator").to_pylist()
+    assert annotators and all(str(v).startswith("w-") for v in annotators)  # pseudonyms only
+
+
+def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin_user,
+                                                   committed):
+    from annotation.stages.marco import marco_record
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    sample = [json.loads(line) for line in (
+        REPO / "data/datasets/msmarco_qa_v2.1/synthetic/msmarco_v2.1.synthetic.jsonl"
+    ).read_text().splitlines() if line.strip()]
+    project = engine.project_create(name="MARCO release", recipe="marco")
+    records = []
+    for row in sample:
+        no_answer = row["answers"] == ["No Answer Present."]
+        data = {"query_id": str(row["query_id"]), "query": row["query"],
+                "query_type": row["query_type"], "question_type": "DESCRIPTION",
+                "passages": [{"rank": n + 1, "text": p["passage_text"], "url": p["url"],
+                              "is_selected": bool(p["is_selected"]), "document": p["url"]}
+                             for n, p in enumerate(row["passages"])],
+                "answers": [] if no_answer else [{"text": a, "worker_id": admin_user.pk}
+                                                 for a in row["answers"]],
+                "unanswerable": no_answer}
+        records.append((marco_record(data), "train"))
+    _final_items(project, records)
+    release = _release(project, admin_user, committed, ["msmarco", "dureader", "hf"])
+    root = releases.release_path(release)
+    written = [json.loads(line) for line in (root / "msmarco_v2.1.jsonl").read_text()
+               .splitlines()]
+    assert {r["query_id"] for r in written} == {r["query_id"] for r in sample}
+    for out in written:
+        row = next(r for r in sample if r["query_id"] == out["query_id"])
+        assert out["answers"] == row["answers"]
+        assert [p["is_selected"] for p in out["passages"]] == [p["is_selected"]
+                                                               for p in row["passages"]]
+        assert out["wellFormedAnswers"] == "[]"
+    dureader = [json.loads(line) for line in (root / "dureader.jsonl").read_text().splitlines()]
+    answered = [r for r in sample if r["answers"] != ["No Answer Present."]]
+    assert len(dureader) == len(answered)
+    assert {d["question"] for d in dureader} == {r["query"] for r in answered}

@@ -1,0 +1,826 @@
+"""The ReCO recipe's stage kinds (ReCO paper, "Data Collection"), in Chinese and English.
+
+Queries are filtered (intent, inappropriate content, yes/no features: ``QueryFilter``), the
+top-10 documents of each kept query are retrieved and those with trivial surface overlap
+with it are dropped (``DocumentFilter``); every verdict is stored with its item so it can
+be audited. Queries get a seeded split. Train and dev queries are labelled in batches, one
+annotator per batch, in one form: an evidence span of one document (exact offsets), three
+alternatives in the annotator's own words (positive, negative, uncertain) and the correct
+one, or a rejection; a checker inspects a sample of every finished batch
+(``annotation.batches``). Test queries (stage option) are labelled by two annotators
+independently; when their answers agree a third annotator picks the better evidence,
+otherwise a checker adjudicates. The last stage holds the final records.
+
+Items carry what later stages need in ``Item.data``: ``query``, ``query_id`` (the corpus
+query's primary key, when it came from one), ``external_id``, ``language``, then the
+retrieved ``documents`` ({document_id, external_id, title, url, source_type, text}), and
+the chosen ``label``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from annotation.roles import Role
+from annotation.stages import BATCH_PARAMS, Emit, Param, StageKind, register
+from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
+
+if TYPE_CHECKING:
+    from annotation.models import Item, Project, Stage, Submission
+    from collector.jobs import Progress
+
+ANSWERS: dict[str, str] = {
+    "positive": "Positive (yes)",
+    "negative": "Negative (no)",
+    "uncertain": "Uncertain",
+}
+PLACEHOLDERS = {
+    "zh": {"positive": "能", "negative": "不能", "uncertain": "无法确定"},
+    "en": {"positive": "yes, it can", "negative": "no, it cannot", "uncertain": "can't tell"},
+}
+REJECTED = "not answerable by yes / no / uncertain"
+TEST_ANNOTATORS = 2  # the paper's test-set protocol: two annotators, independently
+_CARRY = ("query", "query_id", "external_id", "language")
+
+
+def _carry(data: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """What every later stage of a query carries forward."""
+    return {**{k: data[k] for k in _CARRY if k in data}, **more}
+
+
+def _save_result(item: Item, result: dict[str, Any]) -> None:
+    """A human item's outcome, recorded before it finishes (the item row is locked)."""
+    item.result = result
+    item.save(update_fields=["result"])
+
+
+# Document text on the page ------------------------------------------------------------------
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]", re.UNICODE)
+
+
+def document_tokens(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each selectable unit of ``text``: one Chinese character, one run of
+    other letters or digits, or one punctuation mark. Offsets are exact, so a selection
+    from token i to token j is ``text[start_i:end_j]``."""
+    return [m.span() for m in _TOKEN.finditer(text)]
+
+
+def document_html(text: str) -> SafeString:
+    """The document as selectable tokens (``data-s``/``data-e`` offsets), every character
+    of ``text`` shown verbatim, white space included."""
+    parts, pos = [], 0
+    for n, (start, end) in enumerate(document_tokens(text)):
+        parts.append(escape(text[pos:start]))
+        parts.append(f'<span class="tok" data-i="{n}" data-s="{start}" data-e="{end}">'
+                     f"{escape(text[start:end])}</span>")
+        pos = end
+    parts.append(escape(text[pos:]))
+    return mark_safe("".join(parts))  # noqa: S308 - every piece of text is escaped above
+
+
+def evidence_view(document: dict[str, Any], span: list[int], *,
+                  context: int = 160) -> dict[str, Any]:
+    """The evidence inside a window of its document, for checkers and choosers."""
+    text = document["text"]
+    start, end = span
+    lo, hi = max(0, start - context), min(len(text), end + context)
+    return {
+        "title": document.get("title", ""), "url": document.get("url", ""),
+        "external_id": document.get("external_id", ""),
+        "source_type": document.get("source_type", ""),
+        "before": ("…" if lo else "") + text[lo:start], "evidence": text[start:end],
+        "after": text[end:hi] + ("…" if hi < len(text) else ""),
+    }
+
+
+# Evidence and answers: the payload -------------------------------------------------------------
+
+def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, Any], *,
+                           max_alternative_chars: int) -> dict[str, Any]:
+    """One evidence span of one document (exact character offsets), three alternatives in
+    the annotator's words and the correct one; or a rejection of the query."""
+    if payload.get("reject") is True:
+        return {"reject": True, "reason": REJECTED}
+    doc = payload.get("doc")
+    if not isinstance(doc, int) or isinstance(doc, bool) or not 0 <= doc < len(documents):
+        raise ValidationError(f"doc: choose one of the {len(documents)} documents and select "
+                              "the evidence in it, or reject the query")
+    text = documents[doc]["text"]
+    span = payload.get("evidence")
+    if (not isinstance(span, list | tuple) or len(span) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)):
+        raise ValidationError("evidence: select the evidence span in the document")
+    start, end = span
+    if not 0 <= start < end <= len(text):
+        raise ValidationError(
+            f"evidence: [{start}, {end}] is outside document {doc + 1} (0..{len(text)})")
+    # Exact offsets, trimmed of surrounding white space.
+    start += len(text[start:end]) - len(text[start:end].lstrip())
+    end -= len(text[start:end]) - len(text[start:end].rstrip())
+    if start >= end:
+        raise ValidationError("evidence: the selection holds only white space")
+    raw = payload.get("alternatives")
+    if not isinstance(raw, dict):
+        raise ValidationError("alternatives: write a positive, a negative and an uncertain one")
+    alternatives = {}
+    for kind in ANSWERS:
+        value = raw.get(kind)
+        value = value.strip() if isinstance(value, str) else ""
+        if not value:
+            raise ValidationError(f"alternatives: the {kind} alternative is empty")
+        if "|" in value:
+            raise ValidationError(f"alternatives: the {kind} alternative may not contain '|'")
+        if len(value) > max_alternative_chars:
+            raise ValidationError(f"alternatives: the {kind} alternative is longer than "
+                                  f"{max_alternative_chars} characters; keep it short")
+        alternatives[kind] = value
+    if len({v.casefold() for v in alternatives.values()}) != len(ANSWERS):
+        raise ValidationError("alternatives: the three alternatives must differ")
+    answer = payload.get("answer")
+    if answer not in ANSWERS:
+        by_text = {v: k for k, v in alternatives.items()}
+        if not isinstance(answer, str) or answer.strip() not in by_text:
+            raise ValidationError("answer: mark which alternative is correct")
+        answer = by_text[answer.strip()]
+    document = documents[doc]
+    return {
+        "doc": doc, "document_id": document.get("document_id"),
+        "external_id": document.get("external_id", ""),
+        "evidence": [start, end], "evidence_text": text[start:end],
+        "alternatives": alternatives, "answer": answer,
+    }
+
+
+def label_view(data: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    """One label (an evidence payload) as checkers and choosers see it."""
+    if payload.get("reject"):
+        return {"rejected": True, "reason": payload.get("reason", REJECTED)}
+    document = data["documents"][payload["doc"]]
+    return {
+        "rejected": False, "doc_number": payload["doc"] + 1,
+        **evidence_view(document, payload["evidence"]),
+        "alternatives": [{"key": k, "label": ANSWERS[k], "text": payload["alternatives"][k],
+                          "correct": k == payload["answer"]} for k in ANSWERS],
+        "answer": payload["answer"], "answer_text": payload["alternatives"][payload["answer"]],
+    }
+
+
+def _int_or_none(value: Any) -> int | None:
+    value = (value or "").strip() if isinstance(value, str) else value
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+# 1. Queries ----------------------------------------------------------------------------------
+
+def _project_queries(project: Project) -> list[tuple[int, str, str, str]]:
+    """(id, external id, text, language) of the project corpus's queries, in import order."""
+    from collector.models import Query  # the corpus models; imported when the stage runs
+
+    return list(Query.objects.filter(corpus_id=project.corpus_id).order_by("id")
+                .values_list("id", "external_id", "text", "language"))
+
+
+@register
+class QueriesKind(StageKind):
+    """Automatic: the project corpus's queries become the items to filter."""
+
+    key = "reco_queries"
+    label = "Import queries"
+    automatic = True
+    params = {
+        "max_queries": Param(0, "Take at most this many queries (0 = all).", minimum=0),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish
+        from annotation.models import Item
+        from collector.jobs import JobError
+
+        try:
+            rows = _project_queries(stage.project)
+        except ImportError as exc:
+            raise JobError(f"the corpus has no queries to take yet ({exc})") from exc
+        if stage.params["max_queries"]:
+            rows = rows[: stage.params["max_queries"]]
+        progress.start(total=len(rows), message="taking queries")
+        taken = 0
+        with transaction.atomic():
+            for pk, external_id, text, language in rows:
+                key = f"q{pk}"
+                data = {"query": text, "query_id": pk, "external_id": external_id,
+                        "language": language}
+                item, _ = Item.objects.get_or_create(
+                    stage=stage, key=key, defaults={"project_id": stage.project_id, "data": data},
+                )
+                if item.status == Item.Status.PENDING:
+                    item_finish(item=item, emits=[Emit(kind="reco_query_filter", key=key,
+                                                       data=data)])
+                    taken += 1
+                progress.advance()
+        return {"queries": len(rows), "new": taken}
+
+
+# 2. Query filter --------------------------------------------------------------------------------
+
+FILTER_PARAMS = ("language", "steps", "intent_mode", "intent_models", "blocklists",
+                 "yesno_features", "yesno_threshold", "all_steps")
+
+
+def query_filter(params: dict[str, Any]) -> QueryFilter:
+    """The stage's ``QueryFilter`` from its parameters."""
+    return QueryFilter.from_params({k: params[k] for k in FILTER_PARAMS})
+
+
+def _query_verdicts_record(query_id: Any, verdict: dict[str, Any], project_id: int) -> bool:
+    """Write the verdict of each step into ``Query.verdicts`` (when the item came from a
+    stored query); the item's result holds it in any case."""
+    from collector.models import Query
+
+    if not isinstance(query_id, int):
+        return False
+    query = Query.objects.select_for_update().filter(pk=query_id).first()
+    if query is None:
+        return False
+    at = timezone.now().isoformat()
+    verdicts = dict(query.verdicts or {})
+    for step in verdict["steps"]:
+        verdicts[step["step"]] = {
+            "verdict": "keep" if step["passed"] else "drop", "reason": step["reason"],
+            "matched": step["matched"], "score": step["score"], "at": at,
+            "filter": "reco_query_filter", "project": project_id,
+        }
+    verdicts["reco_query_filter"] = {
+        "verdict": "keep" if verdict["accepted"] else "drop", "reason": verdict["reason"],
+        "failed_step": verdict["failed_step"], "at": at, "project": project_id,
+    }
+    query.verdicts = verdicts
+    query.save(update_fields=["verdicts"])
+    return True
+
+
+@register
+class QueryFilterKind(StageKind):
+    """Automatic: intent, inappropriate content and yes/no features (``QueryFilter``).
+
+    Every query keeps its verdict (each step's reason, matched term or features, score) in
+    its result; refused queries finish here, kept ones go on to retrieval. An admin may
+    label a seeded sample keep / drop (``admin_label`` in the item data) to measure the
+    filter's precision and recall on the project page.
+    """
+
+    key = "reco_query_filter"
+    label = "Query filter"
+    automatic = True
+    params = {
+        "language": Param("auto", "en, zh, or auto (per query: Chinese when it holds a CJK "
+                          "character)."),
+        "steps": Param(["intent", "blocklist", "yesno"], "Steps to run, in the paper's order."),
+        "intent_mode": Param("rules", "rules, model, rules_or_model or rules_and_model (the "
+                             "model modes need intent_models)."),
+        "intent_models": Param({}, "Trained intent classifiers by language (model dicts)."),
+        "blocklists": Param({}, "Blocklist terms by language; a language left out uses the "
+                            "shipped list."),
+        "yesno_features": Param({}, "Yes/no features by language ([{name, pattern, weight}]); "
+                                "a language left out uses the paper's features."),
+        "yesno_threshold": Param(0.5, "A query is yes/no when its feature score reaches this."),
+        "all_steps": Param(False, "Run every step even after one refused the query."),
+        "label_sample": Param(40, "Queries in the admin's labelling sample.", minimum=1,
+                              maximum=5000),
+        "label_seed": Param(17, "Seed of the labelling sample."),
+    }
+
+    def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        cleaned = copy.deepcopy(super().clean_params(params))  # defaults are lists and dicts
+        try:
+            query_filter(cleaned)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValidationError(f"stage {self.key}: {exc}") from exc
+        return cleaned
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        qf = query_filter(stage.params)
+        kept = refused = 0
+        for item in items_pending_locked(stage, progress, "filtering queries"):
+            verdict = qf.check(item.data["query"]).to_dict()
+            _query_verdicts_record(item.data.get("query_id"), verdict, stage.project_id)
+            emits = []
+            if verdict["accepted"]:
+                kept += 1
+                emits = [Emit(kind="reco_retrieve", key=item.key,
+                              data=_carry(item.data, language=verdict["language"]))]
+            else:
+                refused += 1
+            item_finish(item=item, result=verdict, emits=emits)
+        return {"kept": kept, "refused": refused}
+
+
+def query_label_sample(*, stage: Stage) -> list[Item]:
+    """The seeded sample of filtered queries an admin labels (labelled ones included)."""
+    ids = sorted(stage.items.filter(status="done").values_list("pk", flat=True))
+    size = min(stage.params["label_sample"], len(ids))
+    chosen = random.Random(stage.params["label_seed"]).sample(ids, size)  # noqa: S311
+    return list(stage.items.filter(pk__in=chosen).order_by("pk"))
+
+
+def query_labels_save(*, stage: Stage, labels: dict[int, bool | None], user: Any) -> int:
+    """Record an admin's keep / drop labels (None clears one) on the stage's items."""
+    from annotation.models import Item
+
+    changed = 0
+    with transaction.atomic():
+        for item in (Item.objects.select_for_update().filter(stage=stage, pk__in=list(labels))
+                     .order_by("pk")):
+            keep = labels[item.pk]
+            if keep is None:
+                if item.data.pop("admin_label", None) is None:
+                    continue
+            else:
+                item.data["admin_label"] = {"keep": keep, "by": user.get_username(),
+                                            "at": timezone.now().isoformat()}
+            item.save(update_fields=["data"])
+            changed += 1
+    return changed
+
+
+def query_filter_evaluation(*, stage: Stage) -> dict[str, Any] | None:
+    """Precision / recall of the stage's filter on the admin's labels (None without any)."""
+    labelled = [(d["query"], d["admin_label"]["keep"]) for d in
+                stage.items.filter(data__has_key="admin_label").values_list("data", flat=True)]
+    if not labelled:
+        return None
+    return evaluate_filter(query_filter(stage.params), labelled, examples=10).to_dict()
+
+
+# 3. Retrieval ----------------------------------------------------------------------------------
+
+def _hit_document_id(hit: Any) -> Any:
+    if isinstance(hit, dict):
+        return hit.get("document_id")
+    return getattr(hit, "document_id", None)
+
+
+def _retrieve_documents(project: Project, text: str, k: int,
+                        max_chars: int = 0) -> list[dict[str, Any]]:
+    """The top-k distinct documents of the project corpus's index for ``text``, ranked."""
+    from collector.jobs import JobError
+
+    try:
+        from collector.search import retrieve
+    except ImportError as exc:
+        raise JobError("the corpus search service (collector.search.retrieve) is missing: "
+                       f"documents cannot be retrieved ({exc})") from exc
+    from collector.models import Document
+
+    results = retrieve(project.corpus, text, k)
+    ids: list[Any] = []
+    for hit in getattr(results, "hits", results):
+        doc_id = hit.pk if isinstance(hit, Document) else _hit_document_id(hit)
+        if doc_id is not None and doc_id not in ids:
+            ids.append(doc_id)
+    found = Document.objects.in_bulk(ids[:k])
+    return [{
+        "document_id": doc.pk, "external_id": doc.external_id, "title": doc.title,
+        "url": getattr(doc, "url", ""), "source_type": doc.source_type,
+        "text": doc.body[:max_chars] if max_chars else doc.body,
+    } for doc in (found[i] for i in ids[:k] if i in found)]
+
+
+@register
+class RetrieveKind(StageKind):
+    """Automatic: the top-10 documents of the corpus index for each kept query."""
+
+    key = "reco_retrieve"
+    label = "Retrieve documents"
+    automatic = True
+    params = {
+        "k": Param(10, "Documents retrieved per query (paper: 10).", minimum=1, maximum=50),
+        "max_doc_chars": Param(0, "Keep at most this many characters of each document from "
+                               "its start (0 = all); offsets stay offsets into the body.",
+                               minimum=0),
+    }
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        p = stage.params
+        retrieved = empty = 0
+        for item in items_pending_locked(stage, progress, "retrieving documents"):
+            documents = _retrieve_documents(stage.project, item.data["query"], p["k"],
+                                            p["max_doc_chars"])
+            if not documents:
+                empty += 1
+                item_finish(item=item, emits=[], result={"documents": 0,
+                                                         "outcome": "no documents retrieved"})
+                continue
+            retrieved += 1
+            item_finish(item=item, result={"documents": len(documents)}, emits=[Emit(
+                kind="reco_doc_filter", key=item.key,
+                data=_carry(item.data, documents=documents),
+            )])
+        return {"retrieved": retrieved, "without_documents": empty}
+
+
+# 4. Document filter -----------------------------------------------------------------------------
+
+DOC_FILTER_PARAMS = ("language", "rules", "ngram_threshold", "window_factor",
+                     "window_threshold", "strip_question")
+
+
+def document_filter(params: dict[str, Any]) -> DocumentFilter:
+    """The stage's ``DocumentFilter`` from its parameters."""
+    return DocumentFilter.from_params({
+        **{k: params[k] for k in DOC_FILTER_PARAMS},
+        "ngram_n": {"en": params["ngram_n_en"], "zh": params["ngram_n_zh"]},
+    })
+
+
+@register
+class DocumentFilterKind(StageKind):
+    """Automatic: drop documents with significant surface overlap with the query
+    (``DocumentFilter``); every dropped document keeps its rule, reason and score."""
+
+    key = "reco_doc_filter"
+    label = "Document filter"
+    automatic = True
+    params = {
+        "language": Param("auto", "en, zh, or auto (per query)."),
+        "rules": Param(["contains", "ngram", "window"], "Rules that drop a document: "
+                       "contains, ngram, window."),
+        "ngram_n_en": Param(2, "Word n-gram size for English.", minimum=1, maximum=6),
+        "ngram_n_zh": Param(3, "Character n-gram size for Chinese.", minimum=1, maximum=6),
+        "ngram_threshold": Param(0.8, "Drop when this share of the query's n-grams occurs in "
+                                 "the document.", minimum=0.01, maximum=1),
+        "window_factor": Param(1.5, "Window length, in multiples of the query's length.",
+                               minimum=1),
+        "window_threshold": Param(0.9, "Drop when this share of the query's content words "
+                                  "occurs within one window.", minimum=0.01, maximum=1),
+        "strip_question": Param(True, "Compare the statement the question asks about (drop "
+                                "'can', 吗, A-not-A forms ...)."),
+    }
+
+    def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        cleaned = copy.deepcopy(super().clean_params(params))  # defaults are lists
+        try:
+            document_filter(cleaned)
+        except (ValueError, TypeError) as exc:
+            raise ValidationError(f"stage {self.key}: {exc}") from exc
+        return cleaned
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        df = document_filter(stage.params)
+        kept_total = dropped_total = without = 0
+        for item in items_pending_locked(stage, progress, "filtering documents"):
+            query = df.prepare(item.data["query"])
+            kept, audit = [], []
+            for doc in item.data["documents"]:
+                verdict = df.check(query, doc["text"])
+                audit.append({"external_id": doc.get("external_id", ""),
+                              "document_id": doc.get("document_id"),
+                              "title": doc.get("title", ""), **verdict.to_dict()})
+                if verdict.kept:
+                    kept.append(doc)
+            dropped = [a for a in audit if not a["kept"]]
+            kept_total += len(kept)
+            dropped_total += len(dropped)
+            result = {"kept": len(kept), "dropped": len(dropped), "documents": audit}
+            if not kept:
+                without += 1
+                item_finish(item=item, emits=[], result={**result, "outcome": "no documents"})
+                continue
+            item_finish(item=item, result=result, emits=[Emit(
+                kind="reco_split", key=item.key,
+                data=_carry(item.data, documents=kept, dropped_documents=[
+                    {k: a[k] for k in ("external_id", "title", "rule", "reason", "score")}
+                    for a in dropped]),
+            )])
+        return {"kept": kept_total, "dropped": dropped_total, "queries_without": without}
+
+
+# 5. Split ----------------------------------------------------------------------------------------
+
+def split_of(key: str, *, seed: int, shares: list[tuple[str, float]]) -> tuple[str, float]:
+    """A query's split from a seeded hash of its key: the same key and seed always give the
+    same split, whatever order queries arrive in. Returns (split, the draw in [0, 1))."""
+    digest = hashlib.sha256(f"crowdqa-reco-split:{seed}:{key}".encode()).digest()
+    draw = int.from_bytes(digest[:8], "big") / 2**64
+    total = sum(share for _, share in shares)
+    edge = 0.0
+    for name, share in shares:
+        edge += share / total
+        if share and draw < edge:
+            return name, draw
+    return next(name for name, share in reversed(shares) if share), draw
+
+
+@register
+class SplitKind(StageKind):
+    """Automatic: a seeded, recorded split per query; test queries follow the test-set
+    protocol (two annotators, then a third or a checker) when it is on."""
+
+    key = "reco_split"
+    label = "Split"
+    automatic = True
+    params = {
+        "seed": Param(20200207, "Seed of the split (recorded, reproducible)."),
+        "train": Param(0.834, "Share of queries in train (ReCO: 250k of 300k).",
+                       minimum=0, maximum=1),
+        "dev": Param(0.1, "Share in dev (ReCO: 30k).", minimum=0, maximum=1),
+        "test": Param(0.066, "Share in test (ReCO: 20k, test a + b).", minimum=0, maximum=1),
+        "test_double_annotation": Param(True, "Test queries: two annotators label them "
+                                        "independently; agreeing answers go to a third "
+                                        "annotator who picks the better evidence, disagreeing "
+                                        "ones to a checker."),
+    }
+
+    def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        cleaned = super().clean_params(params)
+        if cleaned["train"] + cleaned["dev"] + cleaned["test"] <= 0:
+            raise ValidationError(f"stage {self.key}: the split shares add up to 0")
+        return cleaned
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        p = stage.params
+        shares = [("train", p["train"]), ("dev", p["dev"]), ("test", p["test"])]
+        counts = dict.fromkeys(("train", "dev", "test"), 0)
+        for item in items_pending_locked(stage, progress, "assigning splits"):
+            split, draw = split_of(item.key, seed=p["seed"], shares=shares)
+            counts[split] += 1
+            item.split = split
+            item.save(update_fields=["split"])
+            double = split == "test" and p["test_double_annotation"]
+            item_finish(item=item, result={"split": split, "seed": p["seed"], "draw": draw},
+                        emits=[Emit(kind="reco_test_evidence" if double else "reco_evidence",
+                                    key=item.key, data=_carry(item.data, **{
+                                        k: item.data[k] for k in ("documents",
+                                                                  "dropped_documents")
+                                        if k in item.data}), split=split)])
+        return counts
+
+
+# 6. Evidence and answers (batched) ----------------------------------------------------------------
+
+@register
+class EvidenceKind(StageKind):
+    """Human, batched: the annotator selects the evidence in one retrieved document, writes
+    three alternatives (positive, negative, uncertain) and marks the correct one, or rejects
+    the query. A checker inspects a sample of each finished batch."""
+
+    key = "reco_evidence"
+    label = "Evidence and answers"
+    template = "annotation/tasks/reco_evidence.html"
+    batched = True
+    inspection_rules = tuple(v.value for v in Violation)
+    inspection_template = "annotation/inspection/reco_item.html"
+    params = {
+        **BATCH_PARAMS,
+        "max_alternative_chars": Param(40, "Longest alternative allowed (ReCO's are a few "
+                                       "words: 能 / 不能 / 无法确定).", minimum=1, maximum=500),
+    }
+
+    def context(self, item: Item) -> dict[str, Any]:
+        language = item.data.get("language") or item.project.language
+        return {
+            "query": item.data["query"],
+            "documents": [{
+                "n": n, "title": d.get("title") or f"Document {n + 1}", "url": d.get("url", ""),
+                "source_type": d.get("source_type", ""), "html": document_html(d["text"]),
+            } for n, d in enumerate(item.data["documents"])],
+            "answers": [{"key": k, "label": label,
+                         "placeholder": PLACEHOLDERS.get(language, PLACEHOLDERS["en"])[k]}
+                        for k, label in ANSWERS.items()],
+            "max_alternative_chars": item.stage.params["max_alternative_chars"],
+        }
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return clean_evidence_payload(
+            item.data["documents"], payload,
+            max_alternative_chars=item.stage.params["max_alternative_chars"])
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        if data.get("reject"):
+            return {"reject": True}
+        start, end = _int_or_none(data.get("start")), _int_or_none(data.get("end"))
+        return {
+            "doc": _int_or_none(data.get("doc")),
+            "evidence": [start, end] if start is not None and end is not None else None,
+            "alternatives": {k: data.get(f"alt_{k}", "") for k in ANSWERS},
+            "answer": data.get("answer", ""),
+        }
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        if not data:
+            return {}
+        return {"alternatives": {k: data.get(f"alt_{k}", "") for k in ANSWERS},
+                "answer": data.get("answer", ""), "doc": data.get("doc", ""),
+                "start": data.get("start", ""), "end": data.get("end", "")}
+
+    def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
+        return {"query": item.data["query"], "label": label_view(item.data, submission.payload),
+                "documents": len(item.data["documents"]),
+                "dropped_documents": item.data.get("dropped_documents", [])}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        submission = submissions[-1]
+        payload = submission.payload
+        batch = item.batch
+        if payload.get("reject"):
+            _save_result(item, {"outcome": "rejected", "reason": payload.get("reason", REJECTED),
+                                "submission": submission.pk})
+            return []
+        _save_result(item, {"outcome": "answered", "answer": payload["answer"],
+                            "submission": submission.pk})
+        return [_final_emit(item, payload, source="batch", annotators=[submission.worker_id],
+                            extra={"batch": batch.number if batch else None,
+                                   "round": submission.assignment.round})]
+
+
+def _final_emit(item: Item, payload: dict[str, Any], *, source: str, annotators: list[int],
+                extra: dict[str, Any] | None = None) -> Emit:
+    document = item.data["documents"][payload["doc"]]
+    return Emit(kind="reco_final", key=item.key, split=item.split, data=_carry(
+        item.data, document=document, label=payload, source=source, annotators=annotators,
+        **(extra or {}),
+    ))
+
+
+# 7. Test set: two annotators, independently ----------------------------------------------------
+
+def _candidates(item: Item, submissions: list[Submission]) -> list[dict[str, Any]]:
+    return [{"submission": s.pk, "worker": s.worker_id, "payload": s.payload}
+            for s in submissions]
+
+
+@register
+class DoubleEvidenceKind(EvidenceKind):
+    """Human: test queries get the same form from two annotators, independently. Agreeing
+    answers go to a third annotator to choose the evidence, disagreeing ones to a checker."""
+
+    key = "reco_test_evidence"
+    label = "Test set: evidence and answers (two annotators)"
+    batched = False
+    inspection_rules = ()
+    params = {"max_alternative_chars": EvidenceKind.params["max_alternative_chars"]}
+
+    def overlap(self, stage: Stage) -> int:
+        return TEST_ANNOTATORS
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        first, second = (s.payload for s in submissions[:TEST_ANNOTATORS])
+        answers = ["rejected" if p.get("reject") else p["answer"] for p in (first, second)]
+        agreed = answers[0] == answers[1]
+        _save_result(item, {"answers": answers, "agreed": agreed,
+                            "submissions": [s.pk for s in submissions]})
+        if agreed and answers[0] == "rejected":
+            return []  # both say it is not a yes / no / uncertain question
+        data = _carry(item.data, documents=item.data["documents"],
+                      candidates=_candidates(item, submissions[:TEST_ANNOTATORS]))
+        workers = tuple(s.worker_id for s in submissions)
+        if agreed:
+            return [Emit(kind="reco_evidence_choice", key=item.key, data=data, split=item.split,
+                         exclude_user_ids=workers, exclusion_reason="labelled this query")]
+        return [Emit(kind="reco_adjudicate", key=item.key, data=data, split=item.split,
+                     exclude_user_ids=workers, exclusion_reason="labelled this query")]
+
+
+class _CandidatesKind(StageKind):
+    """Shared by the two stages that choose between the two test labels."""
+
+    def context(self, item: Item) -> dict[str, Any]:
+        return {"query": item.data["query"], "candidates": [
+            {"index": n, "letter": "AB"[n], **label_view(item.data, c["payload"])}
+            for n, c in enumerate(item.data["candidates"])]}
+
+    def _chosen(self, item: Item, payload: dict[str, Any]) -> int:
+        choice = payload.get("choice")
+        count = len(item.data["candidates"])
+        if not isinstance(choice, int) or isinstance(choice, bool) or not 0 <= choice < count:
+            raise ValidationError(f"choice: choose one of the {count} labels")
+        if item.data["candidates"][choice]["payload"].get("reject"):
+            raise ValidationError("choice: that label rejects the query; to reject it, choose "
+                                  "'reject the query'")
+        return choice
+
+    def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
+        choice = data.get("choice", "")
+        if choice == "reject":
+            return {"reject": True}
+        return {"choice": int(choice)} if choice.isdigit() else {}
+
+
+@register
+class EvidenceChoiceKind(_CandidatesKind):
+    """Human: a third annotator (never one of the two) picks the better of two evidences
+    whose answers agree."""
+
+    key = "reco_evidence_choice"
+    label = "Test set: choose the evidence"
+    template = "annotation/tasks/reco_evidence_choice.html"
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"choice": self._chosen(item, payload)}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        choice = submissions[-1].payload["choice"]
+        candidate = item.data["candidates"][choice]
+        _save_result(item, {"choice": choice, "submission": candidate["submission"]})
+        workers = [c["worker"] for c in item.data["candidates"]] + [submissions[-1].worker_id]
+        return [_final_emit(item, candidate["payload"], source="test: evidence chosen by a "
+                            "third annotator", annotators=workers, extra={"choice": choice})]
+
+
+@register
+class AdjudicateKind(_CandidatesKind):
+    """Human, checkers: the two test labels disagree; the checker keeps one or rejects the
+    query."""
+
+    key = "reco_adjudicate"
+    label = "Test set: adjudication"
+    role = Role.CHECKER
+    template = "annotation/tasks/reco_adjudicate.html"
+
+    def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        if payload.get("reject") is True:
+            return {"reject": True, "reason": REJECTED}
+        return {"choice": self._chosen(item, payload)}
+
+    def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
+        decision = submissions[-1].payload
+        if decision.get("reject"):
+            _save_result(item, {"outcome": "rejected", "checker": submissions[-1].worker_id})
+            return []
+        candidate = item.data["candidates"][decision["choice"]]
+        _save_result(item, {"outcome": "answered", "choice": decision["choice"],
+                            "submission": candidate["submission"]})
+        workers = [c["worker"] for c in item.data["candidates"]] + [submissions[-1].worker_id]
+        return [_final_emit(item, candidate["payload"], source="test: adjudicated by a checker",
+                            annotators=workers, extra={"choice": decision["choice"]})]
+
+
+# 8. Final records -------------------------------------------------------------------------------
+
+def final_record(data: dict[str, Any], split: str) -> dict[str, Any]:
+    """The ReCO record (query, doc, passage = evidence, alternatives joined by '|', answer)
+    with its split and provenance."""
+    document, label = data["document"], data["label"]
+    alternatives = label["alternatives"]
+    return {
+        "query_id": data.get("query_id"), "query": data["query"],
+        "url": document.get("url") or None, "doc": document["text"],
+        "passage": label["evidence_text"],
+        "alternatives": "|".join(alternatives[k] for k in ANSWERS),
+        "answer": alternatives[label["answer"]], "answer_type": label["answer"],
+        "split": split,
+        "provenance": {
+            "external_id": data.get("external_id"), "document_id": document.get("document_id"),
+            "document_external_id": document.get("external_id", ""),
+            "title": document.get("title", ""), "source_type": document.get("source_type", ""),
+            "evidence": label["evidence"], "source": data["source"],
+            "annotators": data["annotators"],
+            **{k: data[k] for k in ("batch", "round", "choice") if k in data},
+        },
+    }
+
+
+@register
+class FinalKind(StageKind):
+    """Automatic: one final record per answered query."""
+
+    key = "reco_final"
+    label = "Final set"
+    automatic = True
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from annotation.engine import item_finish, items_pending_locked
+
+        done = 0
+        for item in items_pending_locked(stage, progress, "writing final records"):
+            item_finish(item=item, emits=[], result=final_record(item.data, item.split))
+            done += 1
+        return {"records": done}
+
+
+def final_records(*, project: Project) -> Iterator[dict[str, Any]]:
+    """The project's final records, in order."""
+    from annotation.models import Item
+
+    yield from (Item.objects.filter(project=project, stage__kind="reco_final", status="done")
+                .order_by("id").values_list("result", flat=True).iterator())

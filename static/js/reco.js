@@ -1,0 +1,141 @@
+// ReCO evidence form: document tabs and one evidence span in one document, by mouse or
+// keyboard. Tokens carry exact character offsets (data-s, data-e) into their document, so
+// the evidence is [first token's s, last token's e] of the document it was selected in.
+(function () {
+  var form = document.getElementById("task-form");
+  var tabs = Array.prototype.slice.call(form.querySelectorAll(".doc-tab"));
+  var panels = Array.prototype.slice.call(form.querySelectorAll(".doc-panel"));
+  var field = { doc: document.getElementById("ev-doc"), start: document.getElementById("ev-start"),
+                end: document.getElementById("ev-end") };
+  var shown = { none: document.getElementById("evidence-none"), where: document.getElementById("evidence-where"),
+                text: document.getElementById("evidence-text"), clear: document.getElementById("evidence-clear") };
+  var evidence = null;                    // {doc, first, last} token indexes
+  var active = 0, anchor = null, cursor = null, dragging = false;
+
+  function tokensOf(n) { return Array.prototype.slice.call(panels[n].querySelectorAll(".tok")); }
+  function textOf(n) { return panels[n].querySelector(".doc-text"); }
+  function range() {
+    return anchor === null ? null : [Math.min(anchor, cursor), Math.max(anchor, cursor)];
+  }
+
+  function paint() {
+    panels.forEach(function (panel, n) {
+      var r = n === active ? range() : null;
+      tokensOf(n).forEach(function (t, i) {
+        t.classList.toggle("selecting", !!r && i >= r[0] && i <= r[1]);
+        t.classList.toggle("cursor", n === active && i === cursor);
+        t.classList.toggle("chosen", !!evidence && evidence.doc === n && i >= evidence.first && i <= evidence.last);
+      });
+    });
+    tabs.forEach(function (tab, n) { tab.classList.toggle("has-evidence", !!evidence && evidence.doc === n); });
+  }
+
+  function sync() {
+    if (!evidence) {
+      field.doc.value = field.start.value = field.end.value = "";
+      shown.none.hidden = false; shown.text.hidden = shown.clear.hidden = true; shown.where.textContent = "";
+      return;
+    }
+    var toks = tokensOf(evidence.doc), first = toks[evidence.first], last = toks[evidence.last];
+    field.doc.value = String(evidence.doc);
+    field.start.value = first.dataset.s;
+    field.end.value = last.dataset.e;
+    var span = document.createRange();
+    span.setStartBefore(first); span.setEndAfter(last);
+    shown.text.textContent = span.toString();
+    shown.where.textContent = "(document " + (evidence.doc + 1) + ")";
+    shown.none.hidden = true; shown.text.hidden = shown.clear.hidden = false;
+  }
+
+  function take() {
+    var r = range();
+    if (!r) return;
+    evidence = { doc: active, first: r[0], last: r[1] };
+    anchor = null;
+    sync(); paint();
+  }
+
+  function show(n) {
+    if (n < 0 || n >= panels.length) return;
+    active = n; anchor = cursor = null;
+    panels.forEach(function (p, k) { p.hidden = k !== n; });
+    tabs.forEach(function (t, k) { t.setAttribute("aria-selected", k === n ? "true" : "false"); });
+    paint();
+  }
+
+  function indexOf(node) {
+    var el = node && (node.nodeType === 1 ? node : node.parentElement);
+    var tok = el && el.closest(".tok");
+    return tok ? parseInt(tok.dataset.i, 10) : null;
+  }
+
+  tabs.forEach(function (tab, n) {
+    tab.addEventListener("click", function () { show(n); textOf(n).focus(); });
+  });
+  panels.forEach(function (panel, n) {
+    var text = textOf(n);
+    text.addEventListener("mousedown", function (e) {
+      var i = indexOf(e.target);
+      if (i === null) return;
+      e.preventDefault();
+      text.focus();
+      if (e.shiftKey && anchor !== null) { cursor = i; } else { anchor = cursor = i; }
+      dragging = true; paint();
+    });
+    text.addEventListener("mouseover", function (e) {
+      if (!dragging) return;
+      var i = indexOf(e.target);
+      if (i !== null) { cursor = i; paint(); }
+    });
+    text.addEventListener("keydown", function (e) {
+      var toks = tokensOf(n);
+      if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+        e.preventDefault();
+        var step = e.key === "ArrowRight" ? 1 : -1;
+        var next = cursor === null ? 0 : Math.max(0, Math.min(toks.length - 1, cursor + step));
+        if (e.shiftKey) { if (anchor === null) anchor = cursor === null ? next : cursor; }
+        else { anchor = next; }
+        cursor = next; paint();
+        toks[cursor].scrollIntoView({ block: "nearest" });
+      } else if (e.key === "Enter" && !e.ctrlKey && !e.metaKey) {
+        e.preventDefault(); take();
+      }
+    });
+  });
+  document.addEventListener("mouseup", function () {
+    if (dragging) { dragging = false; take(); }
+  });
+  shown.clear.addEventListener("click", function () { evidence = null; sync(); paint(); });
+
+  form.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      if (range()) take();
+      form.requestSubmit(form.querySelector('[data-testid="submit"]'));
+    }
+  });
+  form.addEventListener("submit", function (e) {
+    if (e.submitter && e.submitter.name === "reject") return;
+    if (range()) take();
+    if (!evidence) {
+      e.preventDefault();
+      shown.none.textContent = "select the evidence in one document first, or reject the question.";
+      shown.none.classList.add("error");
+    }
+  });
+
+  // After a refused submission the page comes back with the posted evidence: restore it.
+  var doc = parseInt(field.doc.value, 10);
+  if (!isNaN(doc) && panels[doc]) {
+    var toks = tokensOf(doc), first = null, last = null;
+    toks.forEach(function (t, i) {
+      if (first === null && t.dataset.s === field.start.value) first = i;
+      if (t.dataset.e === field.end.value) last = i;
+    });
+    if (first !== null && last !== null && last >= first) {
+      evidence = { doc: doc, first: first, last: last };
+      show(doc);
+    }
+  }
+  sync(); paint();
+})();

@@ -1,0 +1,158 @@
+"""ReCO in the browser: an annotator labels a small batch (evidence by mouse and by
+keyboard, three alternatives, the correct one), a checker rejects it, the annotator
+relabels, the checker accepts, and the admin sees the final set."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation import engine
+from annotation.models import Batch, Item
+from annotation.roles import Role
+from annotation.stages import reco
+from tests.annotation.test_reco import DOCUMENTS, QINCAI_PARAPHRASE, doc, rows
+from tests.e2e.test_newsqa_flow import as_user  # noqa: F401 - the multi-user fixture
+from tests.factories import user_with_roles
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUERIES = ["孕妇能吃芹菜吗", "can pregnant women eat celery"]
+# The English query keeps two documents; its evidence is in the second (key "2").
+SECOND = doc("greens", "Leafy greens and celery are low in calories. Midwives say a serving "
+             "a day is a sensible amount during pregnancy.", "Greens")
+EVIDENCE = {"孕妇能吃芹菜吗": "芹菜富含叶酸和膳食纤维",
+            "can pregnant women eat celery": "a serving a day is a sensible amount"}
+ALTERNATIVES = {"孕妇能吃芹菜吗": ("能", "不能", "无法确定"),
+                "can pregnant women eat celery": ("yes", "no", "can't tell")}
+
+
+@pytest.fixture
+def project(settings, monkeypatch):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    monkeypatch.setattr(reco, "_project_queries", lambda project: rows(QUERIES))
+    documents = {**DOCUMENTS, QUERIES[1]: [*DOCUMENTS[QUERIES[1]], SECOND]}
+    monkeypatch.setattr(reco, "_retrieve_documents",
+                        lambda project, text, k, max_chars=0: documents.get(text, [])[:k])
+    admin = user_with_roles("boss", Role.ADMIN)
+    user_with_roles("checker", Role.CHECKER)
+    project = engine.project_create(
+        name="ReCO browser", recipe="reco", user=admin,
+        params={5: {"train": 1.0, "dev": 0.0, "test": 0.0},
+                6: {"batch_size": 2, "inspect_fraction": 1.0}},
+    )
+    engine.project_member_add(project=project, user=user_with_roles("labeller", Role.ANNOTATOR),
+                              role=Role.ANNOTATOR)
+    engine.project_start(project=project, actor=admin)
+    return project
+
+
+def label(page, *, answer: str, keyboard: bool) -> str:
+    """Label the open task: the evidence, three alternatives, the correct one. Returns the
+    query."""
+    page.wait_for_selector('[data-testid="doc-0"]')
+    query = page.inner_text('[data-testid="query"]')
+    item = Item.objects.get(stage__kind="reco_evidence", data__query=query)
+    n = next(i for i, d in enumerate(item.data["documents"]) if EVIDENCE[query] in d["text"])
+    if n:  # switch documents with the number key
+        page.locator("body").focus()
+        page.keyboard.press(str(n + 1))
+        assert page.get_attribute(f'[data-testid="doc-tab-{n}"]', "aria-selected") == "true"
+    text = item.data["documents"][n]["text"]
+    start = text.index(EVIDENCE[query])
+    end = start + len(EVIDENCE[query])
+    first = page.locator(f'.doc-panel:not([hidden]) .tok[data-s="{start}"]')
+    last = page.locator(f'.doc-panel:not([hidden]) .tok[data-e="{end}"]')
+    if keyboard:  # click the first token, extend with Shift+arrows, take with Enter
+        first.click()
+        tokens = page.locator(".doc-panel:not([hidden]) .tok")
+        count = sum(1 for s in tokens.evaluate_all("ts => ts.map(t => +t.dataset.s)")
+                    if start < s < end)
+        for _ in range(count):
+            page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("Enter")
+    else:  # drag with the mouse
+        first.hover()
+        page.mouse.down()
+        last.hover()
+        page.mouse.up()
+    assert page.inner_text('[data-testid="evidence"]') == EVIDENCE[query]
+    assert page.input_value("#ev-doc") == str(n)
+    for key, value in zip(("positive", "negative", "uncertain"), ALTERNATIVES[query],
+                          strict=True):
+        page.fill(f'[data-testid="alt-{key}"]', value)
+    page.check(f'[data-testid="answer-{answer}"]')
+    return query
+
+
+def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,  # noqa: F811
+                                                          screenshot):
+    labeller = as_user("labeller")
+    labeller.keyboard.press("n")
+    # First round: both answers "negative"; a refused submission keeps the evidence.
+    query = label(labeller, answer="negative", keyboard=False)
+    labeller.fill('[data-testid="alt-negative"]', ALTERNATIVES[query][0])
+    labeller.click('[data-testid="submit"]')
+    labeller.wait_for_selector('[data-testid="errors"]')
+    assert "must differ" in labeller.inner_text('[data-testid="errors"]')
+    assert labeller.inner_text('[data-testid="evidence"]') == EVIDENCE[query]
+    labeller.fill('[data-testid="alt-negative"]', ALTERNATIVES[query][1])
+    screenshot("reco-evidence", of=labeller)
+    labeller.click('[data-testid="submit"]')
+    label(labeller, answer="negative", keyboard=True)
+    labeller.keyboard.press("Control+Enter")
+    labeller.wait_for_load_state("networkidle")
+    batch = Batch.objects.get()
+    assert batch.status == "inspection"
+
+    # The checker marks one answer incorrect: accuracy 0.5, the batch goes back.
+    checker = as_user("checker")
+    checker.goto("/review/")
+    checker.click(f'[data-testid="inspect-{batch.number}"]')
+    checker.wait_for_selector('[data-testid="sample-1"]')
+    assert checker.locator('[data-testid="inspect-query"]').count() == 2
+    assert QINCAI_PARAPHRASE[:4] in checker.inner_text('[data-testid="sample-1"]') or \
+        QINCAI_PARAPHRASE[:4] in checker.inner_text('[data-testid="sample-2"]')
+    checker.check('[data-testid="rule-1-answer_incorrect"]')
+    screenshot("reco-inspection", of=checker)
+    checker.click('[data-testid="submit-inspection"]')
+    checker.wait_for_load_state("networkidle")
+    assert "returned to its annotator" in checker.content()
+    batch.refresh_from_db()
+    assert (batch.status, batch.round) == ("returned", 2)
+
+    # The labeller relabels the whole batch: "positive" this time.
+    labeller.goto("/tasks/")
+    labeller.keyboard.press("n")
+    label(labeller, answer="positive", keyboard=False)
+    labeller.click('[data-testid="submit"]')
+    label(labeller, answer="positive", keyboard=True)
+    labeller.click('[data-testid="submit"]')
+    labeller.wait_for_load_state("networkidle")
+
+    # Second round passes.
+    checker.goto("/review/")
+    checker.click(f'[data-testid="inspect-{batch.number}"]')
+    checker.wait_for_selector('[data-testid="sample-1"]')
+    checker.click('[data-testid="submit-inspection"]')
+    checker.wait_for_load_state("networkidle")
+    assert "accepted" in checker.content()
+    checker.wait_for_selector('[data-testid="plot-accuracy"]')
+    screenshot("reco-checker-dashboard", of=checker)
+
+    # The admin sees the final set.
+    boss = as_user("boss")
+    boss.goto(f"/manage/projects/{project.pk}/")
+    boss.wait_for_selector('[data-testid="reco-final"]')
+    assert boss.inner_text('[data-testid="reco-records"]') == "2"
+    final = boss.inner_text('[data-testid="reco-final"]')
+    for query in QUERIES:
+        assert query in final and EVIDENCE[query] in final
+    assert "能|不能|无法确定" in final and "yes|no|can't tell" in final
+    assert boss.inner_text('[data-testid="reco-mean-rounds"]') == "2"
+    screenshot("reco-dashboard", of=boss)
+    records = list(reco.final_records(project=project))
+    assert {r["answer_type"] for r in records} == {"positive"}
+    assert {r["provenance"]["round"] for r in records} == {2}
+    by_query = {r["query"]: r for r in records}
+    assert by_query[QUERIES[1]]["provenance"]["document_external_id"] == "greens"
+    assert by_query[QUERIES[0]]["provenance"]["document_external_id"] == "qincai-2"
