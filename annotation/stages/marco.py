@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict
 from functools import lru_cache
-from itertools import islice
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
@@ -249,34 +248,17 @@ class JudgeKind(StageKind):
 
 # 3. Passage retrieval ---------------------------------------------------------------------
 
-def _hit_value(hit: Any, *names: str) -> Any:
-    for name in names:
-        value = hit.get(name) if isinstance(hit, dict) else getattr(hit, name, None)
-        if value is not None:
-            return value
-    return None
-
-
 def _retrieve_passages(project: Project, text: str, k: int) -> list[dict[str, Any]]:
     """The top-k passages of the project corpus's index for ``text``, in ranked order."""
-    from collector.jobs import JobError
+    from collector.models import Document
+    from collector.services.retrieval import retrieve
 
-    try:
-        from collector.search import retrieve
-    except ImportError as exc:
-        raise JobError("the passage search service (collector.search.retrieve) is missing: "
-                       f"passages cannot be retrieved ({exc})") from exc
-    results = retrieve(project.corpus, text, k)
-    passages = []
-    for rank, hit in enumerate(islice(getattr(results, "hits", results), k), start=1):
-        passages.append({
-            "rank": rank,
-            "passage_id": _hit_value(hit, "passage_id", "id"),
-            "document": _hit_value(hit, "external_id", "document", "document_id") or "",
-            "url": _hit_value(hit, "url") or "",
-            "text": _hit_value(hit, "text", "passage_text") or "",
-        })
-    return passages
+    hits = retrieve(corpus=project.corpus, text=text, k=k)
+    urls = dict(Document.objects.filter(pk__in={h.document_id for h in hits})
+                .values_list("id", "url"))
+    return [{"rank": rank, "passage_id": hit.passage_id, "document": hit.external_id,
+             "url": urls.get(hit.document_id) or "", "text": hit.text}
+            for rank, hit in enumerate(hits, start=1)]
 
 
 @register

@@ -245,29 +245,23 @@ def query_filter(params: dict[str, Any]) -> QueryFilter:
 
 
 def _query_verdicts_record(query_id: Any, verdict: dict[str, Any], project_id: int) -> bool:
-    """Write the verdict of each step into ``Query.verdicts`` (when the item came from a
-    stored query); the item's result holds it in any case."""
+    """Write the verdict of each step, and the filter's, into ``Query.verdicts`` through
+    ``collector.services.corpora.query_verdict_record`` (when the item came from a stored
+    query); the item's result holds the full verdict in any case."""
     from collector.models import Query
+    from collector.services.corpora import query_verdict_record
 
-    if not isinstance(query_id, int):
-        return False
-    query = Query.objects.select_for_update().filter(pk=query_id).first()
+    query = Query.objects.filter(pk=query_id).first() if isinstance(query_id, int) else None
     if query is None:
         return False
-    at = timezone.now().isoformat()
-    verdicts = dict(query.verdicts or {})
     for step in verdict["steps"]:
-        verdicts[step["step"]] = {
-            "verdict": "keep" if step["passed"] else "drop", "reason": step["reason"],
-            "matched": step["matched"], "score": step["score"], "at": at,
-            "filter": "reco_query_filter", "project": project_id,
-        }
-    verdicts["reco_query_filter"] = {
-        "verdict": "keep" if verdict["accepted"] else "drop", "reason": verdict["reason"],
-        "failed_step": verdict["failed_step"], "at": at, "project": project_id,
-    }
-    query.verdicts = verdicts
-    query.save(update_fields=["verdicts"])
+        matched = f" [{', '.join(map(str, step['matched']))}]" if step["matched"] else ""
+        query = query_verdict_record(query=query, filter_name=step["step"],
+                                     verdict="keep" if step["passed"] else "drop",
+                                     reason=f"{step['reason']}{matched}")
+    query_verdict_record(query=query, filter_name="reco_query_filter",
+                         verdict="keep" if verdict["accepted"] else "drop",
+                         reason=f"project {project_id}: {verdict['reason']}")
     return True
 
 
@@ -368,36 +362,21 @@ def query_filter_evaluation(*, stage: Stage) -> dict[str, Any] | None:
 
 # 3. Retrieval ----------------------------------------------------------------------------------
 
-def _hit_document_id(hit: Any) -> Any:
-    if isinstance(hit, dict):
-        return hit.get("document_id")
-    return getattr(hit, "document_id", None)
-
-
 def _retrieve_documents(project: Project, text: str, k: int,
                         max_chars: int = 0) -> list[dict[str, Any]]:
-    """The top-k distinct documents of the project corpus's index for ``text``, ranked."""
-    from collector.jobs import JobError
-
-    try:
-        from collector.search import retrieve
-    except ImportError as exc:
-        raise JobError("the corpus search service (collector.search.retrieve) is missing: "
-                       f"documents cannot be retrieved ({exc})") from exc
+    """The top-k distinct documents of the project corpus's index for ``text``, ranked by
+    their best passage."""
     from collector.models import Document
+    from collector.services.retrieval import DOCUMENT, retrieve
 
-    results = retrieve(project.corpus, text, k)
-    ids: list[Any] = []
-    for hit in getattr(results, "hits", results):
-        doc_id = hit.pk if isinstance(hit, Document) else _hit_document_id(hit)
-        if doc_id is not None and doc_id not in ids:
-            ids.append(doc_id)
-    found = Document.objects.in_bulk(ids[:k])
+    ranked = retrieve(corpus=project.corpus, text=text, k=k, unit=DOCUMENT)
+    found = Document.objects.only("id", "external_id", "title", "url", "source_type",
+                                  "body").in_bulk([d.document_id for d in ranked])
     return [{
         "document_id": doc.pk, "external_id": doc.external_id, "title": doc.title,
-        "url": getattr(doc, "url", ""), "source_type": doc.source_type,
+        "url": doc.url, "source_type": doc.source_type,
         "text": doc.body[:max_chars] if max_chars else doc.body,
-    } for doc in (found[i] for i in ids[:k] if i in found)]
+    } for doc in (found.get(d.document_id) for d in ranked) if doc is not None]
 
 
 @register

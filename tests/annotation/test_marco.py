@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
-import types
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,6 @@ from annotation.models import Assignment, Item, Project
 from annotation.roles import Role
 from annotation.stages import Emit
 from annotation.stages import marco as marco_stages
-from collector.jobs import JobError
 from collector.metrics import PaScorer, flag_outliers, pa_tokens, pairwise_bleu
 from collector.metrics.pa import reference_weights
 from collector.models import Job
@@ -221,26 +218,6 @@ def test_kept_query_is_retrieved_with_its_types(project, people, committed, retr
     assert item.data["question_type"] == "YES_NO" and item.data["query_type"] == "ENTITY"
     judge = Item.objects.get(stage__kind="marco_judge")
     assert judge.result["kept"] is True and judge.result["judge_ids"] == [people["judge"].pk]
-
-
-# 3. Retrieval (the service itself comes with the corpus issue) ----------------------------
-
-def test_retrieval_maps_hits_in_rank_order_and_says_when_the_service_is_missing(
-    project, monkeypatch
-):
-    monkeypatch.undo()  # the real _retrieve_passages
-    hit = types.SimpleNamespace(passage_id=7, external_id="doc-7", url="u7", text="seven")
-    fake = types.ModuleType("collector.search")
-    fake.retrieve = lambda corpus, text, k: [hit, {"passage_id": 8, "document": "doc-8",
-                                                   "text": "eight"}, hit][:k]
-    monkeypatch.setitem(sys.modules, "collector.search", fake)
-    assert marco_stages._retrieve_passages(project, "q", 2) == [
-        {"rank": 1, "passage_id": 7, "document": "doc-7", "url": "u7", "text": "seven"},
-        {"rank": 2, "passage_id": 8, "document": "doc-8", "url": "", "text": "eight"},
-    ]
-    monkeypatch.setitem(sys.modules, "collector.search", None)
-    with pytest.raises(JobError, match="passage search service .* is missing"):
-        marco_stages._retrieve_passages(project, "q", 10)
 
 
 # 4. Curation --------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
 from html import unescape
 from pathlib import Path
@@ -24,7 +23,6 @@ from annotation.models import Assignment, Batch, Inspection, Item, Project
 from annotation.roles import Role
 from annotation.stages import reco
 from collector.filters import QueryFilter, evaluate_filter
-from collector.models import Job
 from tests.collector.filters.labels import REAL_EN, REAL_ZH
 from tests.factories import user_with_roles
 
@@ -210,22 +208,8 @@ def test_query_verdicts_are_written_to_the_stored_query(db):
     assert reco._query_verdicts_record(query.pk, verdict, 7) is True
     query.refresh_from_db()
     assert query.verdicts["reco_query_filter"]["verdict"] == "keep"
-    assert query.verdicts["reco_query_filter"]["project"] == 7
+    assert query.verdicts["reco_query_filter"]["reason"].startswith("project 7:")
     assert {"intent", "blocklist", "yesno"} <= set(query.verdicts)
-
-
-def test_missing_search_service_fails_the_retrieval_job_clearly(db, settings, committed,
-                                                                monkeypatch, admin_user):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    monkeypatch.setattr(reco, "_project_queries", lambda project: rows(["is sussex in england"]))
-    monkeypatch.setitem(sys.modules, "collector.search", None)  # import fails
-    project = engine.project_create(name="no search", recipe="reco", user=admin_user)
-    with committed():
-        engine.project_start(project=project, actor=admin_user)
-    job = Job.objects.filter(kind="stage_run", params__stage_id=project.stages.get(order=3).pk
-                             ).get()
-    assert job.status == "failed" and "collector.search.retrieve" in job.error
-    assert Item.objects.get(stage__kind="reco_retrieve").status == "pending"
 
 
 # Document filter and split ---------------------------------------------------------------------
