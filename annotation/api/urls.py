@@ -14,6 +14,7 @@ urlpatterns = [
     path("projects/<int:pk>/", views.ProjectDetailApi.as_view(), name="api_project_detail"),
     path("projects/<int:pk>/releases/", views.ProjectReleasesApi.as_view(),
          name="api_project_releases"),
+    path("releases/<int:pk>/score/", views.ReleaseScoreApi.as_view(), name="api_release_score"),
     path("projects/<int:pk>/records/", views.ProjectRecordsApi.as_view(),
          name="api_project_records"),
 ]

@@ -200,3 +200,35 @@ class ProjectReleasesApi(generics.GenericAPIView):
         except ValidationError as exc:
             return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
         return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)
+
+
+class ReleaseScoreApi(APIView):
+    """POST a predictions file (multipart ``predictions``) and a ``format``: the official
+    scores against the release. Anyone who may see the release may score against it."""
+
+    permission_classes = (IsAnyRole,)
+
+    def post(self, request: Request, pk: int) -> Response:
+        import tempfile
+        from pathlib import Path
+
+        from annotation.scoring import release_score
+        from annotation.selectors import releases_visible
+        from collector.metrics import MetricsInputError
+
+        release = get_object_or_404(releases_visible(user=request.user), pk=pk)
+        upload = request.FILES.get("predictions")
+        if upload is None:
+            return Response({"errors": ["predictions: attach the predictions file"]},
+                            status=status.HTTP_400_BAD_REQUEST)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / Path(upload.name).name
+            with path.open("wb") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+            try:
+                scores = release_score(release=release, format=request.data.get("format", ""),
+                                       predictions=path)
+            except MetricsInputError as exc:
+                return Response({"errors": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(scores)

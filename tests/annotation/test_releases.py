@@ -319,3 +319,51 @@ def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin
     answered = [r for r in sample if r["answers"] != ["No Answer Present."]]
     assert len(dureader) == len(answered)
     assert {d["question"] for d in dureader} == {r["query"] for r in answered}
+
+
+def test_scoring_predictions_against_a_release(finished_project, admin_user, committed,
+                                               tmp_path, workers):
+    from io import StringIO
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    release = _release(finished_project, admin_user, committed, ["squad-v2"])
+    data = json.loads((releases.release_path(release) / "squad-v2.0.json").read_text())
+    qas = [qa for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    perfect = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "") for qa in qas}
+    wrong = {qid: "banana" for qid in perfect}
+    (tmp_path / "perfect.json").write_text(json.dumps(perfect))
+    (tmp_path / "wrong.json").write_text(json.dumps(wrong))
+    (tmp_path / "unknown.json").write_text(json.dumps({**perfect, "nope": "x"}))
+    (tmp_path / "broken.json").write_text('{"a": ')
+    (tmp_path / "empty.json").write_text("")
+
+    def score(name):
+        out = StringIO()
+        call_command("score_predictions", str(tmp_path / name), "--project",
+                     finished_project.name, "--version", "1.0.0", "--format", "squad-v2",
+                     stdout=out)
+        return json.loads(out.getvalue())
+
+    assert (score("perfect.json")["exact"], score("perfect.json")["f1"]) == (100.0, 100.0)
+    wrong_scores = score("wrong.json")
+    assert wrong_scores["HasAns_exact"] == 0.0 and wrong_scores["total"] == len(qas)
+    for name, message in (("unknown.json", "nope"), ("broken.json", "broken.json"),
+                          ("empty.json", "empty")):
+        with pytest.raises(CommandError, match=message):
+            score(name)
+
+    api = APIClient()
+    url = reverse("api_release_score", args=[release.pk])
+    api.force_authenticate(workers["ann1"])
+    upload = SimpleUploadedFile("perfect.json", json.dumps(perfect).encode())
+    assert api.post(url, {"format": "squad-v2", "predictions": upload}).status_code == 404
+    releases.release_publish(release=release, actor=admin_user)
+    upload = SimpleUploadedFile("perfect.json", json.dumps(perfect).encode())
+    result = api.post(url, {"format": "squad-v2", "predictions": upload})
+    assert result.status_code == 200 and result.json()["exact"] == 100.0
+    bad = api.post(url, {"format": "squad-v2",
+                         "predictions": SimpleUploadedFile("p.json", b"[1, 2]")})
+    assert bad.status_code == 400 and "p.json" in bad.json()["errors"][0]
