@@ -156,8 +156,11 @@ class Document(models.Model):
     # The unique (corpus, external_id) index serves corpus lookups: no separate index.
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents",
                                db_index=False)
+    # Bookkeeping (which import created the row, for incremental indexing): indexed, but
+    # without a database constraint, so bulk loads skip one foreign-key check per row;
+    # Django applies on_delete=SET_NULL itself.
     import_run = models.ForeignKey(ImportRun, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="documents")
+                                   related_name="documents", db_constraint=False)
     external_id = models.CharField(max_length=255)
     title = models.TextField(blank=True, help_text="Title or headline.")
     url = models.TextField(blank=True)
@@ -216,7 +219,7 @@ class SourceQuestion(models.Model):
     document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE,
                                  related_name="questions")
     import_run = models.ForeignKey(ImportRun, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="questions", db_index=False)
+                                   related_name="questions", db_index=False, db_constraint=False)
     external_id = models.CharField(max_length=255)
     text = models.TextField()
     answers = models.JSONField(default=list, blank=True)

@@ -43,6 +43,9 @@ def paragraph_spans(text: str, paragraphs: Sequence[tuple[int, int]] | None = No
                     ) -> list[tuple[int, int]]:
     """Spans of the non-blank paragraphs (given ones, or the lines of ``text``)."""
     if paragraphs is None:
+        if "\n" not in text:
+            span = _trimmed(text, 0, len(text))
+            return [span] if span is not None else []
         paragraphs = [(m.start(), m.end()) for m in _LINE.finditer(text)]
     spans = []
     for start, end in paragraphs:

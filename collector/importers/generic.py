@@ -107,9 +107,9 @@ def _highlights(value: Any, *, check: Checker, where: str) -> list[str]:
     return value
 
 
-def _dig(record: dict[str, Any], path: str) -> Any:
+def _dig(record: dict[str, Any], parts: tuple[str, ...]) -> Any:
     value: Any = record
-    for part in path.split("."):
+    for part in parts:
         if not isinstance(value, dict) or part not in value:
             return None
         value = value[part]
@@ -119,7 +119,8 @@ def _dig(record: dict[str, Any], path: str) -> Any:
 def read_jsonl(source: Source, *, counter: ByteCounter, mapping: dict[str, str] | None = None,
                source_type: str = "") -> Iterator[ImportUnit]:
     columns = _full_mapping(mapping or {})
-    top_level_used = {path.split(".")[0] for path in columns.values()}
+    paths = [(field, path, tuple(path.split("."))) for field, path in columns.items()]
+    top_level_used = {parts[0] for _, _, parts in paths}
     for source_file in source.files:
         check = Checker(source_file.name)
         for number, line in iter_lines(source_file, counter):
@@ -133,8 +134,11 @@ def read_jsonl(source: Source, *, counter: ByteCounter, mapping: dict[str, str] 
                                  where=where) from None
             if not isinstance(record, dict):
                 raise check.fail("expected a JSON object on each line", where=where)
-            values = {field: _dig(record, path) for field, path in columns.items()}
-            extra = {key: value for key, value in record.items() if key not in top_level_used}
+            values = {field: record.get(path) if len(parts) == 1 else _dig(record, parts)
+                      for field, path, parts in paths}
+            extra = ({key: value for key, value in record.items() if key not in top_level_used}
+                     if len(record) > len(top_level_used) or not record.keys() <= top_level_used
+                     else {})
             yield ImportUnit([_document(values, extra=extra, columns=columns, check=check,
                                         where=where, default_source_type=source_type)])
 

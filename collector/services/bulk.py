@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Sequence
+import queue
+import re
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db import DatabaseError, connection
-from django.db.models import Model
 
 from collector.importers import DocumentRecord, ImportFailure, QuestionRecord
 from collector.importers.errors import shorten
@@ -83,6 +85,12 @@ class BulkWriter:
             raise ImportFailure(f"the database refused the batch: {detail}", file=self.file,
                                 where=f"records from {first} to {last}") from exc
         return counts
+
+    def close(self) -> None:
+        """Finish writing (before the transaction commits)."""
+
+    def abort(self) -> None:
+        """Stop any background work (the transaction is being rolled back)."""
 
     # -- lookups --------------------------------------------------------------------
     def _existing_documents(self, external_ids: list[str]) -> dict[str, int]:
@@ -167,6 +175,12 @@ class OrmBulkWriter(BulkWriter):
 
 
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_NEEDS_ESCAPE = re.compile(r"[\\\t\n\r]")
+
+
+def copy_text(value: str) -> str:
+    """A string in PostgreSQL's COPY text format (most strings need no escaping)."""
+    return value.translate(_COPY_ESCAPES) if _NEEDS_ESCAPE.search(value) else value
 
 
 def copy_field(value: Any) -> str:
@@ -178,66 +192,161 @@ def copy_field(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     if isinstance(value, dict | list):
+        if not value:
+            return "{}" if isinstance(value, dict) else "[]"
         value = json.dumps(value, ensure_ascii=False)
-    return value.translate(_COPY_ESCAPES)
+    return copy_text(value)
+
+
+_STOP = object()
 
 
 class PostgresCopyWriter(BulkWriter):
-    def _next_ids(self, model: type[Model], count: int) -> list[int]:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [model._meta.db_table, count],
-            )
-            return [row[0] for row in cursor.fetchall()]
+    """COPY into the tables, pipelined: while one batch streams to the server on a
+    background thread (over this transaction's connection), the next one is read and
+    formatted. Batches whose writing needs answers from the database (existing ids,
+    question-to-document ids) wait for the pipeline to drain and are written in line.
+    """
 
-    @staticmethod
-    def _copy(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        buffer = io.StringIO()
-        write = buffer.write
-        for row in rows:
-            write("\t".join([copy_field(value) for value in row]))
-            write("\n")
-        buffer.seek(0)
+    DOCUMENT_COLUMNS = ("id", "corpus", "import_run", "external_id", "title", "url",
+                        "source_type", "body", "highlights", "metadata")
+    PASSAGE_COLUMNS = ("document", "ordinal", "start", "end", "text")
+    QUESTION_COLUMNS = ("corpus", "import_run", "document", "external_id", "text", "answers",
+                        "is_impossible", "metadata")
+
+    def __init__(self, *, corpus: Corpus, run: ImportRun, file: str) -> None:
+        super().__init__(corpus=corpus, run=run, file=file)
+        # Created here, in the importing thread: the COPY thread only uses it.
+        self._cursor = connection.cursor()
+        # Check foreign keys row by row while copying (on the pipeline's thread) rather
+        # than all at commit; restored by close(), or by the rollback of a failed import.
+        self._cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         quote = connection.ops.quote_name
-        names = ", ".join(quote(model._meta.get_field(name).column) for name in columns)
-        with connection.cursor() as cursor:
-            # Size positional: Django's debug cursor wrapper passes only positional args.
-            cursor.copy_expert(f"COPY {quote(model._meta.db_table)} ({names}) FROM STDIN",
-                               buffer, 1 << 20)
+        self._sql = {
+            model: "COPY {} ({}) FROM STDIN".format(
+                quote(model._meta.db_table),
+                ", ".join(quote(model._meta.get_field(name).column) for name in columns))
+            for model, columns in ((Document, self.DOCUMENT_COLUMNS),
+                                   (Passage, self.PASSAGE_COLUMNS),
+                                   (SourceQuestion, self.QUESTION_COLUMNS))
+        }
+        self._sequence = None
+        self._queue: queue.Queue = queue.Queue(maxsize=1)
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        self._failed_at = ""
+
+    # -- the pipeline -----------------------------------------------------------------
+    def write(self, documents: Sequence[PreparedDocument],
+              questions: Sequence[QuestionRecord]) -> ImportCounts:
+        if questions or self.check_documents or self.check_questions:
+            self.drain()
+            return super().write(documents, questions)
+        self._raise_failure()
+        formatted = self._format_documents(documents)
+        where = (f"records from {documents[0].record.where} to {documents[-1].record.where}"
+                 if documents else "")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="crowdqa-copy", daemon=True)
+            self._thread.start()
+        self._queue.put((formatted, where))
+        return ImportCounts(documents_created=len(documents),
+                            passages_created=sum(len(d.spans) for d in documents))
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is _STOP:
+                    return
+                if self._failure is None:
+                    formatted, where = item
+                    try:
+                        self._store(formatted)
+                    except BaseException as exc:  # handed to the importing thread
+                        self._failure, self._failed_at = exc, where
+            finally:
+                self._queue.task_done()
+
+    def drain(self) -> None:
+        """Wait until every submitted batch is in the database."""
+        if self._thread is not None:
+            self._queue.join()
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            detail = " ".join(str(self._failure).split())
+            raise ImportFailure(f"the database refused the batch: {detail}", file=self.file,
+                                where=self._failed_at) from self._failure
+
+    def close(self) -> None:
+        self.drain()
+        self.abort()
+        self._cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+    def abort(self) -> None:
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join()
+            self._thread = None
+
+    # -- formatting (importing thread) and storing (either thread) -------------------------
+    def _format_documents(self, documents: Sequence[PreparedDocument]
+                          ) -> list[tuple[str, list[str]]]:
+        """Each document's COPY row without its id, and its passages' rows without the id."""
+        head = f"{self.corpus.pk}\t{self.run.pk}\t"
+        formatted = []
+        for prepared in documents:
+            record = prepared.record
+            body = record.body
+            escaped_body = copy_text(body)
+            row = (f"{head}{copy_text(record.external_id)}\t{copy_text(record.title)}\t"
+                   f"{copy_text(record.url)}\t{record.source_type}\t{escaped_body}\t"
+                   f"{copy_field(record.highlights)}\t{copy_field(record.metadata)}")
+            passages = []
+            for ordinal, (start, end) in enumerate(prepared.spans):
+                text = escaped_body if start == 0 and end == len(body) else copy_text(
+                    body[start:end])
+                passages.append(f"{ordinal}\t{start}\t{end}\t{text}")
+            formatted.append((row, passages))
+        return formatted
+
+    def _store(self, formatted: list[tuple[str, list[str]]]) -> list[int]:
+        if not formatted:
+            return []
+        cursor = self._cursor
+        if self._sequence is None:
+            cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [Document._meta.db_table])
+            self._sequence = cursor.fetchone()[0]
+        cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)",
+                       [self._sequence, len(formatted)])
+        ids = [row[0] for row in cursor.fetchall()]
+        documents = "".join([f"{pk}\t{row}\n" for pk, (row, _) in zip(ids, formatted,
+                                                                      strict=True)])
+        passages = "".join([f"{pk}\t{passage}\n" for pk, (_, rows) in zip(ids, formatted,
+                                                                          strict=True)
+                            for passage in rows])
+        # Size positional: Django's debug cursor wrapper passes only positional args.
+        cursor.copy_expert(self._sql[Document], io.StringIO(documents), 1 << 20)
+        cursor.copy_expert(self._sql[Passage], io.StringIO(passages), 1 << 20)
+        return ids
 
     def _insert_documents(self, documents: Sequence[PreparedDocument]) -> dict[str, int]:
-        if not documents:
-            return {}
-        ids = self._next_ids(Document, len(documents))
-        corpus_id, run_id = self.corpus.pk, self.run.pk
-        self._copy(
-            Document,
-            ("id", "corpus", "import_run", "external_id", "title", "url", "source_type", "body",
-             "highlights", "metadata"),
-            ((pk, corpus_id, run_id, r.external_id, r.title, r.url, r.source_type, r.body,
-              r.highlights, r.metadata)
-             for pk, r in zip(ids, (d.record for d in documents), strict=True)),
-        )
-        self._copy(
-            Passage, ("document", "ordinal", "start", "end", "text"),
-            ((pk, ordinal, start, end, d.record.body[start:end])
-             for pk, d in zip(ids, documents, strict=True)
-             for ordinal, (start, end) in enumerate(d.spans)),
-        )
+        ids = self._store(self._format_documents(documents))
         return {d.record.external_id: pk for pk, d in zip(ids, documents, strict=True)}
 
     def _insert_questions(self, questions: Sequence[QuestionRecord],
                           doc_ids: dict[str, int]) -> None:
         if not questions:
             return
-        columns = ("corpus", "import_run", "document", "external_id", "text", "answers",
-                   "is_impossible", "metadata")
-        self._copy(SourceQuestion, columns, (
-            (v["corpus_id"], v["import_run_id"], v["document_id"], v["external_id"], v["text"],
-             v["answers"], v["is_impossible"], v["metadata"])
+        rows = "".join(
+            "\t".join([copy_field(v[name]) for name in (
+                "corpus_id", "import_run_id", "document_id", "external_id", "text", "answers",
+                "is_impossible", "metadata")]) + "\n"
             for v in (self._question_values(q, doc_ids) for q in questions)
-        ))
+        )
+        self._cursor.copy_expert(self._sql[SourceQuestion], io.StringIO(rows), 1 << 20)
 
 
 def bulk_writer(*, corpus: Corpus, run: ImportRun, file: str, bulk: str = "auto") -> BulkWriter:

@@ -206,21 +206,27 @@ def corpus_import(*, path: Path, corpus: str, language: str, format: str,
         report = ImportReport(corpus=corpus_obj.name, run_id=run.pk, source=source.name)
         documents: list[PreparedDocument] = []
         questions: list[QuestionRecord] = []
-        for unit in units_read(fmt, source, counter=counter, mapping=mapping_dict, **options):
-            unit_ids = set()
-            for record in unit.documents:
-                documents.append(preparer.document(record, file=source.name))
-                unit_ids.add(record.external_id)
-            for question in unit.questions:
-                preparer.question(question, file=source.name, unit_ids=unit_ids)
-                questions.append(question)
-            if len(documents) + len(questions) >= batch_size:
+        try:
+            for unit in units_read(fmt, source, counter=counter, mapping=mapping_dict,
+                                   **options):
+                unit_ids = set()
+                for record in unit.documents:
+                    documents.append(preparer.document(record, file=source.name))
+                    unit_ids.add(record.external_id)
+                for question in unit.questions:
+                    preparer.question(question, file=source.name, unit_ids=unit_ids)
+                    questions.append(question)
+                if len(documents) + len(questions) >= batch_size:
+                    report.counts.add(writer.write(documents, questions))
+                    documents, questions = [], []
+                    progress.set(min(counter.value, source.total_bytes),
+                                 message=f"{report.counts.documents_created:,} documents "
+                                         "imported")
+            if documents or questions:
                 report.counts.add(writer.write(documents, questions))
-                documents, questions = [], []
-                progress.set(min(counter.value, source.total_bytes),
-                             message=f"{report.counts.documents_created:,} documents imported")
-        if documents or questions:
-            report.counts.add(writer.write(documents, questions))
+            writer.close()
+        finally:
+            writer.abort()
         progress.set(source.total_bytes,
                      message=f"{report.counts.documents_created:,} documents imported")
         if report.counts.documents_created or report.counts.questions_created:

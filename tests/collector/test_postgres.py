@@ -104,3 +104,29 @@ def test_copy_statements_run_under_the_debug_cursor():
     assert [sql.split()[1] for sql in copies] == [
         '"collector_document"', '"collector_passage"', '"collector_sourcequestion"']
     assert Document.objects.filter(corpus__name="debug").count() == 16
+
+
+def test_a_copy_refused_on_the_pipeline_thread_fails_the_import():
+    from django.db import transaction
+
+    from collector.importers import DocumentRecord
+    from collector.services.bulk import PreparedDocument
+
+    corpus = Corpus.objects.create(name="pipe", language="en")
+    run = ImportRun.objects.create(corpus=corpus, format="jsonl", source_name="x.jsonl")
+    with pytest.raises(ImportFailure) as caught, transaction.atomic():
+        writer = bulk_writer(corpus=corpus, run=run, file="x.jsonl")
+        assert isinstance(writer, PostgresCopyWriter) and not writer.check_documents
+        # A row the writer does not know about takes the id first (as a concurrent
+        # import would): the unique constraint refuses the COPY on the background thread.
+        Document.objects.create(corpus=corpus, external_id="p1", body="First.")
+        try:
+            writer.write([PreparedDocument(DocumentRecord("p1", "Second.", "line 1"),
+                                           [(0, 7)])], [])
+            writer.close()
+        finally:
+            writer.abort()
+    assert str(caught.value).startswith(
+        "x.jsonl: records from line 1 to line 1: the database refused the batch:")
+    assert "collector_document_external_id_unique" in str(caught.value)
+    assert Document.objects.filter(corpus=corpus).count() == 0
