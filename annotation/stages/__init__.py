@@ -152,6 +152,57 @@ def stage_kinds() -> dict[str, StageKind]:
     return dict(_KINDS)
 
 
+def corpus_queries(project: Any) -> list[tuple[int, str, str, str]]:
+    """(id, external id, text, language) of the project corpus's queries, in import order."""
+    from collector.models import Query
+
+    return list(Query.objects.filter(corpus_id=project.corpus_id).order_by("id")
+                .values_list("id", "external_id", "text", "language"))
+
+
+class CorpusQueriesKind(StageKind):
+    """Automatic: the project corpus's queries become the pipeline's first items, each
+    emitted to ``next_kind``; idempotent (an item per query, keyed by ``item_for``)."""
+
+    label = "Import queries"
+    automatic = True
+    params = {
+        "max_queries": Param(0, "Take at most this many queries (0 = all).", minimum=0),
+    }
+    next_kind: ClassVar[str] = ""
+
+    def queries(self, project: Any) -> list[tuple[int, str, str, str]]:
+        return corpus_queries(project)
+
+    def item_for(self, pk: int, external_id: str, text: str,
+                 language: str) -> tuple[str, dict[str, Any]]:
+        """The item key and data of one query."""
+        raise NotImplementedError
+
+    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        from django.db import transaction
+
+        from annotation.engine import item_finish
+        from annotation.models import Item
+
+        rows = list(self.queries(stage.project))
+        if stage.params["max_queries"]:
+            rows = rows[: stage.params["max_queries"]]
+        progress.start(total=len(rows), message="taking queries")
+        taken = 0
+        with transaction.atomic():
+            for row in rows:
+                key, data = self.item_for(*row)
+                item, _ = Item.objects.get_or_create(
+                    stage=stage, key=key, defaults={"project_id": stage.project_id, "data": data},
+                )
+                if item.status == Item.Status.PENDING:
+                    item_finish(item=item, emits=[Emit(kind=self.next_kind, key=key, data=data)])
+                    taken += 1
+                progress.advance()
+        return {"queries": len(rows), "new": taken}
+
+
 BATCH_PARAMS: dict[str, Param] = {
     "batch_size": Param(5000, "Items per batch; one annotator labels a whole batch (paper: "
                         "5,000).", minimum=1),

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import asdict
 from functools import lru_cache
 from statistics import median
@@ -28,7 +27,14 @@ from django.core.exceptions import ValidationError
 
 from annotation.plots import Plot, hbar
 from annotation.roles import Role
-from annotation.stages import Emit, Param, StageKind, register
+from annotation.stages import (
+    CorpusQueriesKind,
+    Emit,
+    Param,
+    StageKind,
+    corpus_queries,
+    register,
+)
 from collector.metrics import PaScorer, flag_outliers, pa_tokens
 
 if TYPE_CHECKING:
@@ -103,53 +109,23 @@ def _base(data: dict[str, Any]) -> dict[str, Any]:
 
 # 1. Queries ------------------------------------------------------------------------------
 
-def _project_queries(project: Project) -> Iterator[tuple[str, str]]:
-    """(external id, text) of the project corpus's queries, in import order."""
-    from collector.models import Query  # the corpus models; imported when the stage runs
-
-    yield from (Query.objects.filter(corpus_id=project.corpus_id).order_by("id")
-                .values_list("external_id", "text").iterator())
+def _project_queries(project: Project) -> list[tuple[int, str, str, str]]:
+    return corpus_queries(project)
 
 
 @register
-class QueriesKind(StageKind):
+class QueriesKind(CorpusQueriesKind):
     """Automatic: the project corpus's queries become the items to judge."""
 
     key = "marco_queries"
-    label = "Import queries"
-    automatic = True
-    params = {
-        "max_queries": Param(0, "Take at most this many queries (0 = all).", minimum=0),
-    }
+    next_kind = "marco_judge"
 
-    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
-        from django.db import transaction
+    def queries(self, project: Project) -> list[tuple[int, str, str, str]]:
+        return _project_queries(project)
 
-        from annotation.engine import item_finish
-        from annotation.models import Item
-        from collector.jobs import JobError
-
-        try:
-            rows = list(_project_queries(stage.project))
-        except ImportError as exc:
-            raise JobError(f"the corpus has no queries to take yet ({exc})") from exc
-        if stage.params["max_queries"]:
-            rows = rows[: stage.params["max_queries"]]
-        progress.start(total=len(rows), message="taking queries")
-        taken = 0
-        with transaction.atomic():
-            for external_id, text in rows:
-                data = {"query": text, "query_id": external_id}
-                item, _ = Item.objects.get_or_create(
-                    stage=stage, key=external_id,
-                    defaults={"project_id": stage.project_id, "data": data},
-                )
-                if item.status == Item.Status.PENDING:
-                    item_finish(item=item, emits=[Emit(kind="marco_judge", key=external_id,
-                                                       data=data)])
-                    taken += 1
-                progress.advance()
-        return {"queries": len(rows), "new": taken}
+    def item_for(self, pk: int, external_id: str, text: str,
+                 language: str) -> tuple[str, dict[str, Any]]:
+        return external_id, {"query": text, "query_id": external_id}
 
 
 # 2. Query judgment -------------------------------------------------------------------------

@@ -33,7 +33,15 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from annotation.roles import Role
-from annotation.stages import BATCH_PARAMS, Emit, Param, StageKind, register
+from annotation.stages import (
+    BATCH_PARAMS,
+    CorpusQueriesKind,
+    Emit,
+    Param,
+    StageKind,
+    corpus_queries,
+    register,
+)
 from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
 
 if TYPE_CHECKING:
@@ -186,51 +194,23 @@ def _int_or_none(value: Any) -> int | None:
 # 1. Queries ----------------------------------------------------------------------------------
 
 def _project_queries(project: Project) -> list[tuple[int, str, str, str]]:
-    """(id, external id, text, language) of the project corpus's queries, in import order."""
-    from collector.models import Query  # the corpus models; imported when the stage runs
-
-    return list(Query.objects.filter(corpus_id=project.corpus_id).order_by("id")
-                .values_list("id", "external_id", "text", "language"))
+    return corpus_queries(project)
 
 
 @register
-class QueriesKind(StageKind):
+class QueriesKind(CorpusQueriesKind):
     """Automatic: the project corpus's queries become the items to filter."""
 
     key = "reco_queries"
-    label = "Import queries"
-    automatic = True
-    params = {
-        "max_queries": Param(0, "Take at most this many queries (0 = all).", minimum=0),
-    }
+    next_kind = "reco_query_filter"
 
-    def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
-        from annotation.engine import item_finish
-        from annotation.models import Item
-        from collector.jobs import JobError
+    def queries(self, project: Project) -> list[tuple[int, str, str, str]]:
+        return _project_queries(project)
 
-        try:
-            rows = _project_queries(stage.project)
-        except ImportError as exc:
-            raise JobError(f"the corpus has no queries to take yet ({exc})") from exc
-        if stage.params["max_queries"]:
-            rows = rows[: stage.params["max_queries"]]
-        progress.start(total=len(rows), message="taking queries")
-        taken = 0
-        with transaction.atomic():
-            for pk, external_id, text, language in rows:
-                key = f"q{pk}"
-                data = {"query": text, "query_id": pk, "external_id": external_id,
-                        "language": language}
-                item, _ = Item.objects.get_or_create(
-                    stage=stage, key=key, defaults={"project_id": stage.project_id, "data": data},
-                )
-                if item.status == Item.Status.PENDING:
-                    item_finish(item=item, emits=[Emit(kind="reco_query_filter", key=key,
-                                                       data=data)])
-                    taken += 1
-                progress.advance()
-        return {"queries": len(rows), "new": taken}
+    def item_for(self, pk: int, external_id: str, text: str,
+                 language: str) -> tuple[str, dict[str, Any]]:
+        return f"q{pk}", {"query": text, "query_id": pk, "external_id": external_id,
+                          "language": language}
 
 
 # 2. Query filter --------------------------------------------------------------------------------

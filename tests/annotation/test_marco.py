@@ -164,7 +164,8 @@ def test_recipe_has_the_papers_stages_and_defaults(db):
 
 def test_import_stage_takes_the_corpus_queries_once(project, committed, monkeypatch):
     monkeypatch.setattr(marco_stages, "_project_queries",
-                        lambda p: iter([("q1", "what is a lumen"), ("q2", "facebook")]))
+                        lambda p: [(1, "q1", "what is a lumen", "en"),
+                                   (2, "q2", "facebook", "en")])
     stage = project.stages.get(kind="marco_queries")
     for _ in range(2):
         with committed():

@@ -11,6 +11,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,3 +94,27 @@ def screenshot(page) -> Callable[..., None]:
             (of or page).screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True)
 
     return take
+
+
+@pytest.fixture
+def as_user(browser, live_server) -> Iterator[Callable[..., Any]]:
+    """``as_user(username, password=PASSWORD)``: a new browser context logged in as that
+    user (several users side by side in one test)."""
+    contexts = []
+
+    def open_as(username: str, password: str = PASSWORD):
+        context = browser.new_context(base_url=live_server.url,
+                                      viewport={"width": 1280, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto("/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()

@@ -12,7 +12,7 @@ from annotation.roles import Role
 from annotation.stages import Emit
 from annotation.stages import marco as marco_stages
 from tests.annotation.test_marco import GOOD, QUERY, TABLE2, make_passages
-from tests.factories import PASSWORD, user_with_roles
+from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,28 +40,6 @@ def project(settings, monkeypatch):
         Emit(kind="marco_judge", key="q1", data={"query": QUERY, "query_id": "q1"}),
     ])
     return project
-
-
-@pytest.fixture
-def as_user(browser, live_server):
-    contexts = []
-
-    def open_as(username):
-        context = browser.new_context(base_url=live_server.url,
-                                      viewport={"width": 1280, "height": 900})
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto("/accounts/login/")
-        page.fill("#id_username", username)
-        page.fill("#id_password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_load_state("networkidle")
-        return page
-
-    yield open_as
-    for context in contexts:
-        context.close()
 
 
 def press_and_wait(page, key):

@@ -9,7 +9,7 @@ from annotation import engine
 from annotation.models import Item
 from annotation.roles import Role
 from tests.annotation.conftest import ARTICLES
-from tests.factories import PASSWORD, user_with_roles
+from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,28 +32,6 @@ def project(settings):
                                   role=Role.ANNOTATOR)
     engine.project_start(project=project, actor=admin)
     return project
-
-
-@pytest.fixture
-def as_user(browser, live_server):
-    contexts = []
-
-    def open_as(username):
-        context = browser.new_context(base_url=live_server.url,
-                                      viewport={"width": 1280, "height": 900})
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto("/accounts/login/")
-        page.fill("#id_username", username)
-        page.fill("#id_password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_load_state("networkidle")
-        return page
-
-    yield open_as
-    for context in contexts:
-        context.close()
 
 
 def test_questions_answers_validation_and_dashboard(project, as_user, screenshot):

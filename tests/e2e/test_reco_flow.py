@@ -11,7 +11,6 @@ from annotation.models import Batch, Item
 from annotation.roles import Role
 from annotation.stages import reco
 from tests.annotation.test_reco import DOCUMENTS, QINCAI_PARAPHRASE, doc, rows
-from tests.e2e.test_newsqa_flow import as_user  # noqa: F401 - the multi-user fixture
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -84,7 +83,7 @@ def label(page, *, answer: str, keyboard: bool) -> str:
     return query
 
 
-def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,  # noqa: F811
+def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
                                                           screenshot):
     labeller = as_user("labeller")
     labeller.keyboard.press("n")
