@@ -293,3 +293,18 @@ def test_queries_plain_and_jsonl(tmp_path):
     assert Query.objects.filter(text="who wrote hamlet").exists()
     again = queries_import(path=QUERIES_EN, corpus="q", language="en")
     assert (again.created, again.skipped, again.run_id) == (0, 200, None)
+
+
+def test_debug_mode_does_not_keep_the_sql_of_every_batch(tmp_path, settings):
+    from django.db import connection
+
+    settings.DEBUG = True
+    records = [{"id": f"p{i}", "body": context} for i, (_, context) in enumerate(squad_contexts())]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    connection.queries_log.clear()
+    _import(path, format="jsonl", batch_size=4, index=False)
+    logged = " ".join(query["sql"] for query in connection.queries_log)
+    # The log is emptied after each batch: no bodies pile up in memory.
+    assert records[0]["body"][:60] not in logged
+    assert len(connection.queries_log) < 10
