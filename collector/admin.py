@@ -17,6 +17,17 @@ class CorpusAdmin(admin.ModelAdmin):
     search_fields = ("name", "description")
     readonly_fields = ("index_key", "created_at")
 
+    def delete_model(self, request, obj):
+        from collector.services import corpus_delete
+
+        corpus_delete(corpus=obj)
+
+    def delete_queryset(self, request, queryset):
+        from collector.services import corpus_delete
+
+        for corpus in queryset:
+            corpus_delete(corpus=corpus)
+
 
 @admin.register(ImportRun)
 class ImportRunAdmin(admin.ModelAdmin):

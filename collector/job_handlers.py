@@ -20,7 +20,6 @@ from collector.search import IndexBusy
 from collector.services import (
     SplitOptions,
     corpus_import,
-    index_pending,
     index_rebuild,
     queries_import,
 )
@@ -91,12 +90,3 @@ def index_rebuild_job(job: Job, progress: Progress) -> dict[str, Any]:
     except IndexBusy as exc:
         raise JobError(str(exc)) from exc
     return {"corpus": corpus.name, "passages_indexed": indexed}
-
-
-@job_handler("index_pending", queue="index")
-def index_pending_job(job: Job, progress: Progress) -> dict[str, Any]:
-    corpus = Corpus.objects.filter(name=job.params["corpus"]).first()
-    if corpus is None:
-        raise JobError(f"no corpus named {job.params['corpus']!r}")
-    return {"corpus": corpus.name, "passages_indexed": index_pending(corpus=corpus,
-                                                                      progress=progress)}

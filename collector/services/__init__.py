@@ -10,6 +10,7 @@ from collector.services.corpora import (
     query_verdict_record,
 )
 from collector.services.indexing import (
+    corpus_delete,
     index_count,
     index_drop,
     index_import_run,
@@ -26,7 +27,7 @@ from collector.services.retrieval import (
 
 __all__ = [
     "ImportReport", "QueriesReport", "RetrievedDocument", "RetrievedPassage", "SearchPage",
-    "SplitOptions", "corpus_ensure", "corpus_import", "index_count", "index_drop",
+    "SplitOptions", "corpus_delete", "corpus_ensure", "corpus_import", "index_count", "index_drop",
     "index_import_run", "index_pending", "index_rebuild", "queries_import",
     "query_verdict_record", "retrieve", "search_page",
 ]

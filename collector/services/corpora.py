@@ -245,9 +245,11 @@ def corpus_import(*, path: Path, corpus: str, language: str, format: str,
             run.delete()
             report.run_id = None
     if index and report.run_id is not None:
-        from collector.services.indexing import index_import_run
+        from collector.services.indexing import index_pending
 
-        report.indexed = index_import_run(run_id=run.pk, progress=progress)
+        # This run, and any earlier one whose indexing was cut short (a crash between
+        # commit and index): the index catches up with the database.
+        report.indexed = index_pending(corpus=corpus_obj, progress=progress)
     return report
 
 

@@ -67,7 +67,8 @@ def index_import_run(*, run_id: int, progress: ProgressSink | None = None) -> in
 
 
 def index_pending(*, corpus: Corpus, progress: ProgressSink | None = None) -> int:
-    """Index every committed import of ``corpus`` not indexed yet (after a crash)."""
+    """Index every committed import of ``corpus`` not indexed yet (the one just made, and
+    any whose indexing a crash cut short)."""
     runs = ImportRun.objects.filter(corpus=corpus, kind=ImportRun.Kind.DOCUMENTS,
                                     indexed_at__isnull=True).order_by("id")
     return sum(index_import_run(run_id=run_id, progress=progress)
@@ -100,3 +101,13 @@ def index_count(*, corpus: Corpus) -> int:
 
 def index_drop(*, corpus: Corpus) -> None:
     search_backend().drop(key=index_key(corpus))
+
+
+def corpus_delete(*, corpus: Corpus) -> None:
+    """Delete a corpus with its documents, passages, questions and queries, and its index."""
+    from django.db import transaction
+
+    key = index_key(corpus)
+    with transaction.atomic():
+        corpus.delete()
+        transaction.on_commit(lambda: search_backend().drop(key=key))

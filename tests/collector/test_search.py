@@ -195,3 +195,30 @@ def test_chinese_window_corpus(tmp_path):
     assert 0 < han <= 60
     hits = retrieve(corpus=corpus, text=passage.text[5:25], k=3)
     assert passage.pk in [hit.passage_id for hit in hits]
+
+
+def test_an_import_whose_indexing_was_cut_short_is_indexed_by_the_next(squad, tmp_path):
+    from collector.models import ImportRun
+
+    corpus_import(path=SQUAD_V2, corpus="squad", language="en", format="squad", index=False)
+    assert indexed(squad) == 18  # committed, not indexed (as after a crash)
+    assert ImportRun.objects.filter(corpus=squad, indexed_at__isnull=True).count() == 1
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "x", "body": "A zebra crossing in Warsaw."}) + "\n",
+                     encoding="utf-8")
+    report = corpus_import(path=extra, corpus="squad", language="en", format="jsonl")
+    assert report.indexed == 15 + 1
+    assert indexed(squad) == Passage.objects.filter(document__corpus=squad).count() == 34
+    assert not ImportRun.objects.filter(corpus=squad, indexed_at__isnull=True).exists()
+
+
+def test_deleting_a_corpus_drops_its_index(squad, django_capture_on_commit_callbacks):
+    from collector.search import search_backend
+    from collector.services import corpus_delete
+
+    key = squad.index_key.hex
+    assert search_backend().exists(key=key)
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus_delete(corpus=squad)
+    assert not search_backend().exists(key=key)
+    assert not Passage.objects.exists()
