@@ -51,9 +51,13 @@ def _fast_passwords():
 
 
 @pytest.fixture(autouse=True)
-def _jobs_inline(settings):
-    # In the embedded mode jobs run on a background thread; tests run them inline.
+def _jobs_inline(request, settings):
+    """Jobs run inline in tests (in the embedded mode they run on a background thread),
+    even when CI configures a broker: only tests marked ``celery_worker`` send them to a
+    real worker."""
     settings.CROWDQA_JOBS_IN_THREAD = False
+    if "celery_worker" not in request.keywords:
+        settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
 @pytest.fixture
