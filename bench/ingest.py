@@ -11,7 +11,8 @@ Run from the repository root (PostgreSQL with trust auth on 127.0.0.1:5432)::
 2. Imports the file with ``corpus_import`` (``--format jsonl``: streaming read, checks,
    duplicate-id detection, paragraph splitting, batches of 2,000 documents in one
    transaction; index building is measured by bench/search.py) into a fresh SQLite file
-   and a fresh PostgreSQL database (``bulk_create`` on SQLite, COPY on PostgreSQL).
+   and a fresh PostgreSQL database (``bulk_create`` on SQLite, COPY on PostgreSQL), with
+   ``DEBUG=0`` as in production.
 3. In the same run, the baseline: the same JSONL file read and parsed, its rows
    (id, title, body) streamed with ``COPY ... FROM STDIN`` into a bare table (no index,
    no constraint), in batches of 2,000 in one transaction; on SQLite, ``executemany``
@@ -103,7 +104,7 @@ def peak_rss_mb() -> float:
 def child_ours(path: Path, database_url: str, workdir: Path) -> dict:
     os.environ.update(DATABASE_URL=database_url, SEARCH_INDEX_DIR=str(workdir / "index"),
                       CACHE_URL="locmemcache://", MEDIA_ROOT=str(workdir / "media"),
-                      CROWDQA_IMPORT_MAX_BYTES=str(1 << 40),
+                      CROWDQA_IMPORT_MAX_BYTES=str(1 << 40), DEBUG="0",
                       DJANGO_SETTINGS_MODULE="config.settings")
     sys.path.insert(0, str(REPO))
     import django
@@ -285,6 +286,10 @@ def main() -> None:
             print(f"round {round_} {backend:<10} {side:<9}: {out['seconds']:7.2f} s "
                   f"{out['rows_per_s']:9,.0f} rows/s  peak RSS {out['peak_rss_mb']:6.1f} MB",
                   flush=True)
+    paired = [o["rows_per_s"] / r["rows_per_s"] for o, r in
+              zip(results["postgresql"]["ours"], results["postgresql"]["raw"], strict=True)]
+    print("postgresql, ours / raw COPY of the same rows, round by round: "
+          + ", ".join(f"{ratio:.2f}" for ratio in paired))
     summary = {}
     for backend, sides in results.items():
         ours = statistics.median(r["rows_per_s"] for r in sides["ours"])

@@ -7,7 +7,7 @@ Run from the repository root::
 
 1. The same 100,000 English documents as bench/ingest.py (same generator, same seed; about
    100 words each, one passage each) are imported into a fresh SQLite database
-   (``index=False``), then:
+   (``index=False``; ``DEBUG=0`` as in production), then:
 2. **index build**: ``index_rebuild`` (reads the passages from the database, writes the
    Whoosh index: stemming analyzer, no positions, ``--procs`` writer processes each
    writing its own segment) — passages per second; and in the same run the baseline, a
@@ -76,7 +76,7 @@ def setup_django(workdir: Path, procs: int) -> None:
     os.environ.update(DATABASE_URL=f"sqlite:///{workdir / 'search.sqlite3'}",
                       SEARCH_INDEX_DIR=str(workdir / "index"), CACHE_URL="locmemcache://",
                       MEDIA_ROOT=str(workdir / "media"), CROWDQA_IMPORT_MAX_BYTES=str(1 << 40),
-                      DJANGO_SETTINGS_MODULE="config.settings")
+                      DEBUG="0", DJANGO_SETTINGS_MODULE="config.settings")
     import django
 
     django.setup()
