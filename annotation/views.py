@@ -354,6 +354,25 @@ def reco_filter_labels(request: HttpRequest, pk: int) -> HttpResponse:
 
     project = get_object_or_404(Project, pk=pk)
     stage = get_object_or_404(Stage, project=project, kind="reco_query_filter")
+    if request.method == "POST" and request.POST.get("action") == "train":
+        upload = request.FILES.get("labelled")
+        try:
+            if upload is None:
+                raise ValidationError("labelled: attach a file of labelled queries")
+            samples = reco.labelled_queries_read(upload.read().decode("utf-8"),
+                                                 name=upload.name)
+            trained = reco.intent_model_train(stage=stage, samples=samples,
+                                              language=request.POST.get("language", "en"))
+        except (ValidationError, UnicodeDecodeError) as exc:
+            messages.error(request, exc.messages[0] if isinstance(exc, ValidationError)
+                           else f"{upload.name}: not UTF-8 text")
+        else:
+            waiting = (f" The filter uses it once a model for {', '.join(trained['missing'])} "
+                       "is trained too." if trained["missing"] else "")
+            messages.success(request, f"Intent classifier ({trained['language']}) trained on "
+                             f"{trained['samples']} queries ({trained['questions']} questions); "
+                             f"intent mode {trained['mode']}.{waiting}")
+        return redirect("annotation:reco_filter_labels", pk=project.pk)
     if request.method == "POST":
         choices = {"keep": True, "drop": False, "clear": None}
         labels = {int(key[6:]): choices[value] for key, value in request.POST.items()

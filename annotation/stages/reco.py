@@ -783,3 +783,67 @@ def final_records(*, project: Project) -> Iterator[dict[str, Any]]:
 
     yield from (Item.objects.filter(project=project, stage__kind="reco_final", status="done")
                 .order_by("id").values_list("result", flat=True).iterator())
+
+
+# Training the optional intent classifier ---------------------------------------------------------
+
+def labelled_queries_read(text: str, *, name: str) -> list[tuple[str, bool]]:
+    """Labelled queries from an uploaded file: JSON lines ``{"text": ..., "label": ...}`` or
+    tab-separated ``label<TAB>text`` lines (labels: question / not_question, yes / no, 1 / 0).
+    Errors name the file, line and field."""
+    import json
+
+    from collector.filters.classifier import parse_label
+
+    samples: list[tuple[str, bool]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}, line {number}"
+        if line.lstrip().startswith("{"):
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise ValidationError(f"{where}: not valid JSON ({exc.args[0]})") from exc
+            if not isinstance(row.get("text"), str) or not row["text"].strip():
+                raise ValidationError(f"{where}: field 'text' is missing or empty")
+            query, label = row["text"], row.get("label")
+        else:
+            if "\t" not in line:
+                raise ValidationError(f"{where}: expected 'label<TAB>text' or a JSON object")
+            label, query = line.split("\t", 1)
+        try:
+            samples.append((query.strip(), parse_label(label)))
+        except ValueError as exc:
+            raise ValidationError(f"{where}: field 'label': {exc}") from exc
+    if not samples:
+        raise ValidationError(f"{name}: the file holds no labelled query")
+    return samples
+
+
+def intent_model_train(*, stage: Stage, samples: list[tuple[str, bool]],
+                       language: str) -> dict[str, Any]:
+    """Train the intent classifier for ``language`` on the admin's labelled queries and
+    put it in the query-filter stage's parameters (before the project starts); the filter
+    then accepts a query the rules or the model take for a question."""
+    from annotation.engine import stage_params_update
+    from collector.filters.classifier import IntentClassifier
+
+    try:
+        model = IntentClassifier.train(samples, language=language)
+    except ValueError as exc:
+        raise ValidationError(f"training: {exc}") from exc
+    models = {**stage.params.get("intent_models", {}), language: model.to_dict()}
+    mode = stage.params.get("intent_mode", "rules")
+    # The filter uses models for every language it handles: with language "auto" both
+    # need one; until then the model waits in the parameters and the rules decide.
+    needed = {"en", "zh"} if stage.params.get("language", "auto") == "auto" else {
+        stage.params["language"]}
+    ready = needed <= set(models)
+    params: dict[str, Any] = {"intent_models": models}
+    if ready and mode == "rules":
+        params["intent_mode"] = mode = "rules_or_model"
+    stage_params_update(stage=stage, params=params)
+    questions = sum(1 for _, label in samples if label)
+    return {"language": language, "samples": len(samples), "questions": questions,
+            "mode": mode, "missing": sorted(needed - set(models))}

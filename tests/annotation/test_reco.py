@@ -685,3 +685,40 @@ def test_stage_parameters_form_round_trips_json(db, client_for, admin_user):
     assert stage.params["steps"] == ["intent", "yesno"]
     assert stage.params["blocklists"] == {"zh": ["芹菜"]}
     assert Project.objects.get(pk=project.pk).status == "draft"
+
+
+def test_admin_trains_the_intent_classifier_from_uploaded_labels(db, client_for, admin_user):
+    import json as jsonlib
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from collector.filters import QueryFilter
+
+    sample = [jsonlib.loads(line)["question"] for line in (
+        QUERIES_DIR / "queries.en.nq_open_dev.sample.jsonl"
+    ).read_text().splitlines()[:30]]
+    not_questions = ["cheap flights paris", "weather tomorrow", "pizza near me",
+                     "taylor swift lyrics", "facebook login", "buy running shoes",
+                     "nba scores", "translate hello spanish", "youtube", "calculator"]
+    lines = [jsonlib.dumps({"text": q, "label": "question"}) for q in sample]
+    lines += [f"not_question\t{q}" for q in not_questions]
+    project = engine.project_create(name="trained", recipe="reco", user=admin_user,
+                                    params={2: {"language": "en"}})
+    url = reverse("annotation:reco_filter_labels", args=[project.pk])
+    client = client_for(admin_user)
+    bad = SimpleUploadedFile("labels.txt", b'{"text": "x", "label": "maybe"}\n')
+    page = client.post(url, {"action": "train", "language": "en", "labelled": bad}, follow=True)
+    assert "labels.txt, line 1: field &#x27;label&#x27;" in page.content.decode()
+    upload = SimpleUploadedFile("labels.jsonl", "\n".join(lines).encode())
+    client.post(url, {"action": "train", "language": "en", "labelled": upload})
+    stage = project.stages.get(kind="reco_query_filter")
+    assert stage.params["intent_mode"] == "rules_or_model"
+    assert "en" in stage.params["intent_models"]
+    # The stage's filter now carries the model.
+    assert isinstance(reco.query_filter(stage.params), QueryFilter)
+    project.status = "active"
+    project.save(update_fields=["status"])
+    late = SimpleUploadedFile("labels.jsonl", "\n".join(lines).encode())
+    page = client.post(url, {"action": "train", "language": "en", "labelled": late}, follow=True)
+    assert "before the project starts" in page.content.decode()
