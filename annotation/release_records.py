@@ -65,15 +65,15 @@ def _rows_with_documents(project: Project, *, split: str | None = None
 
 def _flush(buffer: list[dict[str, Any]], cache: dict[int, Document]
            ) -> Iterator[tuple[dict[str, Any], Document | None]]:
-    wanted = {r["document_id"] for r in buffer if r["document_id"]} - set(cache)
-    if wanted:
-        last = max((r["document_id"] for r in buffer if r["document_id"]), default=None)
-        # Keep only the document that may continue into the next chunk.
-        keep = {k: v for k, v in cache.items() if k == last}
-        cache.clear()
-        cache.update(keep)
+    """Yield the buffered rows with their documents; the cache keeps only this chunk's
+    documents (a document whose questions span two chunks is read once)."""
+    needed = {r["document_id"] for r in buffer if r["document_id"]}
+    for stale in set(cache) - needed:
+        del cache[stale]
+    missing = needed - set(cache)
+    if missing:
         cache.update(Document.objects.only("id", "external_id", "title", "url", "body")
-                     .in_bulk(wanted))
+                     .in_bulk(missing))
     for row in buffer:
         yield row, cache.get(row["document_id"])
 

@@ -367,3 +367,13 @@ def test_scoring_predictions_against_a_release(finished_project, admin_user, com
     bad = api.post(url, {"format": "squad-v2",
                          "predictions": SimpleUploadedFile("p.json", b"[1, 2]")})
     assert bad.status_code == 400 and "p.json" in bad.json()["errors"][0]
+
+
+def test_documents_whose_questions_span_two_chunks_stay_attached(finished_project,
+                                                                  monkeypatch):
+    from annotation import release_records
+
+    monkeypatch.setattr(release_records, "CHUNK", 3)  # 4 questions over 2 documents
+    pairs = list(release_records._rows_with_documents(finished_project))
+    assert len(pairs) == 4
+    assert all(doc is not None and doc.pk == row["document_id"] for row, doc in pairs)
