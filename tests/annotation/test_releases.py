@@ -377,3 +377,19 @@ def test_documents_whose_questions_span_two_chunks_stay_attached(finished_projec
     pairs = list(release_records._rows_with_documents(finished_project))
     assert len(pairs) == 4
     assert all(doc is not None and doc.pk == row["document_id"] for row, doc in pairs)
+
+
+def test_flush_keeps_the_continuing_document_and_loads_new_ones(db):
+    from annotation.release_records import _flush
+    from collector.models import Corpus, Document
+
+    corpus = Corpus.objects.create(name="flush", language="en")
+    d1, d2, d3 = (Document.objects.create(corpus=corpus, external_id=f"d{n}", body=f"body {n}")
+                  for n in range(3))
+    cache: dict = {}
+    first = list(_flush([{"document_id": d1.pk}, {"document_id": d2.pk}], cache))
+    assert [doc.pk for _, doc in first] == [d1.pk, d2.pk]
+    # The next chunk continues d2 and starts d3: both must come with their rows.
+    second = list(_flush([{"document_id": d2.pk}, {"document_id": d3.pk}], cache))
+    assert [doc.pk for _, doc in second] == [d2.pk, d3.pk]
+    assert set(cache) == {d2.pk, d3.pk}
