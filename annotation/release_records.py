@@ -50,7 +50,9 @@ def _rows_with_documents(project: Project, *, split: str | None = None
     chunk with only the fields exports need."""
     qs = final_items(project)
     if split is not None:
-        qs = qs.filter(split=split)
+        # Records without a split (recipes with no split stage) are train, as in
+        # split_counts and splits_of.
+        qs = qs.filter(split__in=[split, ""]) if split == "train" else qs.filter(split=split)
     rows = qs.order_by("document_id", "id").values(
         "id", "key", "split", "result", "document_id").iterator(chunk_size=CHUNK)
     buffer: list[dict[str, Any]] = []
