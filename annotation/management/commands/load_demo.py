@@ -1,4 +1,5 @@
-"""Create the demo users and load the demo data shipped in the repository (idempotent)."""
+"""Create the demo users, load the demo data shipped in the repository and build the demo
+projects from it (idempotent)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ DEMO_USERS: tuple[tuple[str, tuple[Role, ...]], ...] = (
 
 
 class Command(BaseCommand):
-    help = "Create demo users (admin, checker, annotator1..3) and load the demo data."
+    help = ("Create demo users (admin, checker, annotator1..3), load the demo data and build "
+            "the demo projects (finished ones with releases, and fresh work).")
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--no-projects", action="store_true",
+                            help="Only users and data: do not build the demo projects.")
 
     def handle(self, *args, **options) -> None:
         if settings.PRODUCTION:
@@ -32,9 +38,22 @@ class Command(BaseCommand):
 
         for line in demo_data_load():
             self.stdout.write(f"  {line}")
+        if not options["no_projects"]:
+            self._projects()
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo users' password (demo mode only): {password}\n"
                 "Log in at http://127.0.0.1:8000/accounts/login/"
             )
         )
+
+    def _projects(self) -> None:
+        from annotation.demo import DemoError, demo_projects_load
+
+        # Stage and release jobs run inline here (demo_projects_load sees to it): each
+        # scripted step needs the previous job's result.
+        try:
+            for line in demo_projects_load():
+                self.stdout.write(f"  {line}")
+        except DemoError as exc:
+            raise CommandError(f"demo projects: {exc}") from exc
