@@ -109,9 +109,13 @@ def project_start(*, project: Project, actor: Any = None) -> Project:
 
 
 def stage_run_enqueue(*, stage: Stage, user: Any = None, once: bool = False) -> Job | None:
-    """Run an automatic stage as a job; with ``once``, not if one is already queued."""
-    if once and Job.objects.filter(kind="stage_run", status=Job.Status.QUEUED,
-                                   params__stage_id=stage.pk).exists():
+    """Run an automatic stage as a job; with ``once``, not when one is already queued or
+    the stage has nothing pending (an earlier run of the same commit took it all)."""
+    if once and (
+        Job.objects.filter(kind="stage_run", status=Job.Status.QUEUED,
+                           params__stage_id=stage.pk).exists()
+        or not stage.items.filter(status=IS.PENDING).exists()
+    ):
         return None
     return job_create(kind="stage_run", params={"stage_id": stage.pk}, user=user)
 

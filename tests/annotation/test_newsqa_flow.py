@@ -236,3 +236,11 @@ def test_answer_spans_are_validated(newsqa_project, workers, committed):
     ]:
         with pytest.raises(ValidationError, match=message):
             engine.task_submit(assignment_id=task.pk, worker=workers["ann1"], payload=payload)
+
+
+def test_emits_in_one_commit_run_their_stage_once(newsqa_project):
+    # Two articles were emitted to the split stage in one transaction: one run took both,
+    # and the second on-commit call found nothing pending and created no job.
+    runs = Job.objects.filter(kind="stage_run",
+                              params__stage_id=stage(newsqa_project, "newsqa_split").pk)
+    assert runs.count() == 1

@@ -18,7 +18,7 @@ HOMES = [
 
 @pytest.fixture
 def demo_users(settings):
-    call_command("load_demo", verbosity=0)
+    call_command("load_demo", "--no-projects", verbosity=0)
     return settings.CROWDQA_DEMO_PASSWORD
 
 
