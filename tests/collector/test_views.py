@@ -171,3 +171,18 @@ def test_admin_rebuilds_an_index_from_the_corpus_page(django_capture_on_commit_c
     job = Job.objects.get(kind="index_rebuild")
     assert response["Location"] == reverse("collector:job_detail", args=[job.pk])
     assert job.status == Job.Status.DONE and job.result["passages_indexed"] == 18
+
+
+def test_django_admin_document_list_leaves_bodies_out(client_for, admin_user, squad):
+    client = client_for(admin_user)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(reverse("admin:collector_document_changelist"))
+    assert response.status_code == 200 and "Super_Bowl_50#0" in response.content.decode()
+    document_queries = [q["sql"] for q in captured.captured_queries
+                        if 'FROM "collector_document"' in q["sql"]]
+    assert document_queries and not any('"body"' in sql for sql in document_queries)
+    document = Document.objects.get(external_id="Warsaw#0")
+    page = client.get(reverse("admin:collector_document_change", args=[document.pk]))
+    assert page.status_code == 200 and document.body[:50] in page.content.decode()
+    passages = client.get(reverse("admin:collector_passage_changelist"))
+    assert passages.status_code == 200
