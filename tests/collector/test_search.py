@@ -222,3 +222,25 @@ def test_deleting_a_corpus_drops_its_index(squad, django_capture_on_commit_callb
         corpus_delete(corpus=squad)
     assert not search_backend().exists(key=key)
     assert not Passage.objects.exists()
+
+
+def test_parallel_writer_segments_and_replacing_rebuild(tmp_path):
+    """The multi-process writer (used for large batches) and a rebuild that replaces."""
+    backend = WhooshBackend(tmp_path, procs=2, parallel_from=1)
+    contexts = squad_contexts(SQUAD_V1)
+
+    def entries(offset):
+        return [IndexEntry(passage_id=offset + i, document_id=i, external_id=f"d{i}", start=0,
+                           end=len(text), title=title, text=text, run_id=1)
+                for i, (title, text) in enumerate(contexts)]
+
+    with backend.writer(key="p", language="en", expected=len(contexts)) as writer:
+        for entry in entries(1000):
+            writer.add(entry)
+    assert backend.count(key="p") == 16
+    with backend.writer(key="p", language="en", expected=8, replace=True) as writer:
+        for entry in entries(2000)[:8]:
+            writer.add(entry)
+    assert backend.count(key="p") == 8
+    hits = backend.search(key="p", language="en", text="Super Bowl Broncos", limit=20).hits
+    assert hits and all(2000 <= hit.passage_id < 2008 for hit in hits)

@@ -13,8 +13,9 @@ from collector.services import retrieve
 
 
 class Command(BaseCommand):
-    help = ("Search a corpus's passages. With --json, print a JSON list of hits: document "
-            "external id, passage start/end offsets, score and a text snippet.")
+    help = ("Search a corpus's passages. With --json, print a JSON list of hits, best first: "
+            '{"document": external id, "title", "passage": ordinal in the document, "start", '
+            '"end": character offsets into the document body, "score": BM25F, "snippet"}.')
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("query", help="query text")
