@@ -17,9 +17,9 @@ import pytest
 # Keep test runs away from the demo's var/: own index and cache directories, shared with
 # any worker process the tests start (it inherits this environment).
 _TMP = Path(tempfile.mkdtemp(prefix="crowdqa-tests-"))
-os.environ.setdefault("SEARCH_INDEX_DIR", str(_TMP / "index"))
-os.environ.setdefault("CACHE_URL", f"filecache://{_TMP / 'cache'}")
-os.environ.setdefault("MEDIA_ROOT", str(_TMP / "media"))
+os.environ["SEARCH_INDEX_DIR"] = str(_TMP / "index")
+os.environ["CACHE_URL"] = f"filecache://{_TMP / 'cache'}"
+os.environ["MEDIA_ROOT"] = str(_TMP / "media")
 
 from annotation.roles import Role  # noqa: E402
 from tests.factories import PASSWORD, user_with_roles  # noqa: E402
@@ -40,6 +40,25 @@ def skip_or_fail(reason: str, *, required_by: str) -> None:
     if _require(required_by):
         pytest.fail(f"{reason} (and {required_by} is set, so this must run)")
     pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_storage():
+    """Index, cache and media of the test run live in a temporary directory (settings were
+    read before this file ran, so the environment above only reaches worker processes)."""
+    from django.conf import settings
+    from django.core.cache import caches
+
+    settings.SEARCH_INDEX_DIR = Path(os.environ["SEARCH_INDEX_DIR"])
+    settings.MEDIA_ROOT = os.environ["MEDIA_ROOT"]
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(_TMP / "cache"),
+    }}
+    caches.__dict__.pop("settings", None)  # re-read CACHES on next use
+    for alias in list(caches):
+        caches[alias].close()
+    yield
 
 
 @pytest.fixture(autouse=True, scope="session")
