@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 from collector.importers.errors import ImportFailure, shorten
 from collector.importers.records import SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
-from collector.importers.source import ByteCounter, Source, iter_lines
+from collector.importers.source import ByteCounter, Source, iter_csv_rows, iter_lines
 
 FIELDS = ("id", "body", "title", "url", "source_type", "highlights")
 REQUIRED = ("id", "body")
@@ -149,7 +148,6 @@ def read_delimited(source: Source, *, counter: ByteCounter, delimiter: str,
     mapping = mapping or {}
     positional = bool(mapping) and all(column.isdigit() for column in mapping.values())
     columns = mapping if positional else _full_mapping(mapping)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
     for source_file in source.files:
         check = Checker(source_file.name)
@@ -158,23 +156,10 @@ def read_delimited(source: Source, *, counter: ByteCounter, delimiter: str,
                 if field not in columns:
                     raise check.fail("is not in --map; a file mapped by column numbers needs "
                                      "every required field mapped", field=field, where=None)
-        lines = iter_lines(source_file, counter)
-        reader = csv.reader((line for _, line in lines), delimiter=delimiter, quoting=quoting,
-                            strict=True)
         header: list[str] | None = None
         index: dict[str, int] = {}
-        line_start = 1
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                raise check.fail(f"bad CSV: {exc}", where=f"line {line_start}") from None
-            where = f"line {line_start}"
-            line_start = reader.line_num + 1
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
+        for where, row in iter_csv_rows(source_file, counter, delimiter=delimiter,
+                                        quoting=quoting):
             if header is None and not positional:
                 header = [name.strip() for name in row]
                 index = {name: i for i, name in enumerate(header)}

@@ -9,9 +9,7 @@ the document title stays empty until someone supplies one.
 
 from __future__ import annotations
 
-import csv
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
@@ -19,7 +17,7 @@ from typing import Any
 from collector.importers.errors import shorten
 from collector.importers.jsonstream import JsonStream
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
-from collector.importers.source import ByteCounter, Source, iter_lines, read_text
+from collector.importers.source import ByteCounter, Source, iter_csv_rows, read_text
 
 CSV_COLUMNS = ("story_id", "question", "answer_char_ranges", "story_text")
 
@@ -184,23 +182,10 @@ def _choice(choice: Any, *, body: str, where: str, field: str, check: Checker,
 def read_newsqa_csv(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[ImportUnit]:
     source_file = source.files[0]
     check = Checker(source_file.name)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.reader((line for _, line in iter_lines(source_file, counter)), strict=True)
     header: dict[str, int] | None = None
     current: tuple[str, DocumentRecord, list[QuestionRecord]] | None = None
     finished: set[str] = set()
-    line_start = 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise check.fail(f"bad CSV: {exc}", where=f"line {line_start}") from None
-        where = f"line {line_start}"
-        line_start = reader.line_num + 1
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
+    for where, row in iter_csv_rows(source_file, counter):
         if header is None:
             header = {name.strip(): i for i, name in enumerate(row)}
             for column in CSV_COLUMNS:

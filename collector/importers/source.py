@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import codecs
+import csv
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,3 +113,27 @@ def read_text(source_file: SourceFile, counter: ByteCounter) -> str:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise not_utf8(source_file.name, line=line, column=column) from None
+
+
+def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: str = ",",
+                  quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[str, list[str]]]:
+    """``("line N", row)`` for each non-blank CSV/TSV record (N is the record's first line;
+    a quoted field may span lines). A malformed record raises :class:`ImportFailure`
+    naming its line."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    reader = csv.reader((line for _, line in iter_lines(source_file, counter)),
+                        delimiter=delimiter, quoting=quoting, strict=True)
+    line_start = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ImportFailure(f"bad CSV: {exc}", file=source_file.name,
+                                where=f"line {line_start}") from None
+        where = f"line {line_start}"
+        line_start = reader.line_num + 1
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        yield where, row
