@@ -127,8 +127,12 @@ CACHES = {
     "default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
 }
 
-# Search index and uploads.
+# Search index and uploads. Another search engine plugs in through CROWDQA_SEARCH_BACKEND
+# (the dotted path of a collector.search.base.SearchBackend subclass).
 SEARCH_INDEX_DIR = env.path("SEARCH_INDEX_DIR", default=str(VAR_DIR / "index"))
+CROWDQA_SEARCH_BACKEND = env.str("CROWDQA_SEARCH_BACKEND",
+                                 default="collector.search.whoosh_backend.WhooshBackend")
+CROWDQA_INDEX_PROCS = env.int("CROWDQA_INDEX_PROCS", default=2)
 CROWDQA_IMPORT_MAX_BYTES = env.int("CROWDQA_IMPORT_MAX_BYTES", default=2 * 1024**3)
 CROWDQA_DEMO_PASSWORD = env.str("CROWDQA_DEMO_PASSWORD", default="crowdqa-demo")
 
