@@ -123,6 +123,12 @@ def test_every_newsqa_format_reloads_with_the_database_values(
     hf_files = release.files.filter(format="hf").exclude(split="")
     rows = sum(pq.read_table(root / f.path).num_rows for f in hf_files)
     assert rows == 4
+    import datasets
+
+    loaded = datasets.load_dataset(str(root / "hf"))
+    assert sum(len(split) for split in loaded.values()) == 4
+    assert set(loaded) == {f.split for f in hf_files}
+    assert {row["question"] for split in loaded.values() for row in split} == set(ANSWERS)
     assert (root / "hf" / "README.md").read_text().startswith("---")
 
     # Checksums verify; no worker name anywhere.
