@@ -425,11 +425,3 @@ def assignment_for_worker(*, assignment_id: int, worker: Any) -> Assignment:
 def worker_done_today(*, worker: Any) -> int:
     start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     return Submission.objects.filter(worker=worker, created_at__gte=start).count()
-
-
-__all__ = [
-    "TaskError", "project_create", "project_start", "project_member_add", "items_emit",
-    "item_finish", "task_claim", "task_current", "task_release", "task_submit",
-    "leases_expire", "slots_add", "stage_params_update", "stage_run_enqueue",
-    "items_pending", "items_pending_locked", "assignment_for_worker", "worker_done_today",
-]

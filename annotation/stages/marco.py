@@ -32,7 +32,6 @@ from annotation.stages import (
     Emit,
     Param,
     StageKind,
-    corpus_queries,
     register,
 )
 from collector.metrics import PaScorer, flag_outliers, pa_tokens
@@ -109,19 +108,12 @@ def _base(data: dict[str, Any]) -> dict[str, Any]:
 
 # 1. Queries ------------------------------------------------------------------------------
 
-def _project_queries(project: Project) -> list[tuple[int, str, str, str]]:
-    return corpus_queries(project)
-
-
 @register
 class QueriesKind(CorpusQueriesKind):
     """Automatic: the project corpus's queries become the items to judge."""
 
     key = "marco_queries"
     next_kind = "marco_judge"
-
-    def queries(self, project: Project) -> list[tuple[int, str, str, str]]:
-        return _project_queries(project)
 
     def item_for(self, pk: int, external_id: str, text: str,
                  language: str) -> tuple[str, dict[str, Any]]:

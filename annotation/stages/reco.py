@@ -39,7 +39,6 @@ from annotation.stages import (
     Emit,
     Param,
     StageKind,
-    corpus_queries,
     register,
 )
 from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
@@ -193,19 +192,12 @@ def _int_or_none(value: Any) -> int | None:
 
 # 1. Queries ----------------------------------------------------------------------------------
 
-def _project_queries(project: Project) -> list[tuple[int, str, str, str]]:
-    return corpus_queries(project)
-
-
 @register
 class QueriesKind(CorpusQueriesKind):
     """Automatic: the project corpus's queries become the items to filter."""
 
     key = "reco_queries"
     next_kind = "reco_query_filter"
-
-    def queries(self, project: Project) -> list[tuple[int, str, str, str]]:
-        return _project_queries(project)
 
     def item_for(self, pk: int, external_id: str, text: str,
                  language: str) -> tuple[str, dict[str, Any]]:

@@ -163,9 +163,9 @@ def test_recipe_has_the_papers_stages_and_defaults(db):
 # 1. Queries ------------------------------------------------------------------------------
 
 def test_import_stage_takes_the_corpus_queries_once(project, committed, monkeypatch):
-    monkeypatch.setattr(marco_stages, "_project_queries",
-                        lambda p: [(1, "q1", "what is a lumen", "en"),
-                                   (2, "q2", "facebook", "en")])
+    monkeypatch.setattr(marco_stages.QueriesKind, "queries",
+                        lambda self, p: [(1, "q1", "what is a lumen", "en"),
+                                         (2, "q2", "facebook", "en")])
     stage = project.stages.get(kind="marco_queries")
     for _ in range(2):
         with committed():

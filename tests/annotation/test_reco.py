@@ -1,9 +1,9 @@
 """The ReCO recipe: query filter on real queries, document filter, split, the evidence form,
 batches returned to their annotator, the test-set protocol, and the project pages.
 
-Queries and retrieved documents reach the pipeline through the two seams that the corpus
-models and the search service fill after the merge (``_project_queries`` and
-``_retrieve_documents``); everything from the query filter on runs for real.
+Here queries and retrieved documents are given through the stage's ``queries`` method and
+``_retrieve_documents`` (test_pipelines_on_real_corpora.py runs both for real on an
+imported corpus and its index); everything from the query filter on runs for real.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def make_project(db, settings, committed, monkeypatch, admin_user):
     settings.CELERY_TASK_ALWAYS_EAGER = True
 
     def make(queries=QUERIES, *, params=None, documents=DOCUMENTS, name="ReCO test"):
-        monkeypatch.setattr(reco, "_project_queries", lambda project: rows(queries))
+        monkeypatch.setattr(reco.QueriesKind, "queries", lambda self, project: rows(queries))
         monkeypatch.setattr(reco, "_retrieve_documents",
                             lambda project, text, k, max_chars=0: documents.get(text, [])[:k])
         project = engine.project_create(name=name, recipe="reco", params=params, user=admin_user)

@@ -24,7 +24,7 @@ def project(settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     # Queries and the search service come with the corpus issue: no queries to import, and
     # retrieval answers with ten fixed passages (the live server runs in this process).
-    monkeypatch.setattr(marco_stages, "_project_queries", lambda project: iter(()))
+    monkeypatch.setattr(marco_stages.QueriesKind, "queries", lambda self, project: iter(()))
     monkeypatch.setattr(marco_stages, "_retrieve_passages",
                         lambda project, text, k: make_passages(k))
     admin = user_with_roles("boss", Role.ADMIN)

@@ -28,7 +28,7 @@ ALTERNATIVES = {"孕妇能吃芹菜吗": ("能", "不能", "无法确定"),
 @pytest.fixture
 def project(settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    monkeypatch.setattr(reco, "_project_queries", lambda project: rows(QUERIES))
+    monkeypatch.setattr(reco.QueriesKind, "queries", lambda self, project: rows(QUERIES))
     documents = {**DOCUMENTS, QUERIES[1]: [*DOCUMENTS[QUERIES[1]], SECOND]}
     monkeypatch.setattr(reco, "_retrieve_documents",
                         lambda project, text, k, max_chars=0: documents.get(text, [])[:k])
