@@ -20,6 +20,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.models import Assignment, Batch, Inspection, Item, Stage
+from annotation.slots import slot_claim
 from annotation.workflow import transition
 from collector.filters.inspection import inspect_batch, round_seed, sample_batch
 
@@ -71,17 +72,10 @@ def claim_in_batched_stage(*, worker: Any, stage_id: int, now: Any,
                            lease: Any) -> Assignment | None:
     """The next slot of the worker's own batch; when none is left, take a new batch."""
     for attempt in range(2):
-        with transaction.atomic():
-            slot = (
-                Assignment.objects.filter(reserved_for=worker, stage_id=stage_id,
-                                          status=AS.OPEN)
-                .order_by("priority", "item_id", "id")
-                .select_for_update(skip_locked=True, of=("self",)).first()
-            )
-            if slot is not None:
-                transition(slot, AS.ACTIVE, actor=worker, worker=worker, claimed_at=now,
-                           lease_expires_at=now + lease)
-                return slot
+        slot = slot_claim(worker=worker, stage_id=stage_id, now=now, lease=lease,
+                          reserved=True)
+        if slot is not None:
+            return slot
         if attempt == 1 or not _batch_take(worker=worker, stage_id=stage_id):
             return None
     return None

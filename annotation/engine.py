@@ -1,8 +1,10 @@
 """The pipeline engine's writes: projects from recipes, emitting items, claiming, submitting,
 releasing and expiring tasks, and running automatic stages as jobs.
 
-Locks are taken in one order, item before assignment, inside short atomic blocks; jobs and
-follow-up work are enqueued on commit.
+Locks are short and taken inside short atomic blocks: a claim locks one open slot (skipping
+locked ones) in a statement that commits on its own; a submit locks the slot and its item
+together in one statement; nothing locks a slot and then its item in two steps. Jobs and
+follow-up work are enqueued on commit. The hot statements live in ``annotation.slots``.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from annotation import slots
 from annotation.batches import (
     batches_fill,
     batches_flush_ready,
@@ -111,11 +113,7 @@ def project_start(*, project: Project, actor: Any = None) -> Project:
 def stage_run_enqueue(*, stage: Stage, user: Any = None, once: bool = False) -> Job | None:
     """Run an automatic stage as a job; with ``once``, not when one is already queued or
     the stage has nothing pending (an earlier run of the same commit took it all)."""
-    if once and (
-        Job.objects.filter(kind="stage_run", status=Job.Status.QUEUED,
-                           params__stage_id=stage.pk).exists()
-        or not stage.items.filter(status=IS.PENDING).exists()
-    ):
+    if once and not slots.stage_run_wanted(stage.pk):
         return None
     return job_create(kind="stage_run", params={"stage_id": stage.pk}, user=user)
 
@@ -136,10 +134,7 @@ def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
 # Emitting items ------------------------------------------------------------------------
 
 def _target_stage(source_stage: Stage, kind: str) -> Stage:
-    target = (
-        Stage.objects.filter(project_id=source_stage.project_id, order__gt=source_stage.order,
-                             kind=kind).order_by("order").first()
-    )
+    target = slots.stage_after(source_stage, kind)
     if target is None:
         raise ValidationError(f"project {source_stage.project} has no stage of kind {kind!r} "
                               f"after stage {source_stage.order}")
@@ -154,19 +149,20 @@ def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = 
     created = 0
     to_run: dict[int, Stage] = {}
     batched: dict[int, Stage] = {}
+    targets: dict[str, Stage] = {}
+    now = timezone.now()
     for emit in emits:
-        target = _target_stage(source_stage, emit.kind)
+        if emit.kind not in targets:
+            targets[emit.kind] = _target_stage(source_stage, emit.kind)
+        target = targets[emit.kind]
         spec = target.kind_spec
-        item, new = Item.objects.get_or_create(
-            stage=target, key=emit.key,
-            defaults={
-                "project_id": target.project_id, "data": emit.data, "parent": parent,
-                "document_id": emit.document_id, "split": emit.split,
-                "overlap": emit.overlap or spec.overlap(target),
-                "status": IS.PENDING if spec.automatic else IS.OPEN,
-            },
+        item = Item(
+            project_id=target.project_id, stage=target, key=emit.key, data=emit.data,
+            parent=parent, document_id=emit.document_id, split=emit.split,
+            overlap=emit.overlap or spec.overlap(target),
+            status=IS.PENDING if spec.automatic else IS.OPEN, created_at=now,
         )
-        if not new:
+        if not slots.item_insert(item):
             continue
         created += 1
         if emit.exclude_user_ids:
@@ -221,18 +217,17 @@ def _role_kinds(role: Role) -> list[str]:
             if not kind.automatic and kind.role == role]
 
 
-def _worker_stages(worker: Any, project: Project | None, role: Role | None = None) -> Any:
-    """Human stages of active projects the worker may work: stages of annotator kinds where
-    they are an annotator member, stages of checker kinds where they are a checker member
-    (only those of ``role`` when given)."""
-    member = ProjectMember.objects.filter(project=OuterRef("project"), user=worker)
-    allowed = Q(pk__in=[])
-    for each in ([role] if role else [Role.ANNOTATOR, Role.CHECKER]):
-        allowed |= Q(Exists(member.filter(role=each.value)), kind__in=_role_kinds(each))
-    stages = Stage.objects.filter(allowed, project__status=Project.Status.ACTIVE)
-    if project is not None:
-        stages = stages.filter(project=project)
-    return stages
+def worker_stages(
+    *, worker: Any, project: Project | None = None, role: Role | None = None
+) -> list[tuple[int, str]]:
+    """(id, kind) of the human stages of active projects the worker may work, latest stage
+    first: stages of annotator kinds where they are an annotator member, stages of checker
+    kinds where they are a checker member (only those of ``role`` when given)."""
+    roles = [role] if role else [Role.ANNOTATOR, Role.CHECKER]
+    return slots.worker_stages(
+        worker=worker, project_id=project.pk if project is not None else None,
+        kinds_by_role={each.value: _role_kinds(each) for each in roles},
+    )
 
 
 def task_current(
@@ -240,13 +235,11 @@ def task_current(
 ) -> Assignment | None:
     """The worker's live assignment (lease not expired), if any; of ``role``'s kinds when
     given."""
-    qs = Assignment.objects.filter(worker=worker, status=AS.ACTIVE,
-                                   lease_expires_at__gt=timezone.now())
-    if project is not None:
-        qs = qs.filter(stage__project=project)
-    if role is not None:
-        qs = qs.filter(stage__kind__in=_role_kinds(role))
-    return qs.select_related("item", "stage").order_by("claimed_at").first()
+    return slots.slot_live(
+        worker=worker, now=timezone.now(),
+        project_id=project.pk if project is not None else None,
+        kinds=_role_kinds(role) if role is not None else None,
+    )
 
 
 def task_claim(
@@ -259,46 +252,41 @@ def task_claim(
     PostgreSQL the slot row is locked with SKIP LOCKED so concurrent claims never meet.
     With ``role``, only stages of that role's kinds (a checker's review queue).
     """
-    current = task_current(worker=worker, project=project, role=role)
-    if current is not None:
-        return current
-    # Later stages first: finishing started pipelines beats starting new ones. One query
-    # per stage lets PostgreSQL walk the partial index of open slots in order and stop at
-    # the first slot this worker may take that nobody else holds.
-    stages = list(_worker_stages(worker, project, role).order_by("-order")
-                  .values_list("pk", "kind"))
+    # The live slot and the stages in one query. Later stages first: finishing started
+    # pipelines beats starting new ones. One claim per stage lets PostgreSQL walk the
+    # partial index of open slots in order and stop at the first slot this worker may
+    # take that nobody else holds.
+    roles = [role] if role else [Role.ANNOTATOR, Role.CHECKER]
+    live_id, stages = slots.worker_queue(
+        worker=worker, project_id=project.pk if project is not None else None,
+        kinds_by_role={each.value: _role_kinds(each) for each in roles},
+        now=timezone.now(), live_kinds=_role_kinds(role) if role is not None else None,
+    )
+    if live_id is not None:
+        current = slots.slot_get(live_id)
+        if current is not None:
+            return current
     slot = _claim_open_slot(worker, stages)
-    if slot is None and leases_expire(stage_ids=[pk for pk, _ in stages]):
-        # Leases past their expiry are also checked here, not only by the periodic job.
-        slot = _claim_open_slot(worker, stages)
+    if slot is None and leases_expire(stage_ids=[pk for pk, _, _ in stages]):
+        # Leases past their expiry are also checked here, not only by the periodic job;
+        # the slots they return are new, so every stage is tried again.
+        slot = _claim_open_slot(worker, [(pk, kind, True) for pk, kind, _ in stages])
     return slot
 
 
-def _claim_open_slot(worker: Any, stages: list[tuple[int, str]]) -> Assignment | None:
+def _claim_open_slot(worker: Any, stages: list[tuple[int, str, bool]]) -> Assignment | None:
     now = timezone.now()
     batched = set(_batched_kinds())
-    for stage_id, kind in stages:
+    for stage_id, kind, has_open in stages:
         if kind in batched:
             slot = claim_in_batched_stage(worker=worker, stage_id=stage_id, now=now,
                                           lease=lease_duration())
-            if slot is not None:
-                return slot
+        elif has_open:
+            slot = slots.slot_claim(worker=worker, stage_id=stage_id, now=now,
+                                    lease=lease_duration())
+        else:
             continue
-        with transaction.atomic():
-            slot = (
-                Assignment.objects.filter(stage_id=stage_id, status=AS.OPEN,
-                                          reserved_for__isnull=True)
-                .exclude(Exists(Assignment.objects.filter(item=OuterRef("item"), worker=worker)))
-                .exclude(Exists(ItemExclusion.objects.filter(item=OuterRef("item"), user=worker)))
-                .order_by("priority", "item_id", "id")
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            )
-            if slot is None:
-                continue
-            # The row is locked and was open: the conditional update cannot lose a race.
-            transition(slot, AS.ACTIVE, actor=worker, worker=worker, claimed_at=now,
-                       lease_expires_at=now + lease_duration())
+        if slot is not None:
             return slot
     return None
 
@@ -350,13 +338,10 @@ def task_submit(
 ) -> Submission:
     """Validate and record a submission; when the item's last slot is in, finish it."""
     with transaction.atomic():
-        item_id = Assignment.objects.values_list("item_id", flat=True).get(pk=assignment_id)
-        # Lock order: item, then assignment.
-        item = (
-            Item.objects.select_for_update(of=("self",)).select_related("stage", "document")
-            .get(pk=item_id)
-        )
-        assignment = Assignment.objects.select_for_update(of=("self",)).get(pk=assignment_id)
+        locked = slots.slot_for_submit(assignment_id)
+        if locked is None:
+            raise TaskError("this task does not exist")
+        item, assignment = locked
         if assignment.worker_id != worker.pk:
             raise TaskError("this task is not yours")
         if assignment.status != AS.ACTIVE:
@@ -370,17 +355,16 @@ def task_submit(
         spec = item.stage.kind_spec
         cleaned = spec.clean_payload(item, payload)
         transition(assignment, AS.SUBMITTED, actor=worker, submitted_at=now)
-        submission = Submission.objects.create(
-            assignment=assignment, item=item, stage_id=item.stage_id, worker=worker,
-            payload=cleaned, time_on_task_s=(now - assignment.claimed_at).total_seconds(),
+        submission, remaining = slots.submission_insert(
+            slot=assignment, item=item, worker=worker, payload=cleaned, now=now,
             active_time_s=active_time_s,
         )
-        if not item.assignments.filter(status__in=[AS.OPEN, AS.ACTIVE]).exists():
+        if not remaining:
             if spec.batched:
                 # Finished only when its batch passes inspection.
                 item_work_in(item=item)
             else:
-                submissions = list(item.submissions.order_by("id"))
+                submissions = slots.submissions_of(item)
                 emits = spec.on_items_complete(item, submissions)
                 if emits is not None:
                     item_finish(item=item, emits=emits)

@@ -3,14 +3,23 @@
 ``transition(obj, to)`` runs a conditional UPDATE (primary key *and* the status the caller
 read) and fails loudly when no row changed, so two processes racing for the same object
 cannot both win. Every change is logged in ``TransitionLog``.
+
+``transition_rows`` is the same move for the rows a SQL condition picks (the claim of the
+next open slot picks its row with ``FOR UPDATE SKIP LOCKED``): one ``UPDATE … RETURNING``
+whose log rows are written by the same statement on PostgreSQL, so a claim is a single
+round trip that commits on its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
-from django.db import models
+from django.db import models, transaction
+from django.utils import timezone
 
+from annotation import sql
 from annotation.models import (
     Assignment,
     Batch,
@@ -57,27 +66,85 @@ class TransitionError(Exception):
     """A status change that is not allowed, or lost a race."""
 
 
+def _allowed(model: type[models.Model], source: str, to: str, what: Any) -> None:
+    if (source, to) not in ALLOWED[model]:
+        raise TransitionError(
+            f"{model.__name__} {what}: {source} -> {to} is not an allowed transition"
+        )
+
+
+@lru_cache(maxsize=256)
+def _transition_sql(
+    model: type[models.Model], names: tuple[str, ...], where: str, returning: tuple[str, ...],
+    vendor: str,
+) -> tuple[str, str | None]:
+    """The UPDATE (and on PostgreSQL the whole statement with its log insert); on SQLite
+    also the log insert run after it."""
+    qn = sql.db().ops.quote_name
+    table, log = qn(model._meta.db_table), qn(TransitionLog._meta.db_table)
+    columns = ", ".join(f"{qn(model._meta.get_field(name).column)} = %s" for name in names)
+    # The moved row's id for its log row, then what the caller asked for.
+    back = ", ".join([f"{qn('id')} AS moved_id", *(qn(column) for column in returning)])
+    back_names = ", ".join(["moved_id", *(qn(column) for column in returning)])
+    update = f"UPDATE {table} SET {columns} WHERE ({where}) AND {qn('status')} = %s"
+    log_columns = "model, object_id, from_status, to_status, actor_id, note, at"
+    if vendor == "postgresql":
+        # One statement: the update and its log rows commit together or not at all.
+        return (f"WITH moved AS ({update} RETURNING {back}), logged AS ("
+                f"INSERT INTO {log} ({log_columns}) SELECT %s, moved_id, %s, %s, %s, %s, %s "
+                f"FROM moved) SELECT {back_names} FROM moved"), None
+    return (f"{update} RETURNING {back}",
+            f"INSERT INTO {log} ({log_columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)")
+
+
+def transition_rows(
+    model: type[models.Model], to: str, *, source: str, where: str,
+    params: Sequence[Any] = (), actor: Any = None, note: str = "",
+    fields: dict[str, Any] | None = None, returning: Sequence[str] = ("id",),
+) -> list[tuple]:
+    """Move the rows of ``model`` that match ``where`` (SQL over its table, with
+    ``params``) and still have status ``source`` to ``to``, setting ``fields`` in the same
+    UPDATE; log each moved row. Returns the ``returning`` columns of the moved rows.
+    """
+    _allowed(model, source, to, "rows")
+    conn = sql.db()
+    values = {"status": to, **(fields or {})}
+    statement, log_insert = _transition_sql(model, tuple(values), where, tuple(returning),
+                                            conn.vendor)
+    update_params = [sql.db_value(model, name, value, conn)[1] for name, value in values.items()]
+    update_params += [*params, source]
+    at = TransitionLog._meta.get_field("at").get_db_prep_save(timezone.now(), conn)
+    log_values = [model.__name__, source, to, actor.pk if getattr(actor, "pk", None) else None,
+                  note[:300], at]
+    with conn.cursor() as cursor:
+        if log_insert is None:
+            sql.execute(cursor, statement, [*update_params, *log_values])
+            rows = cursor.fetchall()
+        else:
+            with transaction.atomic():
+                cursor.execute(statement, update_params)
+                rows = cursor.fetchall()
+                if rows:
+                    name, *rest = log_values
+                    cursor.executemany(log_insert, [(name, row[0], *rest) for row in rows])
+    return [row[1:] for row in rows]
+
+
 def transition(
     obj: models.Model, to: str, *, actor: Any = None, note: str = "", **fields: Any
 ) -> None:
     """Move ``obj`` from its current status to ``to``, setting ``fields`` in the same UPDATE."""
     model = type(obj)
     source = obj.status
-    if (source, to) not in ALLOWED[model]:
-        raise TransitionError(
-            f"{model.__name__} {obj.pk}: {source} -> {to} is not an allowed transition"
-        )
-    changed = model.objects.filter(pk=obj.pk, status=source).update(status=to, **fields)
-    if changed != 1:
+    _allowed(model, source, to, obj.pk)
+    moved = transition_rows(model, to, source=source, where="id = %s", params=[obj.pk],
+                            actor=actor, note=note, fields=fields)
+    if len(moved) != 1:
         current = model.objects.filter(pk=obj.pk).values_list("status", flat=True).first()
         raise TransitionError(
             f"{model.__name__} {obj.pk}: expected status {source}, found {current}; "
             "another process changed it first"
         )
-    TransitionLog.objects.create(
-        model=model.__name__, object_id=obj.pk, from_status=source, to_status=to,
-        actor=actor if getattr(actor, "pk", None) else None, note=note[:300],
-    )
     obj.status = to
     for name, value in fields.items():
         setattr(obj, name, value)

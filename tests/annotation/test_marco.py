@@ -645,13 +645,13 @@ def test_stages_are_offered_by_membership_role(project, people, committed, db):
     flagged_query(project, people, committed)
     both = user_with_roles("both", Role.ANNOTATOR, Role.CHECKER)
     engine.project_member_add(project=project, user=both, role=Role.ANNOTATOR)
-    kinds = set(engine._worker_stages(both, project).values_list("kind", flat=True))
+    kinds = {kind for _, kind in engine.worker_stages(worker=both, project=project)}
     assert "marco_review" not in kinds and "marco_distill" in kinds
     engine.project_member_add(project=project, user=both, role=Role.CHECKER)
-    kinds = list(engine._worker_stages(both, project).values_list("kind", flat=True))
+    kinds = [kind for _, kind in engine.worker_stages(worker=both, project=project)]
     assert sorted(kinds) == ["marco_curate", "marco_distill", "marco_judge", "marco_review"]
-    assert list(engine._worker_stages(both, project, Role.CHECKER)
-                .values_list("kind", flat=True)) == ["marco_review"]
-    checker_only = list(engine._worker_stages(people["chk"], project)
-                        .values_list("kind", flat=True))
+    assert [kind for _, kind in engine.worker_stages(worker=both, project=project,
+                                                     role=Role.CHECKER)] == ["marco_review"]
+    checker_only = [kind for _, kind in engine.worker_stages(worker=people["chk"],
+                                                             project=project)]
     assert checker_only == ["marco_review"]

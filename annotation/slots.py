@@ -1,0 +1,313 @@
+"""The hot path of task assignment in a few SQL statements.
+
+Claiming the next task and submitting it run for every judgment a crowd makes, so they are
+written as single statements (prepared once per session on PostgreSQL, ``annotation.sql``)
+instead of ORM query chains, whose compilation cost more than PostgreSQL's work (about
+23 ms of Python per claim + submit before; see docs/benchmarks.md). The rules stay where
+they were: statuses change only through ``annotation.workflow`` (its table of allowed
+moves and its conditional UPDATE), and the engine (``annotation.engine``) decides what to
+claim and what a finished item emits.
+
+- ``worker_queue``: the worker's live slot, if any, and the human stages they may work,
+  latest first, in one query.
+- ``slot_claim``: the first open slot of a stage in (priority, item, id) order that this
+  worker may take, moved to ``active`` under a lease in one ``UPDATE … WHERE id = (SELECT …
+  FOR NO KEY UPDATE SKIP LOCKED) RETURNING``; on PostgreSQL the log row is written by the
+  same statement, so the claim commits on its own in one round trip.
+- ``slot_for_submit``: the slot and its item (with its stage and document), both locked
+  by one statement.
+- ``submission_insert``: the submission row, returning how many slots of the item are
+  still open or active (none: the item is complete).
+- ``item_insert``: an emitted item, idempotent by (stage, key).
+- ``stage_run_wanted``: whether an automatic stage has pending items and no queued run.
+
+SQLite runs the same statements without row locks (it has one writer at a time).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from annotation import sql
+from annotation.models import Assignment, Item, Stage, Submission
+from annotation.workflow import transition_rows
+from collector.models import Document
+
+AS = Assignment.Status
+
+
+def _live(
+    *, worker: Any, now: datetime, project_id: int | None, kinds: Sequence[str] | None,
+    what: str,
+) -> tuple[str, list[Any]]:
+    """SELECT ``what`` of the worker's live slots (active, lease not expired), earliest
+    claimed first."""
+    conn = sql.db()
+    text = (f"SELECT {what} FROM annotation_assignment a"
+            " JOIN annotation_stage s ON s.id = a.stage_id"
+            " WHERE a.worker_id = %s AND a.status = 'active' AND a.lease_expires_at > %s")
+    params: list[Any] = [worker.pk, conn.ops.adapt_datetimefield_value(now)]
+    if project_id is not None:
+        text += " AND s.project_id = %s"
+        params.append(project_id)
+    if kinds is not None:
+        text += f" AND s.kind IN ({sql.placeholders(kinds)})"
+        params += list(kinds)
+    return text + " ORDER BY a.claimed_at, a.id LIMIT 1", params
+
+
+def slot_live(
+    *, worker: Any, now: datetime, project_id: int | None = None,
+    kinds: Sequence[str] | None = None,
+) -> Assignment | None:
+    """The worker's earliest-claimed active slot whose lease has not expired."""
+    text, params = _live(worker=worker, now=now, project_id=project_id, kinds=kinds,
+                         what=sql.columns(Assignment, "a"))
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, text, params)
+        rows = cursor.fetchall()
+    return sql.rows_load(Assignment, rows)[0] if rows else None
+
+
+def slot_get(pk: int) -> Assignment | None:
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, f"SELECT {sql.columns(Assignment)} FROM annotation_assignment"
+                    " WHERE id = %s", [pk])
+        rows = cursor.fetchall()
+    return sql.rows_load(Assignment, rows)[0] if rows else None
+
+
+def _stages(
+    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None
+) -> tuple[str, list[Any]] | None:
+    allowed, params = [], []
+    for role, kinds in kinds_by_role.items():
+        if not kinds:
+            continue
+        allowed.append(
+            f"(s.kind IN ({sql.placeholders(kinds)}) AND EXISTS (SELECT 1 FROM"
+            " annotation_projectmember m WHERE m.project_id = s.project_id"
+            " AND m.user_id = %s AND m.role = %s))"
+        )
+        params += [*kinds, worker.pk, role]
+    if not allowed:
+        return None
+    # Whether the stage has any open pool slot: the claim skips stages with none. Written
+    # as the claim's own ordered LIMIT 1 so that PostgreSQL walks the partial index of open
+    # slots (an EXISTS was planned as a scan of every slot of the table).
+    text = ('SELECT s.id, s.kind, s."order", CASE WHEN (SELECT a.id FROM'
+            " annotation_assignment a WHERE a.stage_id = s.id AND a.status = 'open'"
+            " AND a.reserved_for_id IS NULL ORDER BY a.priority, a.item_id, a.id LIMIT 1)"
+            " IS NULL THEN 0 ELSE 1 END AS has_open"
+            " FROM annotation_stage s JOIN annotation_project p ON p.id = s.project_id"
+            f" WHERE p.status = 'active' AND ({' OR '.join(allowed)})")
+    if project_id is not None:
+        text += " AND s.project_id = %s"
+        params.append(project_id)
+    return text, params
+
+
+def worker_stages(
+    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None = None
+) -> list[tuple[int, str]]:
+    """(id, kind) of the human stages of active projects the worker may work, latest
+    stage first: stages of a role's kinds in projects where the worker is a member in that
+    role."""
+    stages = worker_queue(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)[1]
+    return [(pk, kind) for pk, kind, _ in stages]
+
+
+def worker_queue(
+    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None = None,
+    now: datetime | None = None, live_kinds: Sequence[str] | None = None,
+) -> tuple[int | None, list[tuple[int, str, bool]]]:
+    """The id of the worker's live slot (with ``now``; of ``live_kinds`` when given) and
+    the stages of ``worker_stages`` with whether each has an open pool slot, in one
+    query."""
+    stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)
+    parts, params = [], []
+    if now is not None:
+        live, live_params = _live(worker=worker, now=now, project_id=project_id,
+                                  kinds=live_kinds, what="a.id")
+        parts.append(f"SELECT 0, live.id, '', 0, 0 FROM ({live}) live")
+        params += live_params
+    if stages is not None:
+        parts.append(f"SELECT 1, st.id, st.kind, st.\"order\", st.has_open FROM ({stages[0]}) st")
+        params += stages[1]
+    if not parts:
+        return None, []
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, " UNION ALL ".join(parts) + " ORDER BY 1, 4 DESC, 2", params)
+        rows = cursor.fetchall()
+    live_id = next((row[1] for row in rows if row[0] == 0), None)
+    return live_id, [(pk, kind, bool(has_open)) for part, pk, kind, _, has_open in rows
+                     if part == 1]
+
+
+def slot_claim(
+    *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool = False
+) -> Assignment | None:
+    """Take the first open slot of the stage this worker may work, or None.
+
+    Pool slots (``reserved=False``): never one of an item the worker already holds or did,
+    never one of an item they are excluded from. Batch slots (``reserved=True``): only the
+    slots reserved for this worker (their batch; a returned batch is labelled again).
+    Skips slots other claims hold locked, so concurrent claims never wait on or meet each
+    other.
+    """
+    if reserved:
+        condition, params = "a.reserved_for_id = %s", [worker.pk]
+    else:
+        condition = (
+            "a.reserved_for_id IS NULL"
+            " AND NOT EXISTS (SELECT 1 FROM annotation_assignment b"
+            " WHERE b.item_id = a.item_id AND b.worker_id = %s)"
+            " AND NOT EXISTS (SELECT 1 FROM annotation_itemexclusion e"
+            " WHERE e.item_id = a.item_id AND e.user_id = %s)"
+        )
+        params = [worker.pk, worker.pk]
+    lock = (" FOR NO KEY UPDATE SKIP LOCKED"
+            if sql.db().features.has_select_for_update_skip_locked else "")
+    where = (
+        "id = (SELECT a.id FROM annotation_assignment a"
+        f" WHERE a.stage_id = %s AND a.status = 'open' AND {condition}"
+        f" ORDER BY a.priority, a.item_id, a.id LIMIT 1{lock})"
+    )
+    rows = transition_rows(
+        Assignment, AS.ACTIVE, source=AS.OPEN, where=where, params=[stage_id, *params],
+        actor=worker, fields={"worker": worker.pk, "claimed_at": now,
+                              "lease_expires_at": now + lease},
+        returning=sql.column_names(Assignment),
+    )
+    return sql.rows_load(Assignment, rows)[0] if rows else None
+
+
+def slot_for_submit(assignment_id: int) -> tuple[Item, Assignment] | None:
+    """Lock the slot and its item and load both; None when there is no such slot. The item
+    comes with its stage and document loaded.
+
+    ``FOR NO KEY UPDATE`` leaves inserts that point at the item or the slot (a
+    submission, a fresh slot for an expired one) free to go on beside the locks; nothing
+    else locks an assignment and then its item, so the two locks of one statement cannot
+    deadlock with another transaction.
+    """
+    conn = sql.db()
+    lock = " FOR NO KEY UPDATE OF i, a" if conn.features.has_select_for_update_of else ""
+    with conn.cursor() as cursor:
+        sql.execute(
+            cursor,
+            f"SELECT {sql.columns(Item, 'i')}, {sql.columns(Stage, 's')},"
+            f" {sql.columns(Document, 'd')}, {sql.columns(Assignment, 'a')}"
+            " FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id"
+            " JOIN annotation_stage s ON s.id = i.stage_id"
+            " LEFT JOIN collector_document d ON d.id = i.document_id"
+            " WHERE a.id = %s" + lock,
+            [assignment_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    ends = []
+    for model in (Item, Stage, Document):
+        ends.append((ends[-1] if ends else 0) + len(sql.column_names(model)))
+    (item,) = sql.rows_load(Item, [row[:ends[0]]])
+    (item.stage,) = sql.rows_load(Stage, [row[ends[0]:ends[1]]])
+    if item.document_id is not None:
+        (item.document,) = sql.rows_load(Document, [row[ends[1]:ends[2]]])
+    (slot,) = sql.rows_load(Assignment, [row[ends[2]:]])
+    slot.item = item
+    return item, slot
+
+
+_SUBMISSION_FIELDS = ("assignment_id", "item_id", "stage_id", "worker_id", "payload",
+                      "time_on_task_s", "active_time_s", "created_at")
+
+
+def submission_insert(
+    *, slot: Assignment, item: Item, worker: Any, payload: dict[str, Any], now: datetime,
+    active_time_s: float | None,
+) -> tuple[Submission, int]:
+    """Write the submission of ``slot`` (already moved to ``submitted``); also returns how
+    many slots of the item are still open or active."""
+    submission = Submission(
+        assignment=slot, item=item, stage_id=item.stage_id, worker=worker, payload=payload,
+        time_on_task_s=(now - slot.claimed_at).total_seconds(), active_time_s=active_time_s,
+        created_at=now,
+    )
+    conn = sql.db()
+    values = [sql.db_value(Submission, name, getattr(submission, name), conn)
+              for name in _SUBMISSION_FIELDS]
+    with conn.cursor() as cursor:
+        sql.execute(
+            cursor,
+            f"INSERT INTO annotation_submission ({', '.join(c for c, _ in values)})"
+            f" VALUES ({sql.placeholders(values)}) RETURNING id, (SELECT count(*) FROM"
+            " annotation_assignment WHERE item_id = %s AND status IN ('open', 'active'))",
+            [v for _, v in values] + [item.pk],
+        )
+        submission.pk, remaining = cursor.fetchone()
+    submission._state.adding = False
+    return submission, remaining
+
+
+def submissions_of(item: Item) -> list[Submission]:
+    """The item's submissions in the order they came in."""
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, f"SELECT {sql.columns(Submission)} FROM annotation_submission"
+                    " WHERE item_id = %s ORDER BY id", [item.pk])
+        return sql.rows_load(Submission, cursor.fetchall())
+
+
+def stage_after(stage: Stage, kind: str) -> Stage | None:
+    """The first stage of ``kind`` after ``stage`` in its project."""
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, f"SELECT {sql.columns(Stage)} FROM annotation_stage"
+                    ' WHERE project_id = %s AND "order" > %s AND kind = %s'
+                    ' ORDER BY "order" LIMIT 1', [stage.project_id, stage.order, kind])
+        rows = cursor.fetchall()
+    return sql.rows_load(Stage, rows)[0] if rows else None
+
+
+def item_insert(item: Item) -> bool:
+    """Insert ``item`` unless its stage already has an item with its key (emitting is
+    idempotent); sets its pk and returns True when it is new."""
+    conn = sql.db()
+    values = [sql.db_value(Item, f.attname, getattr(item, f.attname), conn)
+              for f in Item._meta.concrete_fields if not f.primary_key]
+    with conn.cursor() as cursor:
+        sql.execute(
+            cursor,
+            f"INSERT INTO annotation_item ({', '.join(c for c, _ in values)})"
+            f" VALUES ({sql.placeholders(values)})"
+            " ON CONFLICT (stage_id, key) DO NOTHING RETURNING id",
+            [v for _, v in values],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    item.pk = row[0]
+    item._state.adding = False
+    return True
+
+
+def stage_run_wanted(stage_id: int) -> bool:
+    """Whether an automatic stage needs a run: it has pending items and no run of it is
+    queued yet (a queued run will see them all when it starts)."""
+    conn = sql.db()
+    if conn.vendor == "postgresql":
+        same_stage, key = "j.params @> %s::jsonb", json.dumps({"stage_id": stage_id})
+    else:
+        same_stage, key = "json_extract(j.params, '$.stage_id') = %s", stage_id
+    with conn.cursor() as cursor:
+        sql.execute(
+            cursor,
+            "SELECT CASE WHEN EXISTS (SELECT 1 FROM annotation_item i WHERE i.stage_id = %s"
+            " AND i.status = 'pending') AND NOT EXISTS (SELECT 1 FROM collector_job j"
+            f" WHERE j.kind = 'stage_run' AND j.status = 'queued' AND {same_stage})"
+            " THEN 1 ELSE 0 END",
+            [stage_id, key],
+        )
+        return bool(cursor.fetchone()[0])
