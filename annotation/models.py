@@ -174,7 +174,10 @@ class Item(models.Model):
     Status = ItemStatus
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
-    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="items")
+    # (stage, key) and (stage, status) serve lookups by stage: no index of its own, one
+    # index fewer to rewrite at every status change.
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="items",
+                              db_index=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     document = models.ForeignKey(
         "collector.Document", null=True, blank=True, on_delete=models.PROTECT,
@@ -192,7 +195,8 @@ class Item(models.Model):
     priority = models.IntegerField(default=0)
     split = models.CharField(max_length=8, blank=True)
     batch = models.ForeignKey(
-        Batch, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
+        Batch, null=True, blank=True, on_delete=models.PROTECT, related_name="items",
+        db_index=False,  # annotation_item_batch: only items that have one
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -203,7 +207,11 @@ class Item(models.Model):
             _status_check("annotation_item_status_valid", ItemStatus.values),
             models.UniqueConstraint(fields=("stage", "key"), name="annotation_item_stage_key"),
         ]
-        indexes = [models.Index(fields=("stage", "status"), name="annotation_item_stage_st")]
+        indexes = [
+            models.Index(fields=("stage", "status"), name="annotation_item_stage_st"),
+            models.Index(fields=("batch",), name="annotation_item_batch",
+                         condition=Q(batch__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"item {self.pk} ({self.stage.kind}, {self.status})"
@@ -234,7 +242,10 @@ class Assignment(models.Model):
 
     Status = AssignmentStatus
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    # Every claim and submit rewrites the row into each index (a status change is never a
+    # HOT update), so indexes are few: the (item, worker) index serves item lookups.
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments",
+                             db_index=False)
     stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     worker = models.ForeignKey(
@@ -245,6 +256,7 @@ class Assignment(models.Model):
     reserved_for = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
         related_name="+", help_text="Batched stages: only this annotator may claim the slot.",
+        db_index=False,  # annotation_slot_reserved_any below: only rows that have one
     )
     round = models.PositiveSmallIntegerField(default=1)
     claimed_at = models.DateTimeField(null=True, blank=True)
@@ -277,7 +289,14 @@ class Assignment(models.Model):
             models.Index(fields=("reserved_for", "stage", "priority", "item", "id"),
                          name="annotation_slot_reserved", condition=Q(status="open")),
             models.Index(fields=("item", "worker"), name="annotation_slot_item_worker"),
-            models.Index(fields=("status", "lease_expires_at"), name="annotation_slot_lease"),
+            models.Index(fields=("reserved_for",), name="annotation_slot_reserved_any",
+                         condition=Q(reserved_for__isnull=False)),
+            # Leases to expire, and a worker's live slot, looked up at every claim: only
+            # active slots, not the whole history.
+            models.Index(fields=("lease_expires_at",), name="annotation_slot_lease",
+                         condition=Q(status="active")),
+            models.Index(fields=("worker", "lease_expires_at"), name="annotation_slot_live",
+                         condition=Q(status="active")),
         ]
 
     def __str__(self) -> str:
@@ -293,7 +312,8 @@ class Submission(models.Model):
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="submissions")
     stage = models.ForeignKey(Stage, on_delete=models.PROTECT, related_name="submissions")
     worker = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions",
+        db_index=False,  # annotation_sub_worker (worker, created_at) serves it
     )
     payload = models.JSONField()
     time_on_task_s = models.FloatField(help_text="From claim to submit.")

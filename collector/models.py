@@ -49,6 +49,11 @@ class Job(models.Model):
                 name="collector_job_status_valid",
             ),
         ]
+        indexes = [
+            # "Is a run of this already queued?", asked after every finished item.
+            models.Index(fields=("kind",), name="collector_job_queued",
+                         condition=models.Q(status="queued")),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.status})"
