@@ -1,0 +1,175 @@
+"""The hand-written SQL of the hot path (annotation.sql, annotation.slots), on whichever
+database the suite runs: SQLite by default, PostgreSQL in CI."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from annotation import engine, slots, sql
+from annotation.models import Assignment, Item, Stage, Submission, TransitionLog
+from annotation.roles import Role
+from annotation.stages import Emit
+from annotation.workflow import TransitionError, transition_rows
+from collector.models import Document, Job
+from tests.factories import user_with_roles
+
+
+@pytest.fixture
+def answer_stage(newsqa_project):
+    return newsqa_project.stages.get(kind="newsqa_answer")
+
+
+@pytest.fixture
+def answer_items(newsqa_project, answer_stage):
+    question_stage = newsqa_project.stages.get(kind="newsqa_question")
+    doc = Document.objects.filter(corpus=newsqa_project.corpus).first()
+    engine.items_emit(source_stage=question_stage, emits=[
+        Emit(kind="newsqa_answer", key=f"q{n}", data={"question": f"Question {n}?"},
+             document_id=doc.pk) for n in range(3)
+    ])
+    return list(Item.objects.filter(stage=answer_stage).order_by("id"))
+
+
+def test_rows_load_gives_what_the_orm_gives(answer_items, workers):
+    slot = engine.task_claim(worker=workers["ann1"], project=answer_items[0].project)
+    engine.task_submit(assignment_id=slot.pk, worker=workers["ann1"],
+                       payload={"spans": [[0, 3]]}, active_time_s=1.5)
+    for model, pk in ((Assignment, slot.pk), (Item, slot.item_id),
+                      (Submission, Submission.objects.get(assignment=slot).pk),
+                      (Document, answer_items[0].document_id)):
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {sql.columns(model)} FROM {model._meta.db_table}"  # noqa: S608
+                           " WHERE id = %s", [pk])
+            (raw,) = sql.rows_load(model, cursor.fetchall())
+        orm = model.objects.get(pk=pk)
+        for field in model._meta.concrete_fields:
+            assert getattr(raw, field.attname) == getattr(orm, field.attname), field.name
+        assert not raw._state.adding
+
+
+def test_statements_are_prepared_once_per_session(db):
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's")
+    text = "SELECT %s::int + 1"
+    with CaptureQueriesContext(connection) as seen, connection.cursor() as cursor:
+        for n in range(3):
+            sql.execute(cursor, text, [n])
+            assert cursor.fetchone() == (n + 1,)
+    statements = [q["sql"] for q in seen.captured_queries]
+    assert sum(s.startswith("PREPARE") for s in statements) == 1
+    assert sum(s.startswith("EXECUTE") for s in statements) == 3
+
+
+def test_a_new_session_prepares_again(transactional_db):
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's")
+    with connection.cursor() as cursor:
+        sql.execute(cursor, "SELECT %s::int * 2", [21])
+        assert cursor.fetchone() == (42,)
+    connection.close()  # a new session knows none of the old one's statements
+    with connection.cursor() as cursor:
+        sql.execute(cursor, "SELECT %s::int * 2", [4])
+        assert cursor.fetchone() == (8,)
+
+
+def test_transition_rows_moves_only_rows_still_in_the_source_status(answer_items, workers):
+    item = answer_items[0]
+    first, second = Assignment.objects.filter(item=item).order_by("id")
+    Assignment.objects.filter(pk=second.pk).update(status="cancelled")
+    moved = transition_rows(
+        Assignment, Assignment.Status.ACTIVE, source=Assignment.Status.OPEN,
+        where="item_id = %s", params=[item.pk], actor=workers["ann1"],
+        fields={"worker": workers["ann1"], "claimed_at": timezone.now()},
+        returning=("id", "worker_id"),
+    )
+    assert moved == [(first.pk, workers["ann1"].pk)]
+    log = TransitionLog.objects.get(model="Assignment", object_id=first.pk)
+    assert (log.from_status, log.to_status, log.actor_id) == ("open", "active",
+                                                              workers["ann1"].pk)
+    assert not TransitionLog.objects.filter(model="Assignment", object_id=second.pk).exists()
+    with pytest.raises(TransitionError, match="submitted -> open is not an allowed"):
+        transition_rows(Assignment, "open", source="submitted", where="id = %s",
+                        params=[first.pk])
+
+
+def test_a_stage_run_is_wanted_once_per_queue(newsqa_project):
+    agreement = newsqa_project.stages.get(kind="newsqa_agreement")
+    other = newsqa_project.stages.get(kind="newsqa_consolidate")
+    assert not slots.stage_run_wanted(agreement.pk)  # nothing pending
+    Item.objects.create(project=newsqa_project, stage=agreement, key="a1",
+                        status=Item.Status.PENDING)
+    assert slots.stage_run_wanted(agreement.pk)
+    Job.objects.create(kind="stage_run", params={"stage_id": other.pk})
+    assert slots.stage_run_wanted(agreement.pk)  # a run of another stage does not count
+    job = Job.objects.create(kind="stage_run", params={"stage_id": agreement.pk})
+    assert not slots.stage_run_wanted(agreement.pk)  # the queued run will see the item
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    assert slots.stage_run_wanted(agreement.pk)  # a started run may have missed it
+
+
+def test_worker_queue_gives_the_live_slot_and_which_stages_have_open_slots(
+        newsqa_project, answer_stage, answer_items, workers):
+    worker = workers["ann1"]
+    kinds = {Role.ANNOTATOR.value: ["newsqa_question", "newsqa_answer", "newsqa_validate"]}
+    live, stages = slots.worker_queue(worker=worker, kinds_by_role=kinds,
+                                      project_id=newsqa_project.pk, now=timezone.now())
+    assert live is None
+    by_kind = {kind: has_open for _, kind, has_open in stages}
+    assert [kind for _, kind, _ in stages] == ["newsqa_validate", "newsqa_answer",
+                                               "newsqa_question"]  # latest stage first
+    assert by_kind == {"newsqa_validate": False, "newsqa_answer": True,
+                       "newsqa_question": True}
+    slot = engine.task_claim(worker=worker, project=newsqa_project)
+    live, _ = slots.worker_queue(worker=worker, kinds_by_role=kinds,
+                                 project_id=newsqa_project.pk, now=timezone.now())
+    assert live == slot.pk
+    # Past its lease the slot is no longer live.
+    live, _ = slots.worker_queue(worker=worker, kinds_by_role=kinds,
+                                 project_id=newsqa_project.pk,
+                                 now=timezone.now() + timedelta(days=1))
+    assert live is None
+    # Not a member: no stages at all.
+    outsider = user_with_roles("outsider", Role.ANNOTATOR)
+    assert slots.worker_queue(worker=outsider, kinds_by_role=kinds,
+                              project_id=newsqa_project.pk) == (None, [])
+
+
+def test_reserved_slots_go_only_to_their_annotator(answer_stage, answer_items, workers):
+    item = answer_items[0]
+    Assignment.objects.filter(item=item).update(reserved_for=workers["ann2"])
+    now, lease = timezone.now(), timedelta(minutes=5)
+    # The pool claim never takes a reserved slot; the reserved claim only for its owner.
+    pool = slots.slot_claim(worker=workers["ann1"], stage_id=answer_stage.pk, now=now,
+                            lease=lease)
+    assert pool.item_id != item.pk and pool.status == "active"
+    assert slots.slot_claim(worker=workers["ann1"], stage_id=answer_stage.pk, now=now,
+                            lease=lease, reserved=True) is None
+    mine = slots.slot_claim(worker=workers["ann2"], stage_id=answer_stage.pk, now=now,
+                            lease=lease, reserved=True)
+    assert mine.item_id == item.pk and mine.worker_id == workers["ann2"].pk
+    assert mine.lease_expires_at == now + lease
+
+
+def test_submitting_a_task_that_does_not_exist_is_refused(db, workers):
+    with pytest.raises(engine.TaskError, match="does not exist"):
+        engine.task_submit(assignment_id=987654, worker=workers["ann1"],
+                           payload={"no_answer": True})
+
+
+def test_emitting_is_idempotent_and_keeps_the_first_item(newsqa_project, answer_stage):
+    question_stage = newsqa_project.stages.get(kind="newsqa_question")
+    emit = Emit(kind="newsqa_answer", key="same", data={"question": "First?"})
+    assert engine.items_emit(source_stage=question_stage, emits=[emit]) == 1
+    again = Emit(kind="newsqa_answer", key="same", data={"question": "Second?"})
+    assert engine.items_emit(source_stage=question_stage, emits=[again]) == 0
+    item = Item.objects.get(stage=answer_stage, key="same")
+    assert item.data == {"question": "First?"} and item.created_at is not None
+    assert Assignment.objects.filter(item=item).count() == 2  # slots added once
+    assert slots.stage_after(question_stage, "newsqa_answer") == answer_stage
+    assert slots.stage_after(answer_stage, "newsqa_question") is None
+    assert isinstance(slots.stage_after(question_stage, "newsqa_validate"), Stage)
