@@ -142,6 +142,13 @@ def main() -> int:
         engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
         users.append(user)
 
+    # Fresh statistics, as autovacuum keeps them on a live database: right after a bulk
+    # load the planner would take every slot for open and plan the claim badly.
+    with connections["default"].cursor() as cursor:
+        for table in ("annotation_item", "annotation_assignment", "annotation_submission",
+                      "annotation_transitionlog"):
+            cursor.execute(f"ANALYZE {table}")
+
     # Workers run as threads spread over --processes processes (the GIL limits one
     # process to one core's worth of Python).
     connections.close_all()
