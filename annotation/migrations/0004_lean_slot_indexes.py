@@ -9,7 +9,6 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0003_releases'),
-        ('collector', '0004_job_collector_job_queued'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
