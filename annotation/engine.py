@@ -354,8 +354,7 @@ def task_submit(
             raise TaskError("your time for this task ran out; take the next task")
         spec = item.stage.kind_spec
         cleaned = spec.clean_payload(item, payload)
-        transition(assignment, AS.SUBMITTED, actor=worker, submitted_at=now)
-        submission, remaining = slots.submission_insert(
+        submission, remaining = slots.slot_submit(
             slot=assignment, item=item, worker=worker, payload=cleaned, now=now,
             active_time_s=active_time_s,
         )

@@ -16,8 +16,9 @@ claim and what a finished item emits.
   same statement, so the claim commits on its own in one round trip.
 - ``slot_for_submit``: the slot and its item (with its stage and document), both locked
   by one statement.
-- ``submission_insert``: the submission row, returning how many slots of the item are
-  still open or active (none: the item is complete).
+- ``slot_submit``: the slot moved to ``submitted`` and its submission written (one
+  statement on PostgreSQL), returning how many slots of the item are still open or active
+  (none: the item is complete).
 - ``item_insert``: an emitted item, idempotent by (stage, key).
 - ``stage_run_wanted``: whether an automatic stage has pending items and no queued run.
 
@@ -33,7 +34,7 @@ from typing import Any
 
 from annotation import sql
 from annotation.models import Assignment, Item, Stage, Submission
-from annotation.workflow import transition_rows
+from annotation.workflow import TransitionError, transition, transition_cte, transition_rows
 from collector.models import Document
 
 AS = Assignment.Status
@@ -222,16 +223,17 @@ def slot_for_submit(assignment_id: int) -> tuple[Item, Assignment] | None:
     return item, slot
 
 
-_SUBMISSION_FIELDS = ("assignment_id", "item_id", "stage_id", "worker_id", "payload",
-                      "time_on_task_s", "active_time_s", "created_at")
+_SUBMISSION_FIELDS = ("item_id", "stage_id", "worker_id", "payload", "time_on_task_s",
+                      "active_time_s", "created_at")
 
 
-def submission_insert(
+def slot_submit(
     *, slot: Assignment, item: Item, worker: Any, payload: dict[str, Any], now: datetime,
     active_time_s: float | None,
 ) -> tuple[Submission, int]:
-    """Write the submission of ``slot`` (already moved to ``submitted``); also returns how
-    many slots of the item are still open or active."""
+    """Move ``slot`` (locked, active) to ``submitted`` and write its submission; returns
+    the submission and how many slots of the item are still open or active (none: the item
+    is complete). One statement on PostgreSQL."""
     submission = Submission(
         assignment=slot, item=item, stage_id=item.stage_id, worker=worker, payload=payload,
         time_on_task_s=(now - slot.claimed_at).total_seconds(), active_time_s=active_time_s,
@@ -240,15 +242,39 @@ def submission_insert(
     conn = sql.db()
     values = [sql.db_value(Submission, name, getattr(submission, name), conn)
               for name in _SUBMISSION_FIELDS]
-    with conn.cursor() as cursor:
-        sql.execute(
-            cursor,
-            f"INSERT INTO annotation_submission ({', '.join(c for c, _ in values)})"
-            f" VALUES ({sql.placeholders(values)}) RETURNING id, (SELECT count(*) FROM"
-            " annotation_assignment WHERE item_id = %s AND status IN ('open', 'active'))",
-            [v for _, v in values] + [item.pk],
-        )
-        submission.pk, remaining = cursor.fetchone()
+    names = ", ".join(c for c, _ in values)
+    if conn.vendor == "postgresql":
+        prefix, params = transition_cte(
+            Assignment, AS.SUBMITTED, source=AS.ACTIVE, where="id = %s", params=[slot.pk],
+            actor=worker, fields={"submitted_at": now})
+        with conn.cursor() as cursor:
+            # The count reads the rows as they were before this statement: the slot itself
+            # was still active then.
+            sql.execute(
+                cursor,
+                f"{prefix}, sub AS (INSERT INTO annotation_submission (assignment_id, {names})"
+                f" SELECT moved_id, {sql.placeholders(values)} FROM moved RETURNING id)"
+                " SELECT (SELECT id FROM sub), (SELECT count(*) FROM annotation_assignment"
+                " WHERE item_id = %s AND status IN ('open', 'active') AND id <> %s)",
+                [*params, *(v for _, v in values), item.pk, slot.pk],
+            )
+            submission.pk, remaining = cursor.fetchone()
+        if submission.pk is None:
+            raise TransitionError(f"Assignment {slot.pk}: expected status active; another "
+                                  "process changed it first")
+    else:
+        transition(slot, AS.SUBMITTED, actor=worker, submitted_at=now)
+        with conn.cursor() as cursor:
+            sql.execute(
+                cursor,
+                f"INSERT INTO annotation_submission (assignment_id, {names})"
+                f" VALUES (%s, {sql.placeholders(values)}) RETURNING id, (SELECT count(*)"
+                " FROM annotation_assignment WHERE item_id = %s AND status IN"
+                " ('open', 'active'))",
+                [slot.pk, *(v for _, v in values), item.pk],
+            )
+            submission.pk, remaining = cursor.fetchone()
+    slot.status, slot.submitted_at = AS.SUBMITTED, now
     submission._state.adding = False
     return submission, remaining
 

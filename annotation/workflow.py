@@ -7,7 +7,9 @@ cannot both win. Every change is logged in ``TransitionLog``.
 ``transition_rows`` is the same move for the rows a SQL condition picks (the claim of the
 next open slot picks its row with ``FOR UPDATE SKIP LOCKED``): one ``UPDATE … RETURNING``
 whose log rows are written by the same statement on PostgreSQL, so a claim is a single
-round trip that commits on its own.
+round trip that commits on its own. ``transition_cte`` hands that statement's beginning to
+a caller that adds more writes to it (a submit writes its submission in the same round
+trip).
 """
 
 from __future__ import annotations
@@ -77,9 +79,10 @@ def _allowed(model: type[models.Model], source: str, to: str, what: Any) -> None
 def _transition_sql(
     model: type[models.Model], names: tuple[str, ...], where: str, returning: tuple[str, ...],
     vendor: str,
-) -> tuple[str, str | None]:
-    """The UPDATE (and on PostgreSQL the whole statement with its log insert); on SQLite
-    also the log insert run after it."""
+) -> tuple[str, str]:
+    """PostgreSQL: the ``WITH moved …, logged …`` prefix of one statement that moves and
+    logs the rows, and its default ending. SQLite: the UPDATE and the log insert run after
+    it."""
     qn = sql.db().ops.quote_name
     table, log = qn(model._meta.db_table), qn(TransitionLog._meta.db_table)
     columns = ", ".join(f"{qn(model._meta.get_field(name).column)} = %s" for name in names)
@@ -92,9 +95,42 @@ def _transition_sql(
         # One statement: the update and its log rows commit together or not at all.
         return (f"WITH moved AS ({update} RETURNING {back}), logged AS ("
                 f"INSERT INTO {log} ({log_columns}) SELECT %s, moved_id, %s, %s, %s, %s, %s "
-                f"FROM moved) SELECT {back_names} FROM moved"), None
+                f"FROM moved)"), f" SELECT {back_names} FROM moved"
     return (f"{update} RETURNING {back}",
             f"INSERT INTO {log} ({log_columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)")
+
+
+def _transition_params(
+    model: type[models.Model], to: str, *, source: str, params: Sequence[Any], actor: Any,
+    note: str, fields: dict[str, Any] | None, returning: Sequence[str], where: str,
+) -> tuple[str, str, list[Any], list[Any]]:
+    _allowed(model, source, to, "rows")
+    conn = sql.db()
+    values = {"status": to, **(fields or {})}
+    first, second = _transition_sql(model, tuple(values), where, tuple(returning), conn.vendor)
+    update_params = [sql.db_value(model, name, value, conn)[1] for name, value in values.items()]
+    update_params += [*params, source]
+    at = TransitionLog._meta.get_field("at").get_db_prep_save(timezone.now(), conn)
+    log_values = [model.__name__, source, to, actor.pk if getattr(actor, "pk", None) else None,
+                  note[:300], at]
+    return first, second, update_params, log_values
+
+
+def transition_cte(
+    model: type[models.Model], to: str, *, source: str, where: str,
+    params: Sequence[Any] = (), actor: Any = None, note: str = "",
+    fields: dict[str, Any] | None = None, returning: Sequence[str] = (),
+) -> tuple[str, list[Any]]:
+    """PostgreSQL only: the ``WITH moved AS (…), logged AS (…)`` prefix (and its
+    parameters) of a statement that makes the move of ``transition_rows``; the caller adds
+    its own CTEs and SELECT, reading the moved rows from ``moved`` (``moved_id`` and the
+    ``returning`` columns), so that more writes join the same statement."""
+    if sql.db().vendor != "postgresql":
+        raise NotImplementedError("transition_cte needs PostgreSQL; use transition_rows")
+    prefix, _, update_params, log_values = _transition_params(
+        model, to, source=source, params=params, actor=actor, note=note, fields=fields,
+        returning=returning, where=where)
+    return prefix, [*update_params, *log_values]
 
 
 def transition_rows(
@@ -106,27 +142,21 @@ def transition_rows(
     ``params``) and still have status ``source`` to ``to``, setting ``fields`` in the same
     UPDATE; log each moved row. Returns the ``returning`` columns of the moved rows.
     """
-    _allowed(model, source, to, "rows")
+    first, second, update_params, log_values = _transition_params(
+        model, to, source=source, params=params, actor=actor, note=note, fields=fields,
+        returning=returning, where=where)
     conn = sql.db()
-    values = {"status": to, **(fields or {})}
-    statement, log_insert = _transition_sql(model, tuple(values), where, tuple(returning),
-                                            conn.vendor)
-    update_params = [sql.db_value(model, name, value, conn)[1] for name, value in values.items()]
-    update_params += [*params, source]
-    at = TransitionLog._meta.get_field("at").get_db_prep_save(timezone.now(), conn)
-    log_values = [model.__name__, source, to, actor.pk if getattr(actor, "pk", None) else None,
-                  note[:300], at]
     with conn.cursor() as cursor:
-        if log_insert is None:
-            sql.execute(cursor, statement, [*update_params, *log_values])
+        if conn.vendor == "postgresql":
+            sql.execute(cursor, first + second, [*update_params, *log_values])
             rows = cursor.fetchall()
         else:
             with transaction.atomic():
-                cursor.execute(statement, update_params)
+                cursor.execute(first, update_params)
                 rows = cursor.fetchall()
                 if rows:
                     name, *rest = log_values
-                    cursor.executemany(log_insert, [(name, row[0], *rest) for row in rows])
+                    cursor.executemany(second, [(name, row[0], *rest) for row in rows])
     return [row[1:] for row in rows]
 
 

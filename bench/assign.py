@@ -3,13 +3,18 @@
 50 worker threads (default) each claim and submit in a loop for 60 s on a NewsQA answer
 stage with 20,000 items and overlap 2. Prints claims/s, submits/s, p50/p95 latency of
 claim and submit, and the number of duplicate (same worker twice on an item) and
-over-filled (more submissions than overlap) assignments — both must be 0.
+over-filled (more submissions than overlap) assignments — both must be 0. Then one worker
+works alone for a few seconds (--solo-seconds): the latency of a claim and a submit without
+queueing. With 50 workers and no think time the system is always saturated, so the loaded
+latencies are mostly queueing: by Little's law the mean claim + submit is workers / cycles
+per second, which the bench prints next to the target.
 
 Baseline named in the output: the paper-free target of the issue (p95 <= 50 ms and
 >= 300 submits/s on this 2-core machine).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench \\
-        .venv/bin/python bench/assign.py [--workers 50] [--seconds 60] [--items 20000]
+        .venv/bin/python bench/assign.py [--workers 50] [--seconds 60] [--items 20000] \\
+        [--processes 2] [--solo-seconds 5]
 
 It reads DATABASE_URL and refuses to run on SQLite. It migrates that database, builds its
 own project, and deletes the project afterwards.
@@ -90,6 +95,32 @@ def _run_group(users, project_id, seconds, go, results) -> None:
     results.put((claim_ms, submit_ms, errors))
 
 
+def _phase(users, project_id, seconds, processes):
+    """Run ``users`` as threads spread over ``processes`` processes (the GIL limits one
+    process to one core's worth of Python); returns their latencies and the wall time."""
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    go = ctx.Event()
+    groups = [users[i::processes] for i in range(processes)]
+    procs = [ctx.Process(target=_run_group, args=(group, project_id, seconds, go, results))
+             for group in groups if group]
+    for proc in procs:
+        proc.start()
+    began = time.monotonic()
+    go.set()
+    claim_ms: list[float] = []
+    submit_ms: list[float] = []
+    errors: list[str] = []
+    for _ in procs:
+        claims, submits, errs = results.get()
+        claim_ms += claims
+        submit_ms += submits
+        errors += errs
+    for proc in procs:
+        proc.join()
+    return claim_ms, submit_ms, errors, time.monotonic() - began, len(procs)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=50)
@@ -97,6 +128,8 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--processes", type=int, default=2,
                         help="processes the worker threads are spread over")
+    parser.add_argument("--solo-seconds", type=float, default=5.0,
+                        help="then one worker alone this long (0: skip)")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
         print("bench/assign.py needs DATABASE_URL=postgres://... (it refuses SQLite: row "
@@ -136,11 +169,12 @@ def main() -> int:
         Assignment(item=item, stage=stage) for item in items for _ in range(2)
     ], batch_size=5000)
     users = []
-    for n in range(args.workers):
+    for n in range(args.workers + 1):
         user, _ = user_ensure(username=f"bench-worker-{n}", password="bench-password-0123",  # noqa: S106
                               roles=(Role.ANNOTATOR,))
         engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
         users.append(user)
+    users, solo_user = users[:-1], users[-1]
 
     # Fresh statistics, as autovacuum keeps them on a live database: right after a bulk
     # load the planner would take every slot for open and plan the claim badly.
@@ -149,30 +183,13 @@ def main() -> int:
                       "annotation_transitionlog"):
             cursor.execute(f"ANALYZE {table}")
 
-    # Workers run as threads spread over --processes processes (the GIL limits one
-    # process to one core's worth of Python).
     connections.close_all()
-    ctx = multiprocessing.get_context("fork")
-    results = ctx.Queue()
-    go = ctx.Event()
-    groups = [users[i::args.processes] for i in range(args.processes)]
-    procs = [ctx.Process(target=_run_group, args=(group, project.pk, args.seconds, go, results))
-             for group in groups if group]
-    for proc in procs:
-        proc.start()
-    began = time.monotonic()
-    go.set()
-    claim_ms: list[float] = []
-    submit_ms: list[float] = []
-    errors: list[str] = []
-    for _ in procs:
-        claims, submits, errs = results.get()
-        claim_ms += claims
-        submit_ms += submits
-        errors += errs
-    for proc in procs:
-        proc.join()
-    elapsed = time.monotonic() - began
+    claim_ms, submit_ms, errors, elapsed, n_procs = _phase(users, project.pk, args.seconds,
+                                                           args.processes)
+    # One worker alone: the service time of a claim and a submit, without queueing.
+    solo_claim, solo_submit, solo_errors, _, _ = _phase(
+        [solo_user], project.pk, args.solo_seconds, 1) if args.solo_seconds else ([], [], [], 0, 0)
+    errors += solo_errors
 
     submitted = Assignment.objects.filter(stage=stage, status=Assignment.Status.SUBMITTED)
     per_item = Counter(submitted.values_list("item_id", flat=True))
@@ -182,7 +199,7 @@ def main() -> int:
     claims_per_s = len(claim_ms) / elapsed
     submits_per_s = len(submit_ms) / elapsed
     claim_p95, submit_p95 = percentile(claim_ms, 0.95), percentile(submit_ms, 0.95)
-    print(f"workers={args.workers} processes={len(procs)} seconds={elapsed:.1f} "
+    print(f"workers={args.workers} processes={n_procs} seconds={elapsed:.1f} "
           f"items={args.items} overlap=2")
     print(f"claims: {len(claim_ms):,} ({claims_per_s:.1f}/s), p50 "
           f"{statistics.median(claim_ms):.1f} ms, p95 {claim_p95:.1f} ms")
@@ -192,6 +209,18 @@ def main() -> int:
     print(f"duplicates={duplicates} overfilled={overfilled} errors={len(errors)}")
     for line in errors[:5]:
         print("  error:", line)
+    if solo_claim:
+        print(f"one worker alone ({args.solo_seconds:.0f} s): claim p50 "
+              f"{statistics.median(solo_claim):.1f} / p95 {percentile(solo_claim, 0.95):.1f} ms, "
+              f"submit p50 {statistics.median(solo_submit):.1f} / p95 "
+              f"{percentile(solo_submit, 0.95):.1f} ms")
+    # A closed loop without think time: each worker waits for its own claim and submit, so
+    # (Little's law) mean claim + submit = workers / cycles per second.
+    cycle_ms = 1000 * args.workers / submits_per_s if submits_per_s else float("nan")
+    print(f"closed loop: {args.workers} workers / {submits_per_s:.0f} cycles/s = "
+          f"{cycle_ms:.0f} ms mean claim + submit (Little's law); both p95 <= "
+          f"{TARGET_P95_MS:.0f} ms needs a mean cycle below {TARGET_P95_MS:.0f} ms, i.e. more "
+          f"than {args.workers * 1000 / TARGET_P95_MS:.0f} cycles/s")
     print(f"vs target: submits/s {submits_per_s / TARGET_SUBMITS_PER_S:.2f}x of "
           f"{TARGET_SUBMITS_PER_S:.0f}; claim p95 {claim_p95 / TARGET_P95_MS:.2f}x and submit "
           f"p95 {submit_p95 / TARGET_P95_MS:.2f}x of {TARGET_P95_MS:.0f} ms (lower is better)")
@@ -203,7 +232,9 @@ def main() -> int:
     Project.objects.filter(pk=project.pk).delete()
     print(f"RESULT assign claims_per_s={claims_per_s:.1f} submits_per_s={submits_per_s:.1f} "
           f"claim_p95_ms={claim_p95:.1f} submit_p95_ms={submit_p95:.1f} "
-          f"duplicates={duplicates} overfilled={overfilled}")
+          f"duplicates={duplicates} overfilled={overfilled}"
+          + (f" solo_claim_p95_ms={percentile(solo_claim, 0.95):.1f}"
+             f" solo_submit_p95_ms={percentile(solo_submit, 0.95):.1f}" if solo_claim else ""))
     return 0 if not errors and duplicates == 0 and overfilled == 0 else 1
 
 
