@@ -5,7 +5,7 @@
   every call: planning cost more than running these short statements (about 0.6 ms of a
   0.9 ms claim). Prepared statements live as long as the session and survive rollbacks;
   a reconnect starts a fresh set. (Behind a pooler in transaction mode, such as PgBouncer
-  before 1.21, session state is not kept: set ``CROWDQA_PREPARED_STATEMENTS=0``.)
+  before 1.21, session state is not kept: set ``CROWDQA_PREPARED_STATEMENTS=false``.)
 - ``columns`` / ``rows_load``: a model's concrete columns and model instances from rows of
   them, converted by Django's own converters, so raw rows load as the ORM would load them.
 - ``db_value``: a field's column and a Python value ready for it.
@@ -48,8 +48,7 @@ def execute(cursor: Any, sql: str, params: Sequence[Any] = ()) -> None:
     """Run ``sql`` (``%s`` placeholders) with ``params``; prepared once per session on
     PostgreSQL."""
     conn = cursor.db
-    if conn.vendor != "postgresql" or not getattr(settings, "CROWDQA_PREPARED_STATEMENTS",
-                                                  True):
+    if conn.vendor != "postgresql" or not settings.CROWDQA_PREPARED_STATEMENTS:
         cursor.execute(sql, params)
         return
     known = _prepared(conn)

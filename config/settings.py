@@ -150,6 +150,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "expire-leases": {"task": "annotation.tasks.leases_expire_task", "schedule": 60.0},
 }
 CROWDQA_LEASE_MINUTES = env.int("CROWDQA_LEASE_MINUTES", default=30)
+# The claim and submit statements are prepared once per PostgreSQL session (annotation.sql).
+# Turn off behind a connection pooler that does not keep session state (transaction mode).
+CROWDQA_PREPARED_STATEMENTS = env.bool("CROWDQA_PREPARED_STATEMENTS", default=True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -65,6 +65,14 @@ def test_statements_are_prepared_once_per_session(db):
     assert sum(s.startswith("EXECUTE") for s in statements) == 3
 
 
+def test_prepared_statements_can_be_turned_off(db, settings):
+    settings.CROWDQA_PREPARED_STATEMENTS = False  # behind a pooler in transaction mode
+    with CaptureQueriesContext(connection) as seen, connection.cursor() as cursor:
+        sql.execute(cursor, "SELECT 1 + %s", [1])
+        assert cursor.fetchone() == (2,)
+    assert not any(q["sql"].startswith(("PREPARE", "EXECUTE")) for q in seen.captured_queries)
+
+
 def test_a_new_session_prepares_again(transactional_db):
     if connection.vendor != "postgresql":
         pytest.skip("prepared statements are PostgreSQL's")
