@@ -1,11 +1,13 @@
 """Hand-written SQL for the engine's hot path (claiming and submitting tasks).
 
-- ``execute``: runs a statement; on PostgreSQL each distinct statement is prepared once per
-  database session (``PREPARE`` / ``EXECUTE``), so PostgreSQL plans it once instead of at
-  every call: planning cost more than running these short statements (about 0.6 ms of a
-  0.9 ms claim). Prepared statements live as long as the session and survive rollbacks;
-  a reconnect starts a fresh set. (Behind a pooler in transaction mode, such as PgBouncer
-  before 1.21, session state is not kept: set ``CROWDQA_PREPARED_STATEMENTS=false``.)
+- ``execute``: runs a statement; on PostgreSQL each distinct statement is prepared at its
+  second use in a database session (``PREPARE`` / ``EXECUTE``), so PostgreSQL plans it
+  once instead of at every call: planning cost more than running these short statements
+  (about 0.6 ms of a 0.9 ms claim). Prepared statements live as long as the session and
+  survive rollbacks; a reconnect starts a fresh set. They pay off on connections that
+  live across requests (``CONN_MAX_AGE``, 60 s in production). Behind a pooler in
+  transaction mode (PgBouncer before 1.21) session state is not kept: set
+  ``CROWDQA_PREPARED_STATEMENTS=false``.
 - ``columns`` / ``rows_load``: a model's concrete columns and model instances from rows of
   them, converted by Django's own converters, so raw rows load as the ORM would load them.
 - ``db_value``: a field's column and a Python value ready for it.
@@ -35,25 +37,36 @@ def placeholders(values: Sequence[Any]) -> str:
     return ", ".join(["%s"] * len(values)) or "NULL"
 
 
-def _prepared(conn: Any) -> dict[str, str]:
-    """This session's prepared statements (SQL text -> name); a new session, a new dict."""
+#: A statement is prepared at its second use in a session: a session that runs it once (a
+#: short-lived connection) pays nothing for preparing it.
+PREPARE_AT_USE = 2
+
+
+def _prepared(conn: Any) -> tuple[dict[str, str], dict[str, int]]:
+    """This session's prepared statements (SQL text -> name) and use counts of the others;
+    a new session starts both afresh."""
     state = conn.__dict__.get("_crowdqa_prepared")
     if state is None or state[0] is not conn.connection:
-        state = (conn.connection, {})
+        state = (conn.connection, {}, {})
         conn.__dict__["_crowdqa_prepared"] = state
-    return state[1]
+    return state[1], state[2]
 
 
 def execute(cursor: Any, sql: str, params: Sequence[Any] = ()) -> None:
-    """Run ``sql`` (``%s`` placeholders) with ``params``; prepared once per session on
-    PostgreSQL."""
+    """Run ``sql`` (``%s`` placeholders) with ``params``; on PostgreSQL prepared at its
+    second use in a session and executed by name from then on."""
     conn = cursor.db
     if conn.vendor != "postgresql" or not settings.CROWDQA_PREPARED_STATEMENTS:
         cursor.execute(sql, params)
         return
-    known = _prepared(conn)
+    known, uses = _prepared(conn)
     name = known.get(sql)
     if name is None:
+        uses[sql] = uses.get(sql, 0) + 1
+        if uses[sql] < PREPARE_AT_USE:
+            cursor.execute(sql, params)
+            return
+        del uses[sql]
         name = f"crowdqa_{len(known)}"
         pieces = sql.split("%s")
         numbered = pieces[0] + "".join(f"${n}{piece}" for n, piece in enumerate(pieces[1:], 1))

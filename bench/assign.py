@@ -7,14 +7,18 @@ over-filled (more submissions than overlap) assignments — both must be 0. Then
 works alone for a few seconds (--solo-seconds): the latency of a claim and a submit without
 queueing. With 50 workers and no think time the system is always saturated, so the loaded
 latencies are mostly queueing: by Little's law the mean claim + submit is workers / cycles
-per second, which the bench prints next to the target.
+per second, which the bench prints next to the target. Then the floor, in the same run:
+the same workers doing the barest claim + submit PostgreSQL allows, from psycopg2 (the
+engine's ratio to it is the figure that survives the machine's noise). With
+--paced-seconds the workers also run paced to --paced-rate cycles/s in all.
 
-Baseline named in the output: the paper-free target of the issue (p95 <= 50 ms and
->= 300 submits/s on this 2-core machine).
+Baselines named in the output: the issue's target (p95 <= 50 ms and >= 300 submits/s on
+this 2-core machine) and the floor measured in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench \\
         .venv/bin/python bench/assign.py [--workers 50] [--seconds 60] [--items 20000] \\
-        [--processes 2] [--solo-seconds 5]
+        [--processes 2] [--solo-seconds 5] [--floor-seconds 20] \\
+        [--paced-seconds 0 --paced-rate 300]
 
 It reads DATABASE_URL and refuses to run on SQLite. It migrates that database, builds its
 own project, and deletes the project afterwards.
@@ -30,6 +34,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -50,64 +55,155 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def _run_group(users, project_id, seconds, go, results) -> None:
-    """One process: a thread per worker, claiming and submitting until the deadline."""
+class EngineWorker:
+    """A worker through the engine: ``task_claim`` and ``task_submit``, as the pages do."""
+
+    def __init__(self, user, project_id) -> None:
+        from annotation.models import Project
+
+        self.user = user
+        self.project = Project.objects.get(pk=project_id)
+        self.name = user.username
+
+    def warm(self) -> None:
+        """Connect before the clock starts, as a long-lived web worker is connected."""
+        from django.db import connection
+
+        connection.ensure_connection()
+
+    def claim(self):
+        from annotation import engine
+
+        task = engine.task_claim(worker=self.user, project=self.project)
+        return task.pk if task is not None else None
+
+    def submit(self, slot_id) -> None:
+        from annotation import engine
+
+        engine.task_submit(assignment_id=slot_id, worker=self.user,
+                           payload={"no_answer": True})
+
+    def close(self) -> None:
+        from django.db import connections
+
+        connections.close_all()
+
+
+class FloorWorker:
+    """The floor: the barest claim and submit PostgreSQL allows, straight from psycopg2
+    (no Django, no transition log, no foreign keys, two indexes): a claim is one UPDATE of
+    the first open slot with SKIP LOCKED, a submit one UPDATE and one INSERT committed
+    together."""
+
+    def __init__(self, worker_id, table) -> None:
+        import psycopg2
+
+        self.worker_id, self.table, self.name = worker_id, table, f"floor-{worker_id}"
+        self.conn = psycopg2.connect(os.environ["DATABASE_URL"])
+        self.conn.autocommit = True
+        self.cursor = self.conn.cursor()
+
+    def warm(self) -> None:
+        pass  # connected in __init__
+
+    def claim(self):
+        self.cursor.execute(
+            f"UPDATE {self.table} SET status = 'active', worker = %s WHERE id = (SELECT id"
+            f" FROM {self.table} s WHERE status = 'open' AND NOT EXISTS (SELECT 1 FROM"
+            f" {self.table} t WHERE t.item = s.item AND t.worker = %s) ORDER BY item, id"
+            " LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id", [self.worker_id, self.worker_id])
+        row = self.cursor.fetchone()
+        return row[0] if row else None
+
+    def submit(self, slot_id) -> None:
+        self.conn.autocommit = False
+        self.cursor.execute(f"UPDATE {self.table} SET status = 'submitted' WHERE id = %s",
+                            [slot_id])
+        self.cursor.execute(f"INSERT INTO {self.table}_sub (slot, payload) VALUES (%s, %s)",
+                            [slot_id, '{"no_answer": true}'])
+        self.conn.commit()
+        self.conn.autocommit = True
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _run_group(make, ids, seconds, go, results, period=None) -> None:
+    """One process: a thread per worker (``make(id)``), claiming and submitting until the
+    deadline; back to back, or with ``period`` one cycle per worker every ``period``
+    seconds (a claim's latency then counts from its scheduled start, so a worker that
+    falls behind is not hidden)."""
     from django.db import connections
 
-    from annotation import engine
-    from annotation.models import Project
-
     connections.close_all()
-    project = Project.objects.get(pk=project_id)
     claim_ms: list[float] = []
     submit_ms: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
-    go.wait()
-    deadline = time.monotonic() + seconds
+    workers = [make(each) for each in ids]
+    connections.close_all()
+    warmed = threading.Semaphore(0)
+    start = threading.Event()
+    clock: dict[str, float] = {}
 
-    def work(user) -> None:
+    def work(worker, offset) -> None:
         mine_claim, mine_submit = [], []
+        worker.warm()
+        warmed.release()
+        start.wait()
+        deadline = clock["deadline"]
+        scheduled = time.perf_counter() + offset
         try:
             while time.monotonic() < deadline:
-                t0 = time.perf_counter()
-                task = engine.task_claim(worker=user, project=project)
+                if period is not None:
+                    time.sleep(max(0.0, scheduled - time.perf_counter()))
+                    t0, scheduled = scheduled, scheduled + period
+                else:
+                    t0 = time.perf_counter()
+                slot_id = worker.claim()
                 t1 = time.perf_counter()
                 mine_claim.append((t1 - t0) * 1000)
-                if task is None:
+                if slot_id is None:
                     break
-                engine.task_submit(assignment_id=task.pk, worker=user,
-                                   payload={"no_answer": True})
+                worker.submit(slot_id)
                 mine_submit.append((time.perf_counter() - t1) * 1000)
         except Exception as exc:
-            errors.append(f"{user.username}: {exc!r}")
+            errors.append(f"{worker.name}: {exc!r}")
         finally:
-            connections.close_all()
+            worker.close()
             with lock:
                 claim_ms.extend(mine_claim)
                 submit_ms.extend(mine_submit)
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in users]
+    # Paced workers start spread over one period, not all at once.
+    threads = [threading.Thread(target=work, args=(w, (period or 0) * n / len(workers)))
+               for n, w in enumerate(workers)]
     for t in threads:
         t.start()
+    for _ in threads:
+        warmed.acquire()
+    go.wait()  # every process connected: the clock starts
+    clock["deadline"] = time.monotonic() + seconds
+    start.set()
     for t in threads:
         t.join()
     results.put((claim_ms, submit_ms, errors))
 
 
-def _phase(users, project_id, seconds, processes):
-    """Run ``users`` as threads spread over ``processes`` processes (the GIL limits one
-    process to one core's worth of Python); returns their latencies and the wall time."""
+def _phase(make, ids, seconds, processes, period=None):
+    """Run a worker per id as threads spread over ``processes`` processes (the GIL limits
+    one process to one core's worth of Python); returns their latencies and the wall
+    time."""
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
-    go = ctx.Event()
-    groups = [users[i::processes] for i in range(processes)]
-    procs = [ctx.Process(target=_run_group, args=(group, project_id, seconds, go, results))
-             for group in groups if group]
+    groups = [group for group in (ids[i::processes] for i in range(processes)) if group]
+    go = ctx.Barrier(len(groups) + 1)
+    procs = [ctx.Process(target=_run_group, args=(make, group, seconds, go, results, period))
+             for group in groups]
     for proc in procs:
         proc.start()
+    go.wait()  # every worker connected
     began = time.monotonic()
-    go.set()
     claim_ms: list[float] = []
     submit_ms: list[float] = []
     errors: list[str] = []
@@ -121,6 +217,19 @@ def _phase(users, project_id, seconds, processes):
     return claim_ms, submit_ms, errors, time.monotonic() - began, len(procs)
 
 
+def _floor_tables(cursor, table: str, items: int) -> None:
+    cursor.execute(f"DROP TABLE IF EXISTS {table}, {table}_sub")
+    cursor.execute(f"CREATE TABLE {table} (id bigserial PRIMARY KEY, item int NOT NULL,"
+                   " status text NOT NULL, worker int)")
+    cursor.execute(f"CREATE TABLE {table}_sub (id bigserial PRIMARY KEY, slot bigint NOT NULL,"
+                   " payload jsonb NOT NULL)")
+    cursor.execute(f"INSERT INTO {table} (item, status) SELECT n / 2, 'open'"
+                   " FROM generate_series(0, %s) n", [2 * items - 1])
+    cursor.execute(f"CREATE INDEX ON {table} (item, id) WHERE status = 'open'")
+    cursor.execute(f"CREATE INDEX ON {table} (item, worker)")
+    cursor.execute(f"ANALYZE {table}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=50)
@@ -130,6 +239,13 @@ def main() -> int:
                         help="processes the worker threads are spread over")
     parser.add_argument("--solo-seconds", type=float, default=5.0,
                         help="then one worker alone this long (0: skip)")
+    parser.add_argument("--paced-seconds", type=float, default=0.0,
+                        help="then the workers paced to --paced-rate this long (default 0: "
+                        "skip)")
+    parser.add_argument("--paced-rate", type=float, default=TARGET_SUBMITS_PER_S,
+                        help="cycles per second the paced workers offer in all")
+    parser.add_argument("--floor-seconds", type=float, default=20.0,
+                        help="then the bare-SQL floor this long (0: skip)")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
         print("bench/assign.py needs DATABASE_URL=postgres://... (it refuses SQLite: row "
@@ -184,12 +300,40 @@ def main() -> int:
             cursor.execute(f"ANALYZE {table}")
 
     connections.close_all()
-    claim_ms, submit_ms, errors, elapsed, n_procs = _phase(users, project.pk, args.seconds,
+    engine_worker = partial(EngineWorker, project_id=project.pk)
+    claim_ms, submit_ms, errors, elapsed, n_procs = _phase(engine_worker, users, args.seconds,
                                                            args.processes)
     # One worker alone: the service time of a claim and a submit, without queueing.
-    solo_claim, solo_submit, solo_errors, _, _ = _phase(
-        [solo_user], project.pk, args.solo_seconds, 1) if args.solo_seconds else ([], [], [], 0, 0)
+    solo_claim, solo_submit, solo_errors, _, _ = (
+        _phase(engine_worker, [solo_user], args.solo_seconds, 1) if args.solo_seconds
+        else ([], [], [], 0, 0))
     errors += solo_errors
+    # Paced: the same workers offering --paced-rate cycles/s in all (a crowd has think
+    # time), so the latencies are those of a platform serving that rate, not saturated.
+    paced = None
+    if args.paced_seconds:
+        p_claim, p_submit, p_errors, p_elapsed, _ = _phase(
+            engine_worker, users, args.paced_seconds, args.processes,
+            period=args.workers / args.paced_rate)
+        errors += p_errors
+        paced = (len(p_submit) / p_elapsed, percentile(p_claim, 0.5),
+                 percentile(p_claim, 0.95), percentile(p_submit, 0.5),
+                 percentile(p_submit, 0.95))
+    # The floor, in the same run: what this machine gives the barest claim + submit.
+    floor = None
+    if args.floor_seconds:
+        table = f"bench_floor_{stamp}"
+        with connections["default"].cursor() as cursor:
+            _floor_tables(cursor, table, args.items)
+        connections.close_all()
+        f_claim, f_submit, f_errors, f_elapsed, _ = _phase(
+            partial(FloorWorker, table=table), list(range(1, args.workers + 1)),
+            args.floor_seconds, args.processes)
+        errors += f_errors
+        with connections["default"].cursor() as cursor:
+            cursor.execute(f"DROP TABLE {table}, {table}_sub")
+        floor = (len(f_submit) / f_elapsed, percentile(f_claim, 0.95),
+                 percentile(f_submit, 0.95))
 
     submitted = Assignment.objects.filter(stage=stage, status=Assignment.Status.SUBMITTED)
     per_item = Counter(submitted.values_list("item_id", flat=True))
@@ -214,6 +358,15 @@ def main() -> int:
               f"{statistics.median(solo_claim):.1f} / p95 {percentile(solo_claim, 0.95):.1f} ms, "
               f"submit p50 {statistics.median(solo_submit):.1f} / p95 "
               f"{percentile(solo_submit, 0.95):.1f} ms")
+    if paced is not None:
+        print(f"paced ({args.workers} workers offering {args.paced_rate:.0f} cycles/s in all, "
+              f"{args.paced_seconds:.0f} s): {paced[0]:.1f} submits/s, claim p50 {paced[1]:.1f} / "
+              f"p95 {paced[2]:.1f} ms, submit p50 {paced[3]:.1f} / p95 {paced[4]:.1f} ms")
+    if floor is not None:
+        print(f"floor (bare SQL from psycopg2, same {args.workers} workers, "
+              f"{args.floor_seconds:.0f} s): {floor[0]:.1f} cycles/s, claim p95 {floor[1]:.1f} ms, "
+              f"submit p95 {floor[2]:.1f} ms; the engine does {submits_per_s / floor[0]:.2f}x "
+              "the floor's cycles/s")
     # A closed loop without think time: each worker waits for its own claim and submit, so
     # (Little's law) mean claim + submit = workers / cycles per second.
     cycle_ms = 1000 * args.workers / submits_per_s if submits_per_s else float("nan")
@@ -234,7 +387,11 @@ def main() -> int:
           f"claim_p95_ms={claim_p95:.1f} submit_p95_ms={submit_p95:.1f} "
           f"duplicates={duplicates} overfilled={overfilled}"
           + (f" solo_claim_p95_ms={percentile(solo_claim, 0.95):.1f}"
-             f" solo_submit_p95_ms={percentile(solo_submit, 0.95):.1f}" if solo_claim else ""))
+             f" solo_submit_p95_ms={percentile(solo_submit, 0.95):.1f}" if solo_claim else "")
+          + (f" paced_submits_per_s={paced[0]:.1f} paced_claim_p95_ms={paced[2]:.1f}"
+             f" paced_submit_p95_ms={paced[4]:.1f}" if paced else "")
+          + (f" floor_cycles_per_s={floor[0]:.1f} floor_claim_p95_ms={floor[1]:.1f}"
+             f" floor_submit_p95_ms={floor[2]:.1f}" if floor else ""))
     return 0 if not errors and duplicates == 0 and overfilled == 0 else 1
 
 

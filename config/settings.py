@@ -97,6 +97,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for the writer instead of failing at once when a job and a request overlap.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Connections kept across requests (and with them the prepared claim and submit statements);
+# 60 s in production, per request elsewhere (runserver opens a thread per request).
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60 if PRODUCTION else 0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -92,3 +92,24 @@ def test_database_url_switches_to_postgresql():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
     assert out == ["django.db.backends.postgresql", "False"]
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({}, "60"),  # production keeps connections, and their prepared statements
+    ({"CROWDQA_ENV": None}, "0"),  # development: a connection per request (runserver)
+    ({"CONN_MAX_AGE": "5"}, "5"),
+])
+def test_connections_are_kept_in_production(overrides, expected):
+    env = {k: v for k, v in os.environ.items() if k not in SAFE and k != "CONN_MAX_AGE"}
+    env.update(SAFE)
+    for key, value in overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    code = ("import django; django.setup(); from django.conf import settings; "
+            "print(settings.DATABASES['default']['CONN_MAX_AGE'])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
+                         text=True, timeout=60, check=True).stdout.split()
+    assert out == [expected]
