@@ -217,16 +217,19 @@ def _role_kinds(role: Role) -> list[str]:
             if not kind.automatic and kind.role == role]
 
 
-def worker_stages(
-    *, worker: Any, project: Project | None = None, role: Role | None = None
-) -> list[tuple[int, str]]:
-    """(id, kind) of the human stages of active projects the worker may work, latest stage
-    first: stages of annotator kinds where they are an annotator member, stages of checker
-    kinds where they are a checker member (only those of ``role`` when given)."""
+def worker_queue(
+    *, worker: Any, project: Project | None = None, role: Role | None = None,
+    now: Any = None,
+) -> tuple[int | None, list[tuple[int, str, bool]]]:
+    """The human stages of active projects the worker may work, latest stage first, as
+    (id, kind, has an open pool slot): stages of annotator kinds where they are an
+    annotator member, of checker kinds where they are a checker member (only ``role``'s
+    when given). With ``now``, also the id of their live slot (None when they hold none)."""
     roles = [role] if role else [Role.ANNOTATOR, Role.CHECKER]
-    return slots.worker_stages(
+    return slots.worker_queue(
         worker=worker, project_id=project.pk if project is not None else None,
-        kinds_by_role={each.value: _role_kinds(each) for each in roles},
+        kinds_by_role={each.value: _role_kinds(each) for each in roles}, now=now,
+        live_kinds=_role_kinds(role) if role is not None else None,
     )
 
 
@@ -256,12 +259,8 @@ def task_claim(
     # pipelines beats starting new ones. One claim per stage lets PostgreSQL walk the
     # partial index of open slots in order and stop at the first slot this worker may
     # take that nobody else holds.
-    roles = [role] if role else [Role.ANNOTATOR, Role.CHECKER]
-    live_id, stages = slots.worker_queue(
-        worker=worker, project_id=project.pk if project is not None else None,
-        kinds_by_role={each.value: _role_kinds(each) for each in roles},
-        now=timezone.now(), live_kinds=_role_kinds(role) if role is not None else None,
-    )
+    live_id, stages = worker_queue(worker=worker, project=project, role=role,
+                                   now=timezone.now())
     if live_id is not None:
         current = slots.slot_get(live_id)
         if current is not None:

@@ -111,23 +111,14 @@ def _stages(
     return text, params
 
 
-def worker_stages(
-    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None = None
-) -> list[tuple[int, str]]:
-    """(id, kind) of the human stages of active projects the worker may work, latest
-    stage first: stages of a role's kinds in projects where the worker is a member in that
-    role."""
-    stages = worker_queue(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)[1]
-    return [(pk, kind) for pk, kind, _ in stages]
-
-
 def worker_queue(
     *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None = None,
     now: datetime | None = None, live_kinds: Sequence[str] | None = None,
 ) -> tuple[int | None, list[tuple[int, str, bool]]]:
     """The id of the worker's live slot (with ``now``; of ``live_kinds`` when given) and
-    the stages of ``worker_stages`` with whether each has an open pool slot, in one
-    query."""
+    (id, kind, has an open pool slot) of the human stages of active projects the worker
+    may work, latest stage first: stages of a role's kinds in projects where the worker is
+    a member in that role. One query."""
     stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)
     parts, params = [], []
     if now is not None:
