@@ -20,8 +20,11 @@ SAFE = {
 }
 
 
-def _start(env_overrides: dict[str, str | None]) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in SAFE}
+def _start(env_overrides: dict[str, str | None],
+           code: str = "print('started')") -> subprocess.CompletedProcess:
+    """Django set up in a fresh process with the safe production environment, changed by
+    ``env_overrides`` (None removes a variable), then ``code`` run."""
+    env = {k: v for k, v in os.environ.items() if k not in SAFE and k != "CONN_MAX_AGE"}
     env.update(SAFE)
     for key, value in env_overrides.items():
         if value is None:
@@ -29,7 +32,7 @@ def _start(env_overrides: dict[str, str | None]) -> subprocess.CompletedProcess:
         else:
             env[key] = value
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); print('started')"],
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
         cwd=REPO, env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
         capture_output=True, text=True, timeout=60,
     )
@@ -100,16 +103,7 @@ def test_database_url_switches_to_postgresql():
     ({"CONN_MAX_AGE": "5"}, "5"),
 ])
 def test_connections_are_kept_in_production(overrides, expected):
-    env = {k: v for k, v in os.environ.items() if k not in SAFE and k != "CONN_MAX_AGE"}
-    env.update(SAFE)
-    for key, value in overrides.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    code = ("import django; django.setup(); from django.conf import settings; "
-            "print(settings.DATABASES['default']['CONN_MAX_AGE'])")
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
-                         env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
-                         text=True, timeout=60, check=True).stdout.split()
-    assert out == [expected]
+    result = _start(overrides, "from django.conf import settings; "
+                    "print(settings.DATABASES['default']['CONN_MAX_AGE'])")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [expected]
