@@ -292,12 +292,17 @@ def main() -> int:
         users.append(user)
     users, solo_user = users[:-1], users[-1]
 
-    # Fresh statistics, as autovacuum keeps them on a live database: right after a bulk
-    # load the planner would take every slot for open and plan the claim badly.
+    # Fresh statistics and no dead rows left by earlier runs, as autovacuum keeps a live
+    # database: right after a bulk load the planner would take every slot for open and plan
+    # the claim badly, and the rows earlier runs deleted would still be walked by this one
+    # (this machine's PostgreSQL runs with autovacuum off).
     with connections["default"].cursor() as cursor:
+        cursor.execute("SHOW autovacuum")
+        autovacuum = cursor.fetchone()[0]
         for table in ("annotation_item", "annotation_assignment", "annotation_submission",
                       "annotation_transitionlog"):
-            cursor.execute(f"ANALYZE {table}")
+            cursor.execute(f"VACUUM (ANALYZE) {table}")
+    print(f"autovacuum={autovacuum}; vacuumed and analysed the engine's tables", flush=True)
 
     connections.close_all()
     engine_worker = partial(EngineWorker, project_id=project.pk)

@@ -187,3 +187,34 @@ def test_emitting_is_idempotent_and_keeps_the_first_item(newsqa_project, answer_
     assert slots.stage_after(question_stage, "newsqa_answer") == answer_stage
     assert slots.stage_after(answer_stage, "newsqa_question") is None
     assert isinstance(slots.stage_after(question_stage, "newsqa_validate"), Stage)
+
+
+def test_a_long_history_does_not_slow_the_claim(newsqa_project, answer_stage, workers):
+    """The worker's own slots are probed per candidate through the (item, worker) index, not
+    read whole and compared with every candidate (an anti join: quadratic in the history,
+    1 s per claim for a worker with 4,700 slots behind them)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the plan is PostgreSQL's")
+    worker = workers["ann1"]
+    items = Item.objects.bulk_create([
+        Item(project=newsqa_project, stage=answer_stage, key=f"h{n}", overlap=2,
+             status=Item.Status.OPEN, data={"question": f"Question {n}?"})
+        for n in range(400)
+    ])
+    now = timezone.now()
+    # The worker answered each of the first 300 items; their second slots are still open.
+    Assignment.objects.bulk_create(
+        [Assignment(item=item, stage=answer_stage, status="submitted", worker=worker,
+                    claimed_at=now, submitted_at=now) for item in items[:300]]
+        + [Assignment(item=item, stage=answer_stage) for item in items]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_assignment")
+        candidates, params = slots.slot_candidates(worker=worker, stage_id=answer_stage.pk)
+        cursor.execute(f"EXPLAIN {candidates} LIMIT 1", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Anti Join" not in plan, plan
+    assert "annotation_slot_item_worker" in plan, plan
+    slot = slots.slot_claim(worker=worker, stage_id=answer_stage.pk, now=now,
+                            lease=timedelta(minutes=5))
+    assert slot.item_id == items[300].pk
