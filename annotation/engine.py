@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import slots
+from annotation import slots, sql
 from annotation.batches import (
     batches_fill,
     batches_flush_ready,
@@ -255,17 +255,34 @@ def task_claim(
     PostgreSQL the slot row is locked with SKIP LOCKED so concurrent claims never meet.
     With ``role``, only stages of that role's kinds (a checker's review queue).
     """
-    # The live slot and the stages in one query. Later stages first: finishing started
-    # pipelines beats starting new ones. One claim per stage lets PostgreSQL walk the
-    # partial index of open slots in order and stop at the first slot this worker may
-    # take that nobody else holds.
-    live_id, stages = worker_queue(worker=worker, project=project, role=role,
-                                   now=timezone.now())
-    if live_id is not None:
-        current = slots.slot_get(live_id)
-        if current is not None:
-            return current
-    slot = _claim_open_slot(worker, stages)
+    # Later stages first: finishing started pipelines beats starting new ones. Each stage's
+    # open slots are walked in order on a partial index that stops at the first slot this
+    # worker may take that nobody else holds.
+    now = timezone.now()
+    if sql.db().vendor == "postgresql":
+        # The live slot, the stages and the claim in one statement (batched stages aside).
+        roles = [role] if role else [Role.ANNOTATOR, Role.CHECKER]
+        got, slot, found = slots.slot_claim_next(
+            worker=worker, kinds_by_role={each.value: _role_kinds(each) for each in roles},
+            now=now, lease=lease_duration(),
+            project_id=project.pk if project is not None else None,
+            live_kinds=_role_kinds(role) if role is not None else None,
+            batched_kinds=_batched_kinds(),
+        )
+        if got:
+            return slot
+        stages = [(pk, kind, True) for pk, kind in found]
+        if set(_batched_kinds()) & {kind for _, kind in found}:
+            slot = _claim_open_slot(worker, stages)
+    else:
+        # The live slot and the stages in one query, then a claim per stage with open
+        # slots.
+        live_id, stages = worker_queue(worker=worker, project=project, role=role, now=now)
+        if live_id is not None:
+            current = slots.slot_get(live_id)
+            if current is not None:
+                return current
+        slot = _claim_open_slot(worker, stages)
     if slot is None and leases_expire(stage_ids=[pk for pk, _, _ in stages]):
         # Leases past their expiry are also checked here, not only by the periodic job;
         # the slots they return are new, so every stage is tried again.

@@ -82,8 +82,11 @@ def slot_get(pk: int) -> Assignment | None:
 
 
 def _stages(
-    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None
+    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None,
+    has_open: bool = True,
 ) -> tuple[str, list[Any]] | None:
+    """SELECT id, kind, order (and with ``has_open`` whether the stage has an open pool
+    slot) of the stages of active projects the worker may work."""
     allowed, params = [], []
     for role, kinds in kinds_by_role.items():
         if not kinds:
@@ -99,10 +102,11 @@ def _stages(
     # Whether the stage has any open pool slot: the claim skips stages with none. Written
     # as the claim's own ordered LIMIT 1 so that PostgreSQL walks the partial index of open
     # slots (an EXISTS was planned as a scan of every slot of the table).
-    text = ('SELECT s.id, s.kind, s."order", CASE WHEN (SELECT a.id FROM'
-            " annotation_assignment a WHERE a.stage_id = s.id AND a.status = 'open'"
-            " AND a.reserved_for_id IS NULL ORDER BY a.priority, a.item_id, a.id LIMIT 1)"
-            " IS NULL THEN 0 ELSE 1 END AS has_open"
+    open_flag = (", CASE WHEN (SELECT a.id FROM annotation_assignment a"
+                 " WHERE a.stage_id = s.id AND a.status = 'open' AND a.reserved_for_id IS NULL"
+                 " ORDER BY a.priority, a.item_id, a.id LIMIT 1) IS NULL THEN 0 ELSE 1 END"
+                 " AS has_open") if has_open else ""
+    text = (f'SELECT s.id, s.kind, s."order"{open_flag}'
             " FROM annotation_stage s JOIN annotation_project p ON p.id = s.project_id"
             f" WHERE p.status = 'active' AND ({' OR '.join(allowed)})")
     if project_id is not None:
@@ -139,9 +143,11 @@ def worker_queue(
                      if part == 1]
 
 
-def slot_candidates(*, worker: Any, stage_id: int, reserved: bool = False) -> tuple[str, list]:
-    """The SELECT of the open slots of the stage this worker may take, first to take first
-    (without the row lock ``slot_claim`` adds), and its parameters."""
+def slot_candidates(*, worker: Any, stage: str = "%s", reserved: bool = False
+                    ) -> tuple[str, list]:
+    """The SELECT of the open slots of a stage this worker may take, first to take first
+    (without the row lock ``slot_claim`` adds), and its parameters after the stage's.
+    ``stage``: the SQL the stage id is read from (a placeholder by default)."""
     if reserved:
         condition, params = "a.reserved_for_id = %s", [worker.pk]
     else:
@@ -160,8 +166,8 @@ def slot_candidates(*, worker: Any, stage_id: int, reserved: bool = False) -> tu
         )
         params = [worker.pk, worker.pk]
     return ("SELECT a.id FROM annotation_assignment a"
-            f" WHERE a.stage_id = %s AND a.status = 'open' AND {condition}"
-            " ORDER BY a.priority, a.item_id, a.id"), [stage_id, *params]
+            f" WHERE a.stage_id = {stage} AND a.status = 'open' AND {condition}"
+            " ORDER BY a.priority, a.item_id, a.id"), params
 
 
 def slot_claim(
@@ -175,16 +181,76 @@ def slot_claim(
     Skips slots other claims hold locked, so concurrent claims never wait on or meet each
     other.
     """
-    candidates, params = slot_candidates(worker=worker, stage_id=stage_id, reserved=reserved)
+    candidates, params = slot_candidates(worker=worker, reserved=reserved)
     lock = (" FOR NO KEY UPDATE SKIP LOCKED"
             if sql.db().features.has_select_for_update_skip_locked else "")
     rows = transition_rows(
         Assignment, AS.ACTIVE, source=AS.OPEN, where=f"id = ({candidates} LIMIT 1{lock})",
-        params=params, actor=worker,
+        params=[stage_id, *params], actor=worker,
         fields={"worker": worker.pk, "claimed_at": now, "lease_expires_at": now + lease},
         returning=sql.column_names(Assignment),
     )
     return sql.rows_load(Assignment, rows)[0] if rows else None
+
+
+def slot_claim_next(
+    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], now: datetime,
+    lease: timedelta, project_id: int | None = None, live_kinds: Sequence[str] | None = None,
+    batched_kinds: Sequence[str] = (),
+) -> tuple[str, Assignment | None, list[tuple[int, str]]]:
+    """PostgreSQL only: ``worker_queue`` and ``slot_claim`` in one statement.
+
+    Returns ``("live", slot, stages)`` when the worker holds a live slot (nothing is
+    claimed), ``("claimed", slot, stages)`` when the first open slot they may take of their
+    latest stage that has one is now theirs, and ``("", None, stages)`` otherwise: nothing
+    open, or (batched kinds among their stages) nothing tried, since a batched stage claims
+    through its batches (``annotation.batches``). ``stages`` are (id, kind), latest first.
+
+    Each stage's candidates are walked in claim order under ``SKIP LOCKED`` and the walk
+    stops at the first stage that yields a slot (a nested loop over the ordered stages under
+    ``LIMIT 1``), so an empty stage costs one index probe.
+    """
+    stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id,
+                     has_open=False)
+    live, live_params = _live(worker=worker, now=now, project_id=project_id, kinds=live_kinds,
+                              what=sql.columns(Assignment, "a"))
+    if stages is None:
+        stages = ('SELECT NULL::bigint AS id, NULL::text AS kind, NULL::int AS "order"'
+                  " WHERE false", [])
+    skip_batched, batched_params = "", []
+    if batched_kinds:
+        skip_batched = (" AND NOT EXISTS (SELECT 1 FROM stages WHERE kind IN"
+                        f" ({sql.placeholders(batched_kinds)}))")
+        batched_params = list(batched_kinds)
+    # The candidates of each stage in turn, the stage read from the outer row.
+    candidates, candidate_params = slot_candidates(worker=worker, stage="st.id")
+    before = (
+        f"live AS ({live}), stages AS ({stages[0]}), pick AS (SELECT c.id FROM"
+        ' (SELECT id, "order" FROM stages ORDER BY "order" DESC, id) st CROSS JOIN LATERAL'
+        f" ({candidates} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) c"
+        f" WHERE NOT EXISTS (SELECT 1 FROM live){skip_batched}"
+        ' ORDER BY st."order" DESC, st.id LIMIT 1)',
+        [*live_params, *stages[1], *candidate_params, *batched_params],
+    )
+    prefix, params = transition_cte(
+        Assignment, AS.ACTIVE, source=AS.OPEN, where="id = (SELECT id FROM pick)",
+        actor=worker, fields={"worker": worker.pk, "claimed_at": now,
+                              "lease_expires_at": now + lease},
+        returning=sql.column_names(Assignment), before=before,
+    )
+    names = ", ".join(sql.db().ops.quote_name(c) for c in sql.column_names(Assignment))
+    with sql.db().cursor() as cursor:
+        sql.execute(
+            cursor,
+            f"{prefix} SELECT got.*, (SELECT coalesce(json_agg(json_build_array(s.id, s.kind)"
+            """ ORDER BY s."order" DESC, s.id), '[]') FROM stages s) FROM (SELECT 1) one"""
+            f" LEFT JOIN (SELECT 'claimed' AS got, {names} FROM moved UNION ALL"
+            f" SELECT 'live', {names} FROM live) got ON true",
+            params,
+        )
+        got, *row, stage_list = cursor.fetchone()
+    slot = sql.rows_load(Assignment, [row])[0] if got else None
+    return got or "", slot, [(pk, kind) for pk, kind in stage_list]
 
 
 def slot_for_submit(assignment_id: int) -> tuple[Item, Assignment] | None:

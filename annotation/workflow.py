@@ -80,8 +80,8 @@ def _transition_sql(
     model: type[models.Model], names: tuple[str, ...], where: str, returning: tuple[str, ...],
     vendor: str,
 ) -> tuple[str, str]:
-    """PostgreSQL: the ``WITH moved …, logged …`` prefix of one statement that moves and
-    logs the rows, and its default ending. SQLite: the UPDATE and the log insert run after
+    """PostgreSQL: the ``moved …, logged …`` CTEs of one statement that moves and logs the
+    rows, and its default ending. SQLite: the UPDATE and the log insert run after
     it."""
     qn = sql.db().ops.quote_name
     table, log = qn(model._meta.db_table), qn(TransitionLog._meta.db_table)
@@ -93,7 +93,7 @@ def _transition_sql(
     log_columns = "model, object_id, from_status, to_status, actor_id, note, at"
     if vendor == "postgresql":
         # One statement: the update and its log rows commit together or not at all.
-        return (f"WITH moved AS ({update} RETURNING {back}), logged AS ("
+        return (f"moved AS ({update} RETURNING {back}), logged AS ("
                 f"INSERT INTO {log} ({log_columns}) SELECT %s, moved_id, %s, %s, %s, %s, %s "
                 f"FROM moved)"), f" SELECT {back_names} FROM moved"
     return (f"{update} RETURNING {back}",
@@ -120,17 +120,21 @@ def transition_cte(
     model: type[models.Model], to: str, *, source: str, where: str,
     params: Sequence[Any] = (), actor: Any = None, note: str = "",
     fields: dict[str, Any] | None = None, returning: Sequence[str] = (),
+    before: tuple[str, Sequence[Any]] = ("", ()),
 ) -> tuple[str, list[Any]]:
     """PostgreSQL only: the ``WITH moved AS (…), logged AS (…)`` prefix (and its
     parameters) of a statement that makes the move of ``transition_rows``; the caller adds
     its own CTEs and SELECT, reading the moved rows from ``moved`` (``moved_id`` and the
-    ``returning`` columns), so that more writes join the same statement."""
+    ``returning`` columns), so that more writes join the same statement. ``before``: CTEs
+    (text and parameters) that go ahead of ``moved``, for ``where`` to read."""
     if sql.db().vendor != "postgresql":
         raise NotImplementedError("transition_cte needs PostgreSQL; use transition_rows")
-    prefix, _, update_params, log_values = _transition_params(
+    ctes, _, update_params, log_values = _transition_params(
         model, to, source=source, params=params, actor=actor, note=note, fields=fields,
         returning=returning, where=where)
-    return prefix, [*update_params, *log_values]
+    head, head_params = before
+    return (f"WITH {head + ', ' if head else ''}{ctes}",
+            [*head_params, *update_params, *log_values])
 
 
 def transition_rows(
@@ -148,7 +152,7 @@ def transition_rows(
     conn = sql.db()
     with conn.cursor() as cursor:
         if conn.vendor == "postgresql":
-            sql.execute(cursor, first + second, [*update_params, *log_values])
+            sql.execute(cursor, f"WITH {first}{second}", [*update_params, *log_values])
             rows = cursor.fetchall()
         else:
             with transaction.atomic():

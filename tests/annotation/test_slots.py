@@ -210,11 +210,50 @@ def test_a_long_history_does_not_slow_the_claim(newsqa_project, answer_stage, wo
     )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_assignment")
-        candidates, params = slots.slot_candidates(worker=worker, stage_id=answer_stage.pk)
-        cursor.execute(f"EXPLAIN {candidates} LIMIT 1", params)
+        candidates, params = slots.slot_candidates(worker=worker)
+        cursor.execute(f"EXPLAIN {candidates} LIMIT 1", [answer_stage.pk, *params])
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Anti Join" not in plan, plan
     assert "annotation_slot_item_worker" in plan, plan
     slot = slots.slot_claim(worker=worker, stage_id=answer_stage.pk, now=now,
                             lease=timedelta(minutes=5))
     assert slot.item_id == items[300].pk
+
+
+def test_the_claim_statement_takes_the_latest_stage_first_and_keeps_a_live_slot(
+        newsqa_project, answer_stage, answer_items, workers):
+    if connection.vendor != "postgresql":
+        pytest.skip("the one-statement claim is PostgreSQL's")
+    worker = workers["ann1"]
+    kinds = {Role.ANNOTATOR.value: ["newsqa_question", "newsqa_answer", "newsqa_validate"]}
+    now, lease = timezone.now(), timedelta(minutes=5)
+
+    def claim(at, **extra):
+        return slots.slot_claim_next(worker=worker, kinds_by_role=kinds, now=at, lease=lease,
+                                     project_id=newsqa_project.pk, **extra)
+
+    # Validation has nothing open, so the answer stage comes before the question stage.
+    got, slot, stages = claim(now)
+    assert [kind for _, kind in stages] == ["newsqa_validate", "newsqa_answer",
+                                            "newsqa_question"]
+    assert got == "claimed" and slot.stage_id == answer_stage.pk
+    assert slot.item_id == answer_items[0].pk and slot.status == "active"
+    assert slot.worker_id == worker.pk and slot.lease_expires_at == now + lease
+    assert Assignment.objects.get(pk=slot.pk).status == "active"
+    assert TransitionLog.objects.filter(model="Assignment", object_id=slot.pk,
+                                        to_status="active", actor=worker).count() == 1
+    # While its lease runs, the worker gets the same slot back and nothing more is claimed.
+    got, again, _ = claim(now + timedelta(minutes=1))
+    assert got == "live" and again.pk == slot.pk
+    assert Assignment.objects.filter(worker=worker, status="active").count() == 1
+    # A batched kind among the stages: nothing is tried (batches claim their own way).
+    got, none, stages = claim(now + timedelta(days=1), batched_kinds=["newsqa_question"])
+    assert (got, none, len(stages)) == ("", None, 3)
+    assert Assignment.objects.filter(worker=worker, status="active").count() == 1
+    # Not a member of the project: no stages and no claim.
+    outsider = user_with_roles("outsider", Role.ANNOTATOR)
+    assert slots.slot_claim_next(worker=outsider, kinds_by_role=kinds, now=now, lease=lease,
+                                 project_id=newsqa_project.pk) == ("", None, [])
+    # No kinds to work at all (a role without human stages).
+    assert slots.slot_claim_next(worker=worker, kinds_by_role={}, now=now + timedelta(days=1),
+                                 lease=lease) == ("", None, [])
