@@ -35,7 +35,7 @@ from annotation.models import (
     Submission,
 )
 from annotation.roles import Role
-from annotation.stages import Emit, stage_kind
+from annotation.stages import Emit, StageKind, stage_kind
 from annotation.workflow import transition
 from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.models import Job
@@ -110,12 +110,17 @@ def project_start(*, project: Project, actor: Any = None) -> Project:
     return project
 
 
-def stage_run_enqueue(*, stage: Stage, user: Any = None, once: bool = False) -> Job | None:
-    """Run an automatic stage as a job; with ``once``, not when one is already queued or
-    the stage has nothing pending (an earlier run of the same commit took it all)."""
-    if once and not slots.stage_run_wanted(stage.pk):
-        return None
+def stage_run_enqueue(*, stage: Stage, user: Any = None) -> Job:
+    """Run an automatic stage as a job."""
     return job_create(kind="stage_run", params={"stage_id": stage.pk}, user=user)
+
+
+def _stage_run_when_wanted(stage_id: int) -> None:
+    """After a commit that emitted items to an automatic stage: run it, unless a run is
+    queued already (it will see them all when it starts) or nothing is pending (an earlier
+    run of the same commit took it all)."""
+    if slots.stage_run_wanted(stage_id):
+        job_create(kind="stage_run", params={"stage_id": stage_id})
 
 
 @job_handler("stage_run")
@@ -133,38 +138,37 @@ def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
 
 # Emitting items ------------------------------------------------------------------------
 
+def _no_target(source_stage: Stage, kind: str) -> ValidationError:
+    return ValidationError(f"project {source_stage.project} has no stage of kind {kind!r} "
+                           f"after stage {source_stage.order}")
+
+
 def _target_stage(source_stage: Stage, kind: str) -> Stage:
     target = slots.stage_after(source_stage, kind)
     if target is None:
-        raise ValidationError(f"project {source_stage.project} has no stage of kind {kind!r} "
-                              f"after stage {source_stage.order}")
+        raise _no_target(source_stage, kind)
     return target
 
 
-def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = None) -> int:
-    """Create the emitted items (idempotent by stage + key). Returns how many are new.
+def _emitted_item(emit: Emit, *, project_id: int, parent: Item | None, now: Any,
+                  target: Stage | None = None) -> Item:
+    """The unsaved item ``emit`` asks for (its stage set later when ``target`` is None)."""
+    spec = stage_kind(emit.kind)
+    return Item(
+        project_id=project_id, stage=target, key=emit.key, data=emit.data, parent=parent,
+        document_id=emit.document_id, split=emit.split,
+        overlap=emit.overlap or (spec.overlap(target) if target is not None else 1),
+        status=IS.PENDING if spec.automatic else IS.OPEN, created_at=now,
+    )
 
-    Human targets open with ``overlap`` slots; automatic targets get a job on commit.
-    """
-    created = 0
-    to_run: dict[int, Stage] = {}
-    batched: dict[int, Stage] = {}
-    targets: dict[str, Stage] = {}
-    now = timezone.now()
-    for emit in emits:
-        if emit.kind not in targets:
-            targets[emit.kind] = _target_stage(source_stage, emit.kind)
-        target = targets[emit.kind]
-        spec = target.kind_spec
-        item = Item(
-            project_id=target.project_id, stage=target, key=emit.key, data=emit.data,
-            parent=parent, document_id=emit.document_id, split=emit.split,
-            overlap=emit.overlap or spec.overlap(target),
-            status=IS.PENDING if spec.automatic else IS.OPEN, created_at=now,
-        )
-        if not slots.item_insert(item):
-            continue
-        created += 1
+
+def _emitted_follow_up(new: list[tuple[Emit, Item]], targets: dict[int, Stage]) -> None:
+    """What new emitted items need: their exclusions, slots in human stages (batches in
+    batched ones), a run of automatic stages once the transaction commits."""
+    to_run: set[int] = set()
+    batched: set[int] = set()
+    for emit, item in new:
+        spec = stage_kind(emit.kind)
         if emit.exclude_user_ids:
             ItemExclusion.objects.bulk_create(
                 [ItemExclusion(item=item, user_id=uid, reason=emit.exclusion_reason)
@@ -172,16 +176,42 @@ def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = 
                 ignore_conflicts=True,
             )
         if spec.automatic:
-            to_run[target.pk] = target
+            to_run.add(item.stage_id)
         else:
             slots_add(item=item, n=item.overlap)
             if spec.batched:
-                batched[target.pk] = target
-    for target in batched.values():
-        batches_fill(stage=target)
-    for target in to_run.values():
-        transaction.on_commit(lambda t=target: stage_run_enqueue(stage=t, once=True))
-    return created
+                batched.add(item.stage_id)
+    for stage_id in sorted(batched):
+        batches_fill(stage=targets[stage_id])
+    for stage_id in sorted(to_run):
+        transaction.on_commit(lambda s=stage_id: _stage_run_when_wanted(s))
+
+
+def _targets(source_stage: Stage, emits: list[Emit]) -> dict[str, Stage]:
+    """The stage each emitted kind goes to; ValidationError when the project has none."""
+    kinds = dict.fromkeys(emit.kind for emit in emits)
+    return {kind: _target_stage(source_stage, kind) for kind in kinds}
+
+
+def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = None) -> int:
+    """Create the emitted items (idempotent by stage + key). Returns how many are new.
+
+    Human targets open with ``overlap`` slots; automatic targets get a job on commit.
+    """
+    return _items_emit(source_stage, emits, parent, _targets(source_stage, emits))
+
+
+def _items_emit(source_stage: Stage, emits: list[Emit], parent: Item | None,
+                targets: dict[str, Stage]) -> int:
+    now = timezone.now()
+    new = []
+    for emit in emits:
+        item = _emitted_item(emit, project_id=source_stage.project_id, parent=parent, now=now,
+                             target=targets[emit.kind])
+        if slots.item_insert(item):
+            new.append((emit, item))
+    _emitted_follow_up(new, {target.pk: target for target in targets.values()})
+    return len(new)
 
 
 def slots_add(*, item: Item, n: int, reserved_for: Any = None, round_no: int = 1) -> None:
@@ -192,13 +222,42 @@ def slots_add(*, item: Item, n: int, reserved_for: Any = None, round_no: int = 1
     ])
 
 
+def _target_free(emit: Emit) -> bool:
+    """Whether the item ``emit`` asks for can be built without reading its target stage:
+    its overlap is given, or its kind takes none from the stage's parameters (batches are
+    filled from the stage)."""
+    spec = stage_kind(emit.kind)
+    fixed = not spec.overlap_param and type(spec).overlap is StageKind.overlap
+    return bool(emit.overlap or fixed) and not spec.batched
+
+
 def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) -> None:
-    """Mark ``item`` done (recording ``result``) and emit its successors."""
+    """Mark ``item`` done (recording ``result``) and emit its successors.
+
+    On PostgreSQL, when no emitted item needs its target stage's parameters, the move, its
+    log row, the targets' lookup and the emitted items are one statement.
+    """
     fields: dict[str, Any] = {"finished_at": timezone.now()}
     if result is not None:
         fields["result"] = result
-    transition(item, IS.DONE, **fields)
-    items_emit(source_stage=item.stage, emits=emits, parent=item)
+    if sql.db().vendor != "postgresql" or not all(_target_free(emit) for emit in emits):
+        targets = _targets(item.stage, emits)  # a missing stage refused before any write
+        transition(item, IS.DONE, **fields)
+        _items_emit(item.stage, emits, item, targets)
+        return
+    now = fields["finished_at"]
+    built = [(emit, _emitted_item(emit, project_id=item.project_id, parent=item, now=now))
+             for emit in emits]
+    outcome = slots.item_done_and_emit(item=item, fields=fields,
+                                       emitted=[(emit.kind, new) for emit, new in built])
+    for (emit, _), (target_id, _) in zip(built, outcome, strict=True):
+        if target_id is None:
+            raise _no_target(item.stage, emit.kind)
+    item.status = IS.DONE
+    for name, value in fields.items():
+        setattr(item, name, value)
+    _emitted_follow_up([each for each, (_, is_new) in zip(built, outcome, strict=True)
+                        if is_new], {})
 
 
 # Claiming and working tasks ----------------------------------------------------------------
@@ -370,16 +429,15 @@ def task_submit(
             raise TaskError("your time for this task ran out; take the next task")
         spec = item.stage.kind_spec
         cleaned = spec.clean_payload(item, payload)
-        submission, remaining = slots.slot_submit(
+        submission, submissions = slots.slot_submit(
             slot=assignment, item=item, worker=worker, payload=cleaned, now=now,
             active_time_s=active_time_s,
         )
-        if not remaining:
+        if submissions is not None:  # no slot of the item is open or active any more
             if spec.batched:
                 # Finished only when its batch passes inspection.
                 item_work_in(item=item)
             else:
-                submissions = slots.submissions_of(item)
                 emits = spec.on_items_complete(item, submissions)
                 if emits is not None:
                     item_finish(item=item, emits=emits)

@@ -17,8 +17,8 @@ claim and what a finished item emits.
 - ``slot_for_submit``: the slot and its item (with its stage and document), both locked
   by one statement.
 - ``slot_submit``: the slot moved to ``submitted`` and its submission written (one
-  statement on PostgreSQL), returning how many slots of the item are still open or active
-  (none: the item is complete).
+  statement on PostgreSQL), returning all the item's submissions when no slot of it is
+  open or active any more (the item is complete).
 - ``item_insert``: an emitted item, idempotent by (stage, key).
 - ``stage_run_wanted``: whether an automatic stage has pending items and no queued run.
 
@@ -297,10 +297,11 @@ _SUBMISSION_FIELDS = ("item_id", "stage_id", "worker_id", "payload", "time_on_ta
 def slot_submit(
     *, slot: Assignment, item: Item, worker: Any, payload: dict[str, Any], now: datetime,
     active_time_s: float | None,
-) -> tuple[Submission, int]:
-    """Move ``slot`` (locked, active) to ``submitted`` and write its submission; returns
-    the submission and how many slots of the item are still open or active (none: the item
-    is complete). One statement on PostgreSQL."""
+) -> tuple[Submission, list[Submission] | None]:
+    """Move ``slot`` (locked, active) to ``submitted`` and write its submission. Returns
+    the submission and, when no slot of the item is open or active any more (the item is
+    complete), all the item's submissions in the order they came in; None otherwise. One
+    statement on PostgreSQL."""
     submission = Submission(
         assignment=slot, item=item, stage_id=item.stage_id, worker=worker, payload=payload,
         time_on_task_s=(now - slot.claimed_at).total_seconds(), active_time_s=active_time_s,
@@ -310,40 +311,48 @@ def slot_submit(
     values = [sql.db_value(Submission, name, getattr(submission, name), conn)
               for name in _SUBMISSION_FIELDS]
     names = ", ".join(c for c, _ in values)
+    earlier: list[Submission] = []
     if conn.vendor == "postgresql":
         prefix, params = transition_cte(
             Assignment, AS.SUBMITTED, source=AS.ACTIVE, where="id = %s", params=[slot.pk],
             actor=worker, fields={"submitted_at": now})
         with conn.cursor() as cursor:
-            # The count reads the rows as they were before this statement: the slot itself
-            # was still active then.
+            # The statement reads the rows as they were before it: the slot itself was still
+            # active then, and the new submission is not among the earlier ones.
             sql.execute(
                 cursor,
                 f"{prefix}, sub AS (INSERT INTO annotation_submission (assignment_id, {names})"
-                f" SELECT moved_id, {sql.placeholders(values)} FROM moved RETURNING id)"
-                " SELECT (SELECT id FROM sub), (SELECT count(*) FROM annotation_assignment"
-                " WHERE item_id = %s AND status IN ('open', 'active') AND id <> %s)",
-                [*params, *(v for _, v in values), item.pk, slot.pk],
+                f" SELECT moved_id, {sql.placeholders(values)} FROM moved RETURNING id),"
+                " done AS (SELECT NOT EXISTS (SELECT 1 FROM annotation_assignment WHERE"
+                " item_id = %s AND status IN ('open', 'active') AND id <> %s) AS complete)"
+                f" SELECT (SELECT id FROM sub), done.complete, {sql.columns(Submission, 'e')}"
+                " FROM done LEFT JOIN annotation_submission e ON done.complete"
+                " AND e.item_id = %s ORDER BY e.id",
+                [*params, *(v for _, v in values), item.pk, slot.pk, item.pk],
             )
-            submission.pk, remaining = cursor.fetchone()
+            rows = cursor.fetchall()
+        submission.pk, complete = rows[0][:2]
         if submission.pk is None:
             raise TransitionError(f"Assignment {slot.pk}: expected status active; another "
                                   "process changed it first")
+        earlier = sql.rows_load(Submission, [row[2:] for row in rows if row[2] is not None])
     else:
         transition(slot, AS.SUBMITTED, actor=worker, submitted_at=now)
         with conn.cursor() as cursor:
             sql.execute(
                 cursor,
                 f"INSERT INTO annotation_submission (assignment_id, {names})"
-                f" VALUES (%s, {sql.placeholders(values)}) RETURNING id, (SELECT count(*)"
+                f" VALUES (%s, {sql.placeholders(values)}) RETURNING id, NOT EXISTS (SELECT 1"
                 " FROM annotation_assignment WHERE item_id = %s AND status IN"
                 " ('open', 'active'))",
                 [slot.pk, *(v for _, v in values), item.pk],
             )
-            submission.pk, remaining = cursor.fetchone()
+            submission.pk, complete = cursor.fetchone()
+        if complete:
+            earlier = [each for each in submissions_of(item) if each.pk != submission.pk]
     slot.status, slot.submitted_at = AS.SUBMITTED, now
     submission._state.adding = False
-    return submission, remaining
+    return submission, [*earlier, submission] if complete else None
 
 
 def submissions_of(item: Item) -> list[Submission]:
@@ -384,6 +393,62 @@ def item_insert(item: Item) -> bool:
     item.pk = row[0]
     item._state.adding = False
     return True
+
+
+def item_done_and_emit(
+    *, item: Item, fields: dict[str, Any], emitted: Sequence[tuple[str, Item]],
+    actor: Any = None,
+) -> list[tuple[int | None, bool]]:
+    """PostgreSQL only: move ``item`` to done (setting ``fields``, logged) and insert the
+    emitted items, each into the first stage of its kind after the item's stage
+    (idempotent by stage and key, as ``item_insert``), in one statement.
+
+    ``emitted``: (kind, unsaved item without a stage). Returns (target stage id, whether
+    the item is new) for each; new items get their pk and stage. When a kind has no such
+    stage its target is None and nothing is written; when the item is no longer in its
+    status, TransitionError.
+    """
+    conn = sql.db()
+    qn = conn.ops.quote_name
+    fields_of_item = [f for f in Item._meta.concrete_fields
+                      if not f.primary_key and f.attname != "stage_id"]
+    columns = ", ".join(qn(f.column) for f in fields_of_item)
+    targets, inserts, target_params, insert_params = [], [], [], []
+    for n, (kind, new) in enumerate(emitted):
+        targets.append(f't{n} AS (SELECT id FROM annotation_stage WHERE project_id = %s'
+                       f' AND "order" > %s AND kind = %s ORDER BY "order" LIMIT 1)')
+        target_params += [item.stage.project_id, item.stage.order, kind]
+        values = [sql.db_value(Item, f.attname, getattr(new, f.attname), conn)[1]
+                  for f in fields_of_item]
+        inserts.append(
+            f"i{n} AS (INSERT INTO annotation_item ({columns}, stage_id)"
+            f" SELECT {sql.placeholders(values)}, t{n}.id FROM t{n}"
+            " WHERE EXISTS (SELECT 1 FROM moved)"
+            " ON CONFLICT (stage_id, key) DO NOTHING RETURNING id)")
+        insert_params += values
+    every_target = "".join(f" AND EXISTS (SELECT 1 FROM t{n})" for n in range(len(emitted)))
+    prefix, params = transition_cte(
+        Item, Item.Status.DONE, source=item.status, where=f"id = %s{every_target}",
+        params=[item.pk], actor=actor, fields=fields,
+        before=(", ".join(targets), target_params),
+    )
+    picks = "".join(f", (SELECT id FROM t{n}), (SELECT id FROM i{n})"
+                    for n in range(len(emitted)))
+    with conn.cursor() as cursor:
+        sql.execute(cursor, f"{prefix}{''.join(', ' + each for each in inserts)}"
+                    f" SELECT (SELECT moved_id FROM moved){picks}", [*params, *insert_params])
+        moved, *found = cursor.fetchone()
+    outcome = []
+    for n, (_, new) in enumerate(emitted):
+        target_id, new_id = found[2 * n], found[2 * n + 1]
+        if new_id is not None:
+            new.pk, new.stage_id = new_id, target_id
+            new._state.adding = False
+        outcome.append((target_id, new_id is not None))
+    if moved is None and all(target_id is not None for target_id, _ in outcome):
+        raise TransitionError(f"Item {item.pk}: expected status {item.status}; another "
+                              "process changed it first")
+    return outcome
 
 
 def stage_run_wanted(stage_id: int) -> bool:

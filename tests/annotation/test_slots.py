@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -257,3 +258,73 @@ def test_the_claim_statement_takes_the_latest_stage_first_and_keeps_a_live_slot(
     # No kinds to work at all (a role without human stages).
     assert slots.slot_claim_next(worker=worker, kinds_by_role={}, now=now + timedelta(days=1),
                                  lease=lease) == ("", None, [])
+
+
+def test_finishing_an_item_moves_it_logs_it_and_emits_once(newsqa_project, answer_items):
+    item = answer_items[0]
+    stale = Item.objects.select_related("stage").get(pk=item.pk)  # read while still open
+    agreement = newsqa_project.stages.get(kind="newsqa_agreement")
+    emit = Emit(kind="newsqa_agreement", key=f"a{item.pk}", data={"question": "Q?"})
+    engine.item_finish(item=item, emits=[emit], result={"answers": 2})
+    item.refresh_from_db()
+    assert item.status == "done" and item.result == {"answers": 2}
+    assert item.finished_at is not None
+    assert TransitionLog.objects.filter(model="Item", object_id=item.pk,
+                                        to_status="done").count() == 1
+    (emitted,) = Item.objects.filter(stage=agreement, key=f"a{item.pk}")
+    assert emitted.parent_id == item.pk and emitted.status == "pending"
+    assert emitted.overlap == 1 and emitted.project_id == newsqa_project.pk
+    # Finished already (another process was first): refused, nothing more emitted.
+    with pytest.raises(TransitionError, match="another process"):
+        engine.item_finish(item=stale, emits=[emit])
+    assert Item.objects.filter(stage=agreement, key=f"a{item.pk}").count() == 1
+    # An item emitted already (same stage and key) is kept; the finish still happens.
+    other = answer_items[1]
+    engine.item_finish(item=other, emits=[emit])
+    other.refresh_from_db()
+    assert other.status == "done"
+    assert Item.objects.get(stage=agreement, key=f"a{item.pk}").parent_id == item.pk
+
+
+def test_finishing_into_a_stage_the_project_lacks_writes_nothing(newsqa_project, answer_items):
+    item = answer_items[0]
+    emit = Emit(kind="marco_distill", key="x", data={})
+    with pytest.raises(ValidationError, match="no stage of kind 'marco_distill'"):
+        engine.item_finish(item=item, emits=[emit])
+    item.refresh_from_db()
+    assert item.status == "open"
+    assert not TransitionLog.objects.filter(model="Item", object_id=item.pk,
+                                            to_status="done").exists()
+
+
+def test_a_claim_is_one_statement_and_a_submit_two_or_three(answer_items, workers):
+    """The hot path's round trips on PostgreSQL, once its statements are prepared: a claim
+    is one statement; a submit locks and loads, then writes; the submit that completes the
+    item also finishes it and emits its successor in one more. (Transaction control and
+    the check for a queued run after the commit come on top.)"""
+    if connection.vendor != "postgresql":
+        pytest.skip("the one-statement paths are PostgreSQL's")
+    project = answer_items[0].project
+
+    def statements(call):
+        with CaptureQueriesContext(connection) as seen:
+            result = call()
+        return result, [q["sql"].split()[0] for q in seen.captured_queries
+                        if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+
+    def cycle(worker):
+        slot, claim = statements(lambda: engine.task_claim(worker=worker, project=project))
+        _, submit = statements(lambda: engine.task_submit(
+            assignment_id=slot.pk, worker=worker, payload={"no_answer": True}))
+        return slot, claim, submit
+
+    for _ in range(2):  # prepared at their second use
+        cycle(workers["ann1"])
+        cycle(workers["ann2"])
+    slot, claim, submit = cycle(workers["ann1"])
+    assert slot.item_id == answer_items[2].pk
+    assert (claim, submit) == (["EXECUTE"], ["EXECUTE", "EXECUTE"])
+    slot, claim, last = cycle(workers["ann2"])
+    assert slot.item_id == answer_items[2].pk
+    assert (claim, last) == (["EXECUTE"], ["EXECUTE", "EXECUTE", "EXECUTE"])
+    assert Item.objects.get(pk=answer_items[2].pk).status == "done"
