@@ -14,12 +14,16 @@ claim and what a finished item emits.
   worker may take, moved to ``active`` under a lease in one ``UPDATE … WHERE id = (SELECT …
   FOR NO KEY UPDATE SKIP LOCKED) RETURNING``; on PostgreSQL the log row is written by the
   same statement, so the claim commits on its own in one round trip.
+- ``slot_claim_next`` (PostgreSQL): the two above in one statement; the worker's stages
+  are tried latest first and the first that yields a slot ends the walk.
 - ``slot_for_submit``: the slot and its item (with its stage and document), both locked
   by one statement.
 - ``slot_submit``: the slot moved to ``submitted`` and its submission written (one
   statement on PostgreSQL), returning all the item's submissions when no slot of it is
   open or active any more (the item is complete).
 - ``item_insert``: an emitted item, idempotent by (stage, key).
+- ``item_done_and_emit`` (PostgreSQL): an item moved to done and its emitted items
+  inserted into the stages after it, in one statement.
 - ``stage_run_wanted``: whether an automatic stage has pending items and no queued run.
 
 SQLite runs the same statements without row locks (it has one writer at a time).
