@@ -284,12 +284,18 @@ def worker_queue(
     (id, kind, has an open pool slot): stages of annotator kinds where they are an
     annotator member, of checker kinds where they are a checker member (only ``role``'s
     when given). With ``now``, also the id of their live slot (None when they hold none)."""
+    return slots.worker_queue(worker=worker, now=now, **_queue_scope(project, role))
+
+
+def _queue_scope(project: Project | None, role: Role | None) -> dict[str, Any]:
+    """What a worker's queue covers: the human kinds of each role (only ``role``'s when
+    given), the project (all when None), the kinds of a live slot that counts."""
     roles = [role] if role else [Role.ANNOTATOR, Role.CHECKER]
-    return slots.worker_queue(
-        worker=worker, project_id=project.pk if project is not None else None,
-        kinds_by_role={each.value: _role_kinds(each) for each in roles}, now=now,
-        live_kinds=_role_kinds(role) if role is not None else None,
-    )
+    return {
+        "kinds_by_role": {each.value: _role_kinds(each) for each in roles},
+        "project_id": project.pk if project is not None else None,
+        "live_kinds": _role_kinds(role) if role is not None else None,
+    }
 
 
 def task_current(
@@ -320,13 +326,9 @@ def task_claim(
     now = timezone.now()
     if sql.db().vendor == "postgresql":
         # The live slot, the stages and the claim in one statement (batched stages aside).
-        roles = [role] if role else [Role.ANNOTATOR, Role.CHECKER]
         got, slot, found = slots.slot_claim_next(
-            worker=worker, kinds_by_role={each.value: _role_kinds(each) for each in roles},
-            now=now, lease=lease_duration(),
-            project_id=project.pk if project is not None else None,
-            live_kinds=_role_kinds(role) if role is not None else None,
-            batched_kinds=_batched_kinds(),
+            worker=worker, now=now, lease=lease_duration(), batched_kinds=_batched_kinds(),
+            **_queue_scope(project, role),
         )
         if got:
             return slot
