@@ -71,6 +71,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     reader2 = as_user("reader2")
     reader2.keyboard.press("n")
     reader2.wait_for_selector('[data-testid="article"]')
+    reader2.wait_for_load_state("load")  # the page's deferred script handles the keys
     tokens = reader2.locator(".tok").all_inner_texts()
     lena = tokens.index("Lena")
     reader2.focus('[data-testid="article"]')
@@ -89,6 +90,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     asker.goto("/tasks/")
     asker.keyboard.press("n")
     asker.wait_for_selector('[data-testid="choice-0"]')
+    asker.wait_for_load_state("load")
     options = asker.locator("label.choice").all_inner_texts()
     assert options[0].strip() == "Dario Weiss" and options[1].strip() == "Lena Ortiz"
     asker.keyboard.press("1")
