@@ -279,11 +279,11 @@ def _role_kinds(role: Role) -> list[str]:
 def worker_queue(
     *, worker: Any, project: Project | None = None, role: Role | None = None,
     now: Any = None,
-) -> tuple[int | None, list[tuple[int, str, bool]]]:
+) -> tuple[int | None, list[tuple[int, str]]]:
     """The human stages of active projects the worker may work, latest stage first, as
-    (id, kind, has an open pool slot): stages of annotator kinds where they are an
-    annotator member, of checker kinds where they are a checker member (only ``role``'s
-    when given). With ``now``, also the id of their live slot (None when they hold none)."""
+    (id, kind): stages of annotator kinds where they are an annotator member, of checker
+    kinds where they are a checker member (only ``role``'s when given). With ``now``, also
+    the id of their live slot (None when they hold none)."""
     return slots.worker_queue(worker=worker, now=now, **_queue_scope(project, role))
 
 
@@ -324,45 +324,38 @@ def task_claim(
     # open slots are walked in order on a partial index that stops at the first slot this
     # worker may take that nobody else holds.
     now = timezone.now()
+    batched = _batched_kinds()
     if sql.db().vendor == "postgresql":
         # The live slot, the stages and the claim in one statement (batched stages aside).
-        got, slot, found = slots.slot_claim_next(
-            worker=worker, now=now, lease=lease_duration(), batched_kinds=_batched_kinds(),
+        got, slot, stages = slots.slot_claim_next(
+            worker=worker, now=now, lease=lease_duration(), batched_kinds=batched,
             **_queue_scope(project, role),
         )
         if got:
             return slot
-        stages = [(pk, kind, True) for pk, kind in found]
-        if set(_batched_kinds()) & {kind for _, kind in found}:
-            slot = _claim_open_slot(worker, stages)
+        if set(batched) & {kind for _, kind in stages}:
+            slot = _claim_open_slot(worker, stages, batched)
     else:
-        # The live slot and the stages in one query, then a claim per stage with open
-        # slots.
+        # The live slot and the stages in one query, then a claim per stage.
         live_id, stages = worker_queue(worker=worker, project=project, role=role, now=now)
         if live_id is not None:
             current = slots.slot_get(live_id)
             if current is not None:
                 return current
-        slot = _claim_open_slot(worker, stages)
-    if slot is None and leases_expire(stage_ids=[pk for pk, _, _ in stages]):
+        slot = _claim_open_slot(worker, stages, batched)
+    if slot is None and leases_expire(stage_ids=[pk for pk, _ in stages]):
         # Leases past their expiry are also checked here, not only by the periodic job;
         # the slots they return are new, so every stage is tried again.
-        slot = _claim_open_slot(worker, [(pk, kind, True) for pk, kind, _ in stages])
+        slot = _claim_open_slot(worker, stages, batched)
     return slot
 
 
-def _claim_open_slot(worker: Any, stages: list[tuple[int, str, bool]]) -> Assignment | None:
+def _claim_open_slot(worker: Any, stages: list[tuple[int, str]],
+                     batched: list[str]) -> Assignment | None:
     now = timezone.now()
-    batched = set(_batched_kinds())
-    for stage_id, kind, has_open in stages:
-        if kind in batched:
-            slot = claim_in_batched_stage(worker=worker, stage_id=stage_id, now=now,
-                                          lease=lease_duration())
-        elif has_open:
-            slot = slots.slot_claim(worker=worker, stage_id=stage_id, now=now,
-                                    lease=lease_duration())
-        else:
-            continue
+    for stage_id, kind in stages:
+        claim = claim_in_batched_stage if kind in batched else slots.slot_claim
+        slot = claim(worker=worker, stage_id=stage_id, now=now, lease=lease_duration())
         if slot is not None:
             return slot
     return None

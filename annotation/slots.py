@@ -86,11 +86,9 @@ def slot_get(pk: int) -> Assignment | None:
 
 
 def _stages(
-    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None,
-    has_open: bool = True,
+    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None
 ) -> tuple[str, list[Any]] | None:
-    """SELECT id, kind, order (and with ``has_open`` whether the stage has an open pool
-    slot) of the stages of active projects the worker may work."""
+    """SELECT id, kind, order of the stages of active projects the worker may work."""
     allowed, params = [], []
     for role, kinds in kinds_by_role.items():
         if not kinds:
@@ -103,14 +101,7 @@ def _stages(
         params += [*kinds, worker.pk, role]
     if not allowed:
         return None
-    # Whether the stage has any open pool slot: the claim skips stages with none. Written
-    # as the claim's own ordered LIMIT 1 so that PostgreSQL walks the partial index of open
-    # slots (an EXISTS was planned as a scan of every slot of the table).
-    open_flag = (", CASE WHEN (SELECT a.id FROM annotation_assignment a"
-                 " WHERE a.stage_id = s.id AND a.status = 'open' AND a.reserved_for_id IS NULL"
-                 " ORDER BY a.priority, a.item_id, a.id LIMIT 1) IS NULL THEN 0 ELSE 1 END"
-                 " AS has_open") if has_open else ""
-    text = (f'SELECT s.id, s.kind, s."order"{open_flag}'
+    text = ('SELECT s.id, s.kind, s."order"'
             " FROM annotation_stage s JOIN annotation_project p ON p.id = s.project_id"
             f" WHERE p.status = 'active' AND ({' OR '.join(allowed)})")
     if project_id is not None:
@@ -122,20 +113,20 @@ def _stages(
 def worker_queue(
     *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None = None,
     now: datetime | None = None, live_kinds: Sequence[str] | None = None,
-) -> tuple[int | None, list[tuple[int, str, bool]]]:
+) -> tuple[int | None, list[tuple[int, str]]]:
     """The id of the worker's live slot (with ``now``; of ``live_kinds`` when given) and
-    (id, kind, has an open pool slot) of the human stages of active projects the worker
-    may work, latest stage first: stages of a role's kinds in projects where the worker is
-    a member in that role. One query."""
+    (id, kind) of the human stages of active projects the worker may work, latest stage
+    first: stages of a role's kinds in projects where the worker is a member in that role.
+    One query."""
     stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)
     parts, params = [], []
     if now is not None:
         live, live_params = _live(worker=worker, now=now, project_id=project_id,
                                   kinds=live_kinds, what="a.id")
-        parts.append(f"SELECT 0, live.id, '', 0, 0 FROM ({live}) live")
+        parts.append(f"SELECT 0, live.id, '', 0 FROM ({live}) live")
         params += live_params
     if stages is not None:
-        parts.append(f"SELECT 1, st.id, st.kind, st.\"order\", st.has_open FROM ({stages[0]}) st")
+        parts.append(f'SELECT 1, st.id, st.kind, st."order" FROM ({stages[0]}) st')
         params += stages[1]
     if not parts:
         return None, []
@@ -143,8 +134,7 @@ def worker_queue(
         sql.execute(cursor, " UNION ALL ".join(parts) + " ORDER BY 1, 4 DESC, 2", params)
         rows = cursor.fetchall()
     live_id = next((row[1] for row in rows if row[0] == 0), None)
-    return live_id, [(pk, kind, bool(has_open)) for part, pk, kind, _, has_open in rows
-                     if part == 1]
+    return live_id, [(pk, kind) for part, pk, kind, _ in rows if part == 1]
 
 
 def slot_candidates(*, worker: Any, stage: str = "%s", reserved: bool = False
@@ -214,8 +204,7 @@ def slot_claim_next(
     stops at the first stage that yields a slot (a nested loop over the ordered stages under
     ``LIMIT 1``), so an empty stage costs one index probe.
     """
-    stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id,
-                     has_open=False)
+    stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)
     live, live_params = _live(worker=worker, now=now, project_id=project_id, kinds=live_kinds,
                               what=sql.columns(Assignment, "a"))
     if stages is None:
@@ -315,7 +304,6 @@ def slot_submit(
     values = [sql.db_value(Submission, name, getattr(submission, name), conn)
               for name in _SUBMISSION_FIELDS]
     names = ", ".join(c for c, _ in values)
-    earlier: list[Submission] = []
     if conn.vendor == "postgresql":
         prefix, params = transition_cte(
             Assignment, AS.SUBMITTED, source=AS.ACTIVE, where="id = %s", params=[slot.pk],
@@ -352,8 +340,7 @@ def slot_submit(
                 [slot.pk, *(v for _, v in values), item.pk],
             )
             submission.pk, complete = cursor.fetchone()
-        if complete:
-            earlier = [each for each in submissions_of(item) if each.pk != submission.pk]
+        earlier = submissions_of(item)[:-1] if complete else []  # the new one comes last
     slot.status, slot.submitted_at = AS.SUBMITTED, now
     submission._state.adding = False
     return submission, [*earlier, submission] if complete else None
@@ -377,19 +364,24 @@ def stage_after(stage: Stage, kind: str) -> Stage | None:
     return sql.rows_load(Stage, rows)[0] if rows else None
 
 
+def _item_row(item: Item, *, but: str = "") -> tuple[str, list[Any]]:
+    """The quoted columns of an unsaved item (all but its pk and ``but``) and its values."""
+    conn = sql.db()
+    pairs = [sql.db_value(Item, f.attname, getattr(item, f.attname), conn)
+             for f in Item._meta.concrete_fields if not f.primary_key and f.attname != but]
+    return ", ".join(column for column, _ in pairs), [value for _, value in pairs]
+
+
 def item_insert(item: Item) -> bool:
     """Insert ``item`` unless its stage already has an item with its key (emitting is
     idempotent); sets its pk and returns True when it is new."""
-    conn = sql.db()
-    values = [sql.db_value(Item, f.attname, getattr(item, f.attname), conn)
-              for f in Item._meta.concrete_fields if not f.primary_key]
-    with conn.cursor() as cursor:
+    columns, values = _item_row(item)
+    with sql.db().cursor() as cursor:
         sql.execute(
             cursor,
-            f"INSERT INTO annotation_item ({', '.join(c for c, _ in values)})"
-            f" VALUES ({sql.placeholders(values)})"
+            f"INSERT INTO annotation_item ({columns}) VALUES ({sql.placeholders(values)})"
             " ON CONFLICT (stage_id, key) DO NOTHING RETURNING id",
-            [v for _, v in values],
+            values,
         )
         row = cursor.fetchone()
     if row is None:
@@ -412,18 +404,12 @@ def item_done_and_emit(
     stage its target is None and nothing is written; when the item is no longer in its
     status, TransitionError.
     """
-    conn = sql.db()
-    qn = conn.ops.quote_name
-    fields_of_item = [f for f in Item._meta.concrete_fields
-                      if not f.primary_key and f.attname != "stage_id"]
-    columns = ", ".join(qn(f.column) for f in fields_of_item)
     targets, inserts, target_params, insert_params = [], [], [], []
     for n, (kind, new) in enumerate(emitted):
         targets.append(f't{n} AS (SELECT id FROM annotation_stage WHERE project_id = %s'
                        f' AND "order" > %s AND kind = %s ORDER BY "order" LIMIT 1)')
         target_params += [item.stage.project_id, item.stage.order, kind]
-        values = [sql.db_value(Item, f.attname, getattr(new, f.attname), conn)[1]
-                  for f in fields_of_item]
+        columns, values = _item_row(new, but="stage_id")
         inserts.append(
             f"i{n} AS (INSERT INTO annotation_item ({columns}, stage_id)"
             f" SELECT {sql.placeholders(values)}, t{n}.id FROM t{n}"
@@ -438,7 +424,7 @@ def item_done_and_emit(
     )
     picks = "".join(f", (SELECT id FROM t{n}), (SELECT id FROM i{n})"
                     for n in range(len(emitted)))
-    with conn.cursor() as cursor:
+    with sql.db().cursor() as cursor:
         sql.execute(cursor, f"{prefix}{''.join(', ' + each for each in inserts)}"
                     f" SELECT (SELECT moved_id FROM moved){picks}", [*params, *insert_params])
         moved, *found = cursor.fetchone()

@@ -127,19 +127,18 @@ def test_a_stage_run_is_wanted_once_per_queue(newsqa_project):
     assert slots.stage_run_wanted(agreement.pk)  # a started run may have missed it
 
 
-def test_worker_queue_gives_the_live_slot_and_which_stages_have_open_slots(
+def test_worker_queue_gives_the_live_slot_and_the_stages_latest_first(
         newsqa_project, answer_stage, answer_items, workers):
     worker = workers["ann1"]
     kinds = {Role.ANNOTATOR.value: ["newsqa_question", "newsqa_answer", "newsqa_validate"]}
     live, stages = slots.worker_queue(worker=worker, kinds_by_role=kinds,
                                       project_id=newsqa_project.pk, now=timezone.now())
     assert live is None
-    by_kind = {kind: has_open for _, kind, has_open in stages}
-    assert [kind for _, kind, _ in stages] == ["newsqa_validate", "newsqa_answer",
-                                               "newsqa_question"]  # latest stage first
-    assert by_kind == {"newsqa_validate": False, "newsqa_answer": True,
-                       "newsqa_question": True}
+    assert [kind for _, kind in stages] == ["newsqa_validate", "newsqa_answer",
+                                            "newsqa_question"]
+    # Validation has nothing open: the claim goes on to the answer stage.
     slot = engine.task_claim(worker=worker, project=newsqa_project)
+    assert slot.stage_id == answer_stage.pk
     live, _ = slots.worker_queue(worker=worker, kinds_by_role=kinds,
                                  project_id=newsqa_project.pk, now=timezone.now())
     assert live == slot.pk
