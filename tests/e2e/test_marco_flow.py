@@ -12,6 +12,7 @@ from annotation.roles import Role
 from annotation.stages import Emit
 from annotation.stages import marco as marco_stages
 from tests.annotation.test_marco import GOOD, QUERY, TABLE2, make_passages
+from tests.e2e.pages import task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,8 +51,7 @@ def press_and_wait(page, key):
 
 
 def distil(page, answer):
-    page.keyboard.press("n")
-    page.wait_for_selector('[data-testid="answer"]')
+    task_next(page, '[data-testid="answer"]')
     assert page.inner_text('[data-testid="query"]') == QUERY
     page.fill('[data-testid="answer"]', answer)
     press_and_wait(page, "Control+Enter")
@@ -60,8 +60,7 @@ def distil(page, answer):
 def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     # The judge: informational (1), description (4), keep (k), Enter.
     judge = as_user("judge")
-    judge.keyboard.press("n")
-    judge.wait_for_selector('[data-testid="query"]')
+    task_next(judge, '[data-testid="query"]')
     assert judge.inner_text('[data-testid="query"]') == QUERY
     for key in ("1", "4", "k"):
         judge.keyboard.press(key)
@@ -77,8 +76,7 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
 
     # The curator: ten ranked passages; ticking "conflict" asks why before submitting.
     curator = as_user("curator")
-    curator.keyboard.press("n")
-    curator.wait_for_selector('[data-testid="passages"]')
+    task_next(curator, '[data-testid="passages"]')
     assert curator.locator('input[name="selected"]').count() == 10
     curator.keyboard.press("1")
     curator.keyboard.press("3")
@@ -98,8 +96,7 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     ed2 = as_user("ed2")
     distil(ed2, GOOD[1])
     ed3 = as_user("ed3")
-    ed3.keyboard.press("n")
-    ed3.wait_for_selector('[data-testid="answer"]')
+    task_next(ed3, '[data-testid="answer"]')
     assert GOOD[0] not in ed3.content() and GOOD[1] not in ed3.content()
     assert TABLE2["passage"][:40] in ed3.inner_text('[data-testid="passages"]')
     ed3.fill('[data-testid="answer"]', OUTLIER)

@@ -9,6 +9,7 @@ from annotation import engine
 from annotation.models import Item
 from annotation.roles import Role
 from tests.annotation.conftest import ARTICLES
+from tests.e2e.pages import task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,8 +39,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     highlights = ARTICLES[0]["highlights"]
     # The questioner: headline and highlights only; a copied question is refused live.
     asker = as_user("asker")
-    asker.keyboard.press("n")
-    asker.wait_for_selector('[data-testid="highlights"]')
+    task_next(asker, '[data-testid="highlights"]')
     assert "city council of Portvale voted" not in asker.content()
     asker.fill('[data-testid="question-1"]', highlights[1] + "?")
     asker.wait_for_selector('[data-testid="verdict-1"] [data-testid="refusal"]')
@@ -52,8 +52,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
 
     # First answerer: drags over "Dario Weiss" with the mouse.
     reader1 = as_user("reader1")
-    reader1.keyboard.press("n")
-    reader1.wait_for_selector('[data-testid="article"]')
+    task_next(reader1, '[data-testid="article"]')
     assert reader1.inner_text('[data-testid="question"]') == "Who opposed the plan?"
     first = reader1.locator(".tok", has_text="Dario").first
     last = reader1.locator(".tok", has_text="Weiss").first
@@ -69,9 +68,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
 
     # Second answerer disagrees, by keyboard: selects "Lena Ortiz" and presses Enter.
     reader2 = as_user("reader2")
-    reader2.keyboard.press("n")
-    reader2.wait_for_selector('[data-testid="article"]')
-    reader2.wait_for_load_state("load")  # the page's deferred script handles the keys
+    task_next(reader2, '[data-testid="article"]')
     tokens = reader2.locator(".tok").all_inner_texts()
     lena = tokens.index("Lena")
     reader2.focus('[data-testid="article"]')
@@ -88,9 +85,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     validation = Item.objects.get(stage__kind="newsqa_validate")
     assert [a["spans"] for a in validation.data["unique_answers"]]
     asker.goto("/tasks/")
-    asker.keyboard.press("n")
-    asker.wait_for_selector('[data-testid="choice-0"]')
-    asker.wait_for_load_state("load")
+    task_next(asker, '[data-testid="choice-0"]')
     options = asker.locator("label.choice").all_inner_texts()
     assert options[0].strip() == "Dario Weiss" and options[1].strip() == "Lena Ortiz"
     asker.keyboard.press("1")

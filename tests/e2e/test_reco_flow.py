@@ -11,6 +11,7 @@ from annotation.models import Batch, Item
 from annotation.roles import Role
 from annotation.stages import reco
 from tests.annotation.test_reco import DOCUMENTS, QINCAI_PARAPHRASE, doc, rows
+from tests.e2e.pages import task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,7 +87,7 @@ def label(page, *, answer: str, keyboard: bool) -> str:
 def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
                                                           screenshot):
     labeller = as_user("labeller")
-    labeller.keyboard.press("n")
+    task_next(labeller)
     # First round: both answers "negative"; a refused submission keeps the evidence.
     query = label(labeller, answer="negative", keyboard=False)
     labeller.fill('[data-testid="alt-negative"]', ALTERNATIVES[query][0])
@@ -121,7 +122,7 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
 
     # The labeller relabels the whole batch: "positive" this time.
     labeller.goto("/tasks/")
-    labeller.keyboard.press("n")
+    task_next(labeller)
     label(labeller, answer="positive", keyboard=False)
     labeller.click('[data-testid="submit"]')
     label(labeller, answer="positive", keyboard=True)
