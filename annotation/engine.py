@@ -35,7 +35,7 @@ from annotation.models import (
     Submission,
 )
 from annotation.roles import Role
-from annotation.stages import Emit, StageKind, stage_kind
+from annotation.stages import Emit, stage_kind
 from annotation.workflow import transition
 from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.models import Job
@@ -157,7 +157,8 @@ def _emitted_item(emit: Emit, *, project_id: int, parent: Item | None, now: Any,
     return Item(
         project_id=project_id, stage=target, key=emit.key, data=emit.data, parent=parent,
         document_id=emit.document_id, split=emit.split,
-        overlap=emit.overlap or (spec.overlap(target) if target is not None else 1),
+        overlap=emit.overlap or (spec.overlap(target) if target is not None
+                                 else spec.fixed_overlap()),
         status=IS.PENDING if spec.automatic else IS.OPEN, created_at=now,
     )
 
@@ -224,11 +225,9 @@ def slots_add(*, item: Item, n: int, reserved_for: Any = None, round_no: int = 1
 
 def _target_free(emit: Emit) -> bool:
     """Whether the item ``emit`` asks for can be built without reading its target stage:
-    its overlap is given, or its kind takes none from the stage's parameters (batches are
-    filled from the stage)."""
+    its overlap is given or fixed by its kind (batches are filled from the stage)."""
     spec = stage_kind(emit.kind)
-    fixed = not spec.overlap_param and type(spec).overlap is StageKind.overlap
-    return bool(emit.overlap or fixed) and not spec.batched
+    return bool(emit.overlap or spec.fixed_overlap()) and not spec.batched
 
 
 def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) -> None:

@@ -91,7 +91,14 @@ class StageKind:
         }
 
     def overlap(self, stage: Stage) -> int:
-        return int(stage.params.get(self.overlap_param, 1)) if self.overlap_param else 1
+        """How many workers each item of ``stage`` needs."""
+        fixed = self.fixed_overlap()
+        return fixed if fixed is not None else int(stage.params.get(self.overlap_param, 1))
+
+    def fixed_overlap(self) -> int | None:
+        """The overlap when no stage parameter sets it; None when ``overlap_param`` does
+        (then the stage must be read)."""
+        return None if self.overlap_param else 1
 
     # Human kinds -------------------------------------------------------------------
     def context(self, item: Item) -> dict[str, Any]:

@@ -631,7 +631,7 @@ class DoubleEvidenceKind(EvidenceKind):
     inspection_rules = ()
     params = {"max_alternative_chars": EvidenceKind.params["max_alternative_chars"]}
 
-    def overlap(self, stage: Stage) -> int:
+    def fixed_overlap(self) -> int | None:
         return TEST_ANNOTATORS
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
