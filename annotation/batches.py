@@ -69,11 +69,12 @@ def batches_flush_ready(*, project_id: int) -> int:
 
 
 def claim_in_batched_stage(*, worker: Any, stage_id: int, now: Any,
-                           lease: Any) -> Assignment | None:
-    """The next slot of the worker's own batch; when none is left, take a new batch."""
+                           lease: Any, limits: Any = None) -> Assignment | None:
+    """The next slot of the worker's own batch; when none is left, take a new batch.
+    ``limits``: as ``slot_claim``'s."""
     for attempt in range(2):
         slot = slot_claim(worker=worker, stage_id=stage_id, now=now, lease=lease,
-                          reserved=True)
+                          reserved=True, limits=limits)
         if slot is not None:
             return slot
         if attempt == 1 or not _batch_take(worker=worker, stage_id=stage_id):

@@ -18,13 +18,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import slots, sql
+from annotation import eligibility, slots, sql
 from annotation.batches import (
     batches_fill,
     batches_flush_ready,
     claim_in_batched_stage,
     item_work_in,
 )
+from annotation.eligibility import QueueStage
 from annotation.models import (
     Assignment,
     Item,
@@ -278,9 +279,9 @@ def _role_kinds(role: Role) -> list[str]:
 def worker_queue(
     *, worker: Any, project: Project | None = None, role: Role | None = None,
     now: Any = None,
-) -> tuple[int | None, list[tuple[int, str]]]:
-    """The human stages of active projects the worker may work, latest stage first, as
-    (id, kind): stages of annotator kinds where they are an annotator member, of checker
+) -> tuple[int | None, list[QueueStage]]:
+    """The human stages of active projects the worker may work now, latest stage first:
+    stages of annotator kinds where they are an annotator member, of checker
     kinds where they are a checker member (only ``role``'s when given). With ``now``, also
     the id of their live slot (None when they hold none)."""
     return slots.worker_queue(worker=worker, now=now, **_queue_scope(project, role))
@@ -317,7 +318,8 @@ def task_claim(
     Never an item they already hold or did, never an item they are excluded from (the
     questioner of the article...), never more workers than the item's slots; on
     PostgreSQL the slot row is locked with SKIP LOCKED so concurrent claims never meet.
-    With ``role``, only stages of that role's kinds (a checker's review queue).
+    With ``role``, only stages of that role's kinds (a checker's review queue). Who may
+    claim what (membership, pauses, limits, exclusions) is ``annotation.eligibility``.
     """
     # Later stages first: finishing started pipelines beats starting new ones. Each stage's
     # open slots are walked in order on a partial index that stops at the first slot this
@@ -332,7 +334,7 @@ def task_claim(
         )
         if got:
             return slot
-        if set(batched) & {kind for _, kind in stages}:
+        if set(batched) & {stage.kind for stage in stages}:
             slot = _claim_open_slot(worker, stages, batched)
     else:
         # The live slot and the stages in one query, then a claim per stage.
@@ -342,19 +344,20 @@ def task_claim(
             if current is not None:
                 return current
         slot = _claim_open_slot(worker, stages, batched)
-    if slot is None and leases_expire(stage_ids=[pk for pk, _ in stages]):
+    if slot is None and leases_expire(stage_ids=[stage.id for stage in stages]):
         # Leases past their expiry are also checked here, not only by the periodic job;
         # the slots they return are new, so every stage is tried again.
         slot = _claim_open_slot(worker, stages, batched)
     return slot
 
 
-def _claim_open_slot(worker: Any, stages: list[tuple[int, str]],
+def _claim_open_slot(worker: Any, stages: list[QueueStage],
                      batched: list[str]) -> Assignment | None:
     now = timezone.now()
-    for stage_id, kind in stages:
-        claim = claim_in_batched_stage if kind in batched else slots.slot_claim
-        slot = claim(worker=worker, stage_id=stage_id, now=now, lease=lease_duration())
+    for stage in stages:
+        claim = claim_in_batched_stage if stage.kind in batched else slots.slot_claim
+        slot = claim(worker=worker, stage_id=stage.id, now=now, lease=lease_duration(),
+                     limits=stage)
         if slot is not None:
             return slot
     return None
@@ -370,6 +373,7 @@ def task_release(*, assignment_id: int, worker: Any) -> None:
             raise TaskError(f"this task is {assignment.status}, not active")
         transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())
         _slot_replace(assignment)
+        _count_return(assignment)
 
 
 def _slot_replace(assignment: Assignment) -> None:
@@ -378,6 +382,16 @@ def _slot_replace(assignment: Assignment) -> None:
         item_id=assignment.item_id, stage_id=assignment.stage_id, priority=assignment.priority,
         reserved_for_id=assignment.reserved_for_id, round=assignment.round,
     )
+
+
+def _count_return(assignment: Assignment) -> None:
+    """A slot went back to the pool: its claim no longer counts against the worker's
+    limits."""
+    stage = assignment.stage
+    eligibility.count_return(
+        project_id=stage.project_id, worker_id=assignment.worker_id,
+        role=stage.kind_spec.role.value, stage_id=stage.pk,
+        item_limit=eligibility.stage_limit(stage.params), claimed_at=assignment.claimed_at)
 
 
 def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
@@ -397,6 +411,7 @@ def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
                 continue
             transition(assignment, AS.EXPIRED, ended_at=now, note="lease expired")
             _slot_replace(assignment)
+            _count_return(assignment)
             expired += 1
     return expired
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
@@ -74,6 +75,12 @@ class Project(models.Model):
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    consent = models.TextField(
+        blank=True, help_text="Markdown shown to people joining through a link or a study.")
+    currency = models.CharField(max_length=3, default="GBP")
+    min_hourly_wage = models.DecimalField(
+        max_digits=8, decimal_places=2, default=0,
+        help_text="Workers whose effective hourly wage falls below it are flagged (0: none).")
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -83,14 +90,58 @@ class Project(models.Model):
         return self.name
 
 
+class MemberStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    PAUSED = "paused", "Paused"
+    BLOCKED = "blocked", "Blocked"
+
+
+class MemberSource(models.TextChoices):
+    ADMIN = "admin", "Added by an admin"
+    CSV = "csv", "CSV upload"
+    INVITE = "invite", "Invite link"
+    PROLIFIC = "prolific", "Prolific"
+    MTURK = "mturk", "MTurk"
+
+
+class Platform(models.TextChoices):
+    PROLIFIC = "prolific", "Prolific"
+    MTURK = "mturk", "Amazon Mechanical Turk"
+
+
 class ProjectMember(models.Model):
-    """A person working on a project, in one of the three roles."""
+    """A person working on a project, in one of the three roles.
+
+    However a worker arrived (added by an admin, a CSV, an invite link, a marketplace
+    study), this row is their membership; ``annotation.eligibility`` reads it at every
+    claim. ``stage_taken`` and ``session_taken`` count the live and submitted slots that
+    count against a limit (a stage's ``max_items_per_worker``, a study's tasks per
+    session): the claim statement raises them in a conditional UPDATE of this row, so
+    concurrent claims of one worker never pass a limit together.
+    """
+
+    Status = MemberStatus
+    Source = MemberSource
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="members")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
     role = models.CharField(max_length=16)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.ADMIN)
+    joined_at = models.DateTimeField(default=timezone.now)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    stage_taken = models.JSONField(
+        default=dict, blank=True,
+        help_text="Stage id -> live and submitted slots of stages with a per-worker limit.")
+    session = models.ForeignKey(
+        "StudySession", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The marketplace session the worker is in now.")
+    session_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tasks the current session may take (the study's quota).")
+    session_taken = models.PositiveIntegerField(default=0)
+    session_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -101,6 +152,7 @@ class ProjectMember(models.Model):
                 condition=Q(role__in=["annotator", "checker", "admin"]),
                 name="annotation_member_role_valid",
             ),
+            _status_check("annotation_member_status_valid", MemberStatus.values),
         ]
 
     def __str__(self) -> str:
@@ -458,3 +510,198 @@ class ReleaseFile(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+# The crowd: marketplace accounts, studies, invite links, pay ------------------------------
+
+class ExternalAccount(models.Model):
+    """A marketplace worker: one account per (platform, external id), without a password.
+
+    The external id is shown to admins only and never leaves the platform (releases carry
+    per-release pseudonyms; payment exports are for the admin who pays)."""
+
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    external_id = models.CharField(max_length=64)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="external_account")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("platform", "external_id"),
+                                    name="annotation_external_account_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform} worker {self.user_id}"
+
+
+class StudyStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    CLOSED = "closed", "Closed"
+
+
+class Study(models.Model):
+    """A project opened to a marketplace: workers arrive at ``/study/<token>/`` with the
+    platform's URL parameters, consent, work up to ``quota`` tasks per session and leave
+    with the completion code."""
+
+    Status = StudyStatus
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="studies")
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    token = models.CharField(max_length=32, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    completion_code = models.CharField(max_length=64)
+    no_work_code = models.CharField(
+        max_length=64, blank=True,
+        help_text="Code for workers who leave because no work is left (blank: the "
+                  "completion code).")
+    no_work_completes = models.BooleanField(
+        default=True, help_text="Whether leaving because no work is left counts as complete.")
+    quota = models.PositiveIntegerField(null=True, blank=True, help_text="Tasks per session.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [_status_check("annotation_study_status_valid", StudyStatus.values)]
+
+    def __str__(self) -> str:
+        return self.name or f"{self.get_platform_display()} study of {self.project}"
+
+
+class SessionOutcome(models.TextChoices):
+    WORKING = "working", "Working"
+    QUOTA = "quota", "Quota done"
+    NO_WORK = "no_work", "No work left"
+
+
+class StudySession(models.Model):
+    """One visit of a marketplace worker (Prolific SESSION_ID, MTurk assignmentId)."""
+
+    Outcome = SessionOutcome
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="sessions")
+    member = models.ForeignKey(ProjectMember, on_delete=models.CASCADE, related_name="sessions")
+    session_key = models.CharField(max_length=64)
+    external_study = models.CharField(max_length=64, blank=True,
+                                      help_text="STUDY_ID (Prolific) or hitId (MTurk).")
+    submit_to = models.URLField(blank=True, help_text="MTurk: turkSubmitTo.")
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.WORKING)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            models.UniqueConstraint(fields=("study", "session_key"),
+                                    name="annotation_study_session_unique"),
+            models.CheckConstraint(condition=Q(outcome__in=SessionOutcome.values),
+                                   name="annotation_session_outcome_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"session {self.pk} of {self.study}"
+
+
+class Invite(models.Model):
+    """A link that makes whoever opens it (and signs up) a member in ``role``."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invites")
+    role = models.CharField(max_length=16)
+    token = models.CharField(max_length=32, unique=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    max_uses = models.PositiveIntegerField(null=True, blank=True)
+    allowed_domains = models.JSONField(default=list, blank=True,
+                                       help_text="E-mail domains allowed to sign up (empty: any).")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=["annotator", "checker"]),
+                                   name="annotation_invite_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} invite to {self.project}"
+
+
+class InviteUse(models.Model):
+    invite = models.ForeignKey(Invite, on_delete=models.CASCADE, related_name="uses")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            models.UniqueConstraint(fields=("invite", "user"), name="annotation_invite_use_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} joined through invite {self.invite_id}"
+
+
+class Bonus(models.Model):
+    """Money an admin adds to a worker's earnings on a project, with the reason."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="bonuses")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    reason = models.CharField(max_length=300)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="annotation_bonus_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"bonus {self.amount} to {self.user_id}"
+
+
+class PaymentExport(models.Model):
+    """One payments CSV: what each worker was owed up to ``period_end`` and not yet paid
+    by an earlier export. Kept with its content, so it can be downloaded again and nothing
+    is paid twice."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="payment_exports")
+    backend = models.CharField(max_length=32, default="csv")
+    currency = models.CharField(max_length=3)
+    period_start = models.DateTimeField(null=True, blank=True)
+    period_end = models.DateTimeField()
+    total = models.DecimalField(max_digits=12, decimal_places=2)
+    content = models.TextField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"payments of {self.project} to {self.period_end:%Y-%m-%d %H:%M}"
+
+
+class PaymentLine(models.Model):
+    export = models.ForeignKey(PaymentExport, on_delete=models.CASCADE, related_name="lines")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            models.UniqueConstraint(fields=("export", "user"), name="annotation_payline_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} to {self.user_id}"

@@ -36,7 +36,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from annotation import sql
+from django.db import transaction
+
+from annotation import eligibility, sql
+from annotation.eligibility import QueueStage
 from annotation.models import Assignment, Item, Stage, Submission
 from annotation.workflow import TransitionError, transition, transition_cte, transition_rows
 from collector.models import Document
@@ -85,48 +88,25 @@ def slot_get(pk: int) -> Assignment | None:
     return sql.rows_load(Assignment, rows)[0] if rows else None
 
 
-def _stages(
-    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None
-) -> tuple[str, list[Any]] | None:
-    """SELECT id, kind, order of the stages of active projects the worker may work."""
-    allowed, params = [], []
-    for role, kinds in kinds_by_role.items():
-        if not kinds:
-            continue
-        allowed.append(
-            f"(s.kind IN ({sql.placeholders(kinds)}) AND EXISTS (SELECT 1 FROM"
-            " annotation_projectmember m WHERE m.project_id = s.project_id"
-            " AND m.user_id = %s AND m.role = %s))"
-        )
-        params += [*kinds, worker.pk, role]
-    if not allowed:
-        return None
-    text = ('SELECT s.id, s.kind, s."order"'
-            " FROM annotation_stage s JOIN annotation_project p ON p.id = s.project_id"
-            f" WHERE p.status = 'active' AND ({' OR '.join(allowed)})")
-    if project_id is not None:
-        text += " AND s.project_id = %s"
-        params.append(project_id)
-    return text, params
-
-
 def worker_queue(
     *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None = None,
     now: datetime | None = None, live_kinds: Sequence[str] | None = None,
-) -> tuple[int | None, list[tuple[int, str]]]:
+) -> tuple[int | None, list[QueueStage]]:
     """The id of the worker's live slot (with ``now``; of ``live_kinds`` when given) and
-    (id, kind) of the human stages of active projects the worker may work, latest stage
-    first: stages of a role's kinds in projects where the worker is a member in that role.
-    One query."""
-    stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)
+    the human stages of active projects the worker may work now (``eligibility``), latest
+    stage first. One query."""
+    stages = eligibility.stages_sql(worker_id=worker.pk, kinds_by_role=kinds_by_role,
+                                    project_id=project_id)
     parts, params = [], []
     if now is not None:
         live, live_params = _live(worker=worker, now=now, project_id=project_id,
                                   kinds=live_kinds, what="a.id")
-        parts.append(f"SELECT 0, live.id, '', 0 FROM ({live}) live")
+        false = "false" if sql.db().vendor == "postgresql" else "0"
+        parts.append(f"SELECT 0, live.id, '', 0, 0, NULL, {false} FROM ({live}) live")
         params += live_params
     if stages is not None:
-        parts.append(f'SELECT 1, st.id, st.kind, st."order" FROM ({stages[0]}) st')
+        parts.append('SELECT 1, st.id, st.kind, st."order", st.member_id, st.item_limit,'
+                     f" st.session_limited FROM ({stages[0]}) st")
         params += stages[1]
     if not parts:
         return None, []
@@ -134,38 +114,13 @@ def worker_queue(
         sql.execute(cursor, " UNION ALL ".join(parts) + " ORDER BY 1, 4 DESC, 2", params)
         rows = cursor.fetchall()
     live_id = next((row[1] for row in rows if row[0] == 0), None)
-    return live_id, [(pk, kind) for part, pk, kind, _ in rows if part == 1]
-
-
-def slot_candidates(*, worker: Any, stage: str = "%s", reserved: bool = False
-                    ) -> tuple[str, list]:
-    """The SELECT of the open slots of a stage this worker may take, first to take first
-    (without the row lock ``slot_claim`` adds), and its parameters after the stage's.
-    ``stage``: the SQL the stage id is read from (a placeholder by default)."""
-    if reserved:
-        condition, params = "a.reserved_for_id = %s", [worker.pk]
-    else:
-        # PostgreSQL: ``OFFSET 0`` keeps each NOT EXISTS a probe of one index per candidate
-        # slot. Without it they become anti joins that read the worker's whole history and
-        # compare every candidate with every row of it, quadratic in the history (a worker
-        # with 4,700 slots behind them waited 1 s per claim instead of 10 ms). SQLite
-        # probes the index anyway (and wants a LIMIT before an OFFSET).
-        fence = " OFFSET 0" if sql.db().vendor == "postgresql" else ""
-        condition = (
-            "a.reserved_for_id IS NULL"
-            " AND NOT EXISTS (SELECT 1 FROM annotation_assignment b"
-            f" WHERE b.item_id = a.item_id AND b.worker_id = %s{fence})"
-            " AND NOT EXISTS (SELECT 1 FROM annotation_itemexclusion e"
-            f" WHERE e.item_id = a.item_id AND e.user_id = %s{fence})"
-        )
-        params = [worker.pk, worker.pk]
-    return ("SELECT a.id FROM annotation_assignment a"
-            f" WHERE a.stage_id = {stage} AND a.status = 'open' AND {condition}"
-            " ORDER BY a.priority, a.item_id, a.id"), params
+    return live_id, [eligibility.queue_stage((pk, kind, *rest))
+                     for part, pk, kind, _, *rest in rows if part == 1]
 
 
 def slot_claim(
-    *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool = False
+    *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool = False,
+    limits: QueueStage | None = None,
 ) -> Assignment | None:
     """Take the first open slot of the stage this worker may work, or None.
 
@@ -173,9 +128,27 @@ def slot_claim(
     never one of an item they are excluded from. Batch slots (``reserved=True``): only the
     slots reserved for this worker (their batch; a returned batch is labelled again).
     Skips slots other claims hold locked, so concurrent claims never wait on or meet each
-    other.
+    other. ``limits``: the stage as the worker's queue gave it; a claim that counts
+    against a limit is counted first, in the same transaction, and nothing is claimed
+    when the limit is reached.
     """
-    candidates, params = slot_candidates(worker=worker, reserved=reserved)
+    if limits is None or not limits.counted:
+        return _slot_claim(worker=worker, stage_id=stage_id, now=now, lease=lease,
+                           reserved=reserved)
+    with transaction.atomic():
+        slot = None
+        if eligibility.count_claim(limits):
+            slot = _slot_claim(worker=worker, stage_id=stage_id, now=now, lease=lease,
+                               reserved=reserved)
+        if slot is None:
+            transaction.set_rollback(True)
+        return slot
+
+
+def _slot_claim(
+    *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool
+) -> Assignment | None:
+    candidates, params = eligibility.candidates_sql(worker_id=worker.pk, reserved=reserved)
     lock = (" FOR NO KEY UPDATE SKIP LOCKED"
             if sql.db().features.has_select_for_update_skip_locked else "")
     rows = transition_rows(
@@ -191,42 +164,49 @@ def slot_claim_next(
     *, worker: Any, kinds_by_role: dict[str, Sequence[str]], now: datetime,
     lease: timedelta, project_id: int | None = None, live_kinds: Sequence[str] | None = None,
     batched_kinds: Sequence[str] = (),
-) -> tuple[str, Assignment | None, list[tuple[int, str]]]:
+) -> tuple[str, Assignment | None, list[QueueStage]]:
     """PostgreSQL only: ``worker_queue`` and ``slot_claim`` in one statement.
 
     Returns ``("live", slot, stages)`` when the worker holds a live slot (nothing is
     claimed), ``("claimed", slot, stages)`` when the first open slot they may take of their
     latest stage that has one is now theirs, and ``("", None, stages)`` otherwise: nothing
-    open, or (batched kinds among their stages) nothing tried, since a batched stage claims
-    through its batches (``annotation.batches``). ``stages`` are (id, kind), latest first.
+    open, a limit reached, or (batched kinds among their stages) nothing tried, since a
+    batched stage claims through its batches (``annotation.batches``). ``stages`` are the
+    ``QueueStage``s, latest first.
 
     Each stage's candidates are walked in claim order under ``SKIP LOCKED`` and the walk
     stops at the first stage that yields a slot (a nested loop over the ordered stages under
-    ``LIMIT 1``), so an empty stage costs one index probe.
+    ``LIMIT 1``), so an empty stage costs one index probe. A claim that counts against a
+    limit is counted on the membership row by the same statement (``eligibility``).
     """
-    stages = _stages(worker=worker, kinds_by_role=kinds_by_role, project_id=project_id)
+    stages = eligibility.stages_sql(worker_id=worker.pk, kinds_by_role=kinds_by_role,
+                                    project_id=project_id)
     live, live_params = _live(worker=worker, now=now, project_id=project_id, kinds=live_kinds,
                               what=sql.columns(Assignment, "a"))
     if stages is None:
-        stages = ('SELECT NULL::bigint AS id, NULL::text AS kind, NULL::int AS "order"'
-                  " WHERE false", [])
+        stages = ('SELECT NULL::bigint AS id, NULL::text AS kind, NULL::int AS "order",'
+                  " NULL::bigint AS member_id, NULL::int AS item_limit,"
+                  " NULL::boolean AS session_limited WHERE false", [])
     skip_batched, batched_params = "", []
     if batched_kinds:
         skip_batched = (" AND NOT EXISTS (SELECT 1 FROM stages WHERE kind IN"
                         f" ({sql.placeholders(batched_kinds)}))")
         batched_params = list(batched_kinds)
     # The candidates of each stage in turn, the stage read from the outer row.
-    candidates, candidate_params = slot_candidates(worker=worker, stage="st.id")
+    candidates, candidate_params = eligibility.candidates_sql(worker_id=worker.pk,
+                                                              stage="st.id")
     before = (
-        f"live AS ({live}), stages AS ({stages[0]}), pick AS (SELECT c.id FROM"
-        ' (SELECT id, "order" FROM stages ORDER BY "order" DESC, id) st CROSS JOIN LATERAL'
+        f"live AS ({live}), stages AS ({stages[0]}), pick AS (SELECT c.id,"
+        " st.id AS stage_id, st.member_id, st.item_limit, st.session_limited FROM"
+        ' (SELECT * FROM stages ORDER BY "order" DESC, id) st CROSS JOIN LATERAL'
         f" ({candidates} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) c"
         f" WHERE NOT EXISTS (SELECT 1 FROM live){skip_batched}"
-        ' ORDER BY st."order" DESC, st.id LIMIT 1)',
+        f' ORDER BY st."order" DESC, st.id LIMIT 1), {eligibility.counted_cte()}',
         [*live_params, *stages[1], *candidate_params, *batched_params],
     )
     prefix, params = transition_cte(
-        Assignment, AS.ACTIVE, source=AS.OPEN, where="id = (SELECT id FROM pick)",
+        Assignment, AS.ACTIVE, source=AS.OPEN,
+        where=f"id = (SELECT id FROM pick) AND {eligibility.counted_guard()}",
         actor=worker, fields={"worker": worker.pk, "claimed_at": now,
                               "lease_expires_at": now + lease},
         returning=sql.column_names(Assignment), before=before,
@@ -235,7 +215,8 @@ def slot_claim_next(
     with sql.db().cursor() as cursor:
         sql.execute(
             cursor,
-            f"{prefix} SELECT got.*, (SELECT coalesce(json_agg(json_build_array(s.id, s.kind)"
+            f"{prefix} SELECT got.*, (SELECT coalesce(json_agg(json_build_array(s.id, s.kind,"
+            " s.member_id, s.item_limit, s.session_limited)"
             """ ORDER BY s."order" DESC, s.id), '[]') FROM stages s) FROM (SELECT 1) one"""
             f" LEFT JOIN (SELECT 'claimed' AS got, {names} FROM moved UNION ALL"
             f" SELECT 'live', {names} FROM live) got ON true",
@@ -243,7 +224,7 @@ def slot_claim_next(
         )
         got, *row, stage_list = cursor.fetchone()
     slot = sql.rows_load(Assignment, [row])[0] if got else None
-    return got or "", slot, [(pk, kind) for pk, kind in stage_list]
+    return got or "", slot, [eligibility.queue_stage(each) for each in stage_list]
 
 
 def slot_for_submit(assignment_id: int) -> tuple[Item, Assignment] | None:

@@ -29,6 +29,7 @@ class Param:
     help: str
     minimum: float | None = None
     maximum: float | None = None
+    choices: tuple[Any, ...] = ()
 
     def clean(self, name: str, value: Any) -> Any:
         kind = type(self.default)
@@ -42,7 +43,22 @@ class Param:
             raise ValidationError(f"parameter {name!r}: {value} is below {self.minimum}")
         if self.maximum is not None and value > self.maximum:
             raise ValidationError(f"parameter {name!r}: {value} is above {self.maximum}")
+        if self.choices and value not in self.choices:
+            raise ValidationError(f"parameter {name!r}: {value!r} is not one of "
+                                  f"{', '.join(map(str, self.choices))}")
         return value
+
+
+#: Parameters of every stage worked by people: how much one worker may do, and pay.
+WORK_PARAMS: dict[str, Param] = {
+    "max_items_per_worker": Param(
+        0, "Most items of this stage one worker may take (0 = no limit); enforced by the "
+        "claim.", minimum=0),
+    "pay_model": Param("submission", "How work here is paid: per submission, or hourly on "
+                       "the active time measured in the page.", choices=("submission", "hourly")),
+    "pay_rate": Param(0.0, "Amount per submission, or per active hour, in the project's "
+                      "currency.", minimum=0),
+}
 
 
 @dataclass(frozen=True)
@@ -76,18 +92,28 @@ class StageKind:
     inspection_rules: ClassVar[tuple[str, ...]] = ()
     inspection_template: ClassVar[str] = "annotation/inspection/_item.html"
 
+    def all_params(self) -> dict[str, Param]:
+        """The kind's own parameters, and for kinds worked by people ``WORK_PARAMS``
+        (batched kinds hand out whole batches: ``batch_size`` is their per-worker limit)."""
+        if self.automatic:
+            return self.params
+        work = {name: p for name, p in WORK_PARAMS.items()
+                if not (self.batched and name == "max_items_per_worker")}
+        return {**self.params, **work}
+
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """Defaults filled in; unknown names and bad values refused, naming the field."""
         params = dict(params or {})
-        unknown = sorted(set(params) - set(self.params))
+        known = self.all_params()
+        unknown = sorted(set(params) - set(known))
         if unknown:
             raise ValidationError(
                 f"stage {self.key}: unknown parameter(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(self.params)) or 'none'}"
+                f"known: {', '.join(sorted(known)) or 'none'}"
             )
         return {
             name: spec.clean(name, params[name]) if name in params else spec.default
-            for name, spec in self.params.items()
+            for name, spec in known.items()
         }
 
     def overlap(self, stage: Stage) -> int:

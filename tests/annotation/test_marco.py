@@ -647,7 +647,7 @@ def test_stages_are_offered_by_membership_role(project, people, committed, db):
     engine.project_member_add(project=project, user=both, role=Role.ANNOTATOR)
 
     def kinds(user, role=None):
-        return [kind for _, kind in engine.worker_queue(worker=user, project=project,
+        return [stage.kind for stage in engine.worker_queue(worker=user, project=project,
                                                          role=role)[1]]
 
     assert "marco_review" not in kinds(both) and "marco_distill" in kinds(both)

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation import engine, slots, sql
+from annotation import eligibility, engine, slots, sql
 from annotation.models import Assignment, Item, Stage, Submission, TransitionLog
 from annotation.roles import Role
 from annotation.stages import Emit
@@ -134,8 +134,8 @@ def test_worker_queue_gives_the_live_slot_and_the_stages_latest_first(
     live, stages = slots.worker_queue(worker=worker, kinds_by_role=kinds,
                                       project_id=newsqa_project.pk, now=timezone.now())
     assert live is None
-    assert [kind for _, kind in stages] == ["newsqa_validate", "newsqa_answer",
-                                            "newsqa_question"]
+    assert [stage.kind for stage in stages] == ["newsqa_validate", "newsqa_answer",
+                                                "newsqa_question"]
     # Validation has nothing open: the claim goes on to the answer stage.
     slot = engine.task_claim(worker=worker, project=newsqa_project)
     assert slot.stage_id == answer_stage.pk
@@ -210,7 +210,7 @@ def test_a_long_history_does_not_slow_the_claim(newsqa_project, answer_stage, wo
     )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_assignment")
-        candidates, params = slots.slot_candidates(worker=worker)
+        candidates, params = eligibility.candidates_sql(worker_id=worker.pk)
         cursor.execute(f"EXPLAIN {candidates} LIMIT 1", [answer_stage.pk, *params])
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Anti Join" not in plan, plan
@@ -234,8 +234,8 @@ def test_the_claim_statement_takes_the_latest_stage_first_and_keeps_a_live_slot(
 
     # Validation has nothing open, so the answer stage comes before the question stage.
     got, slot, stages = claim(now)
-    assert [kind for _, kind in stages] == ["newsqa_validate", "newsqa_answer",
-                                            "newsqa_question"]
+    assert [stage.kind for stage in stages] == ["newsqa_validate", "newsqa_answer",
+                                                "newsqa_question"]
     assert got == "claimed" and slot.stage_id == answer_stage.pk
     assert slot.item_id == answer_items[0].pk and slot.status == "active"
     assert slot.worker_id == worker.pk and slot.lease_expires_at == now + lease
