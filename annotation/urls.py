@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation import views
 
@@ -26,4 +26,8 @@ urlpatterns = [
     path("manage/projects/<int:pk>/reco/filter-labels/", views.reco_filter_labels,
          name="reco_filter_labels"),
     path("no-role/", views.no_role, name="no_role"),
+    # The crowd: invite links and members, marketplace studies, pay.
+    path("", include("annotation.invite_urls")),
+    path("", include("annotation.study_urls")),
+    path("", include("annotation.pay_urls")),
 ]

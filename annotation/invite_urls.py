@@ -1,0 +1,3 @@
+"""URLs of the invite pages (included by annotation.urls)."""
+
+urlpatterns: list = []

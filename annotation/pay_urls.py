@@ -1,0 +1,3 @@
+"""URLs of the pay pages (included by annotation.urls)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""URLs of the study pages (included by annotation.urls)."""
+
+urlpatterns: list = []
