@@ -177,7 +177,7 @@ def count_claim(stage: QueueStage) -> bool:
     source = ("(SELECT %s AS member_id, %s AS stage_id, CAST(%s AS INTEGER) AS item_limit,"
               f" {'CAST(%s AS boolean)' if _pg() else '%s'} AS session_limited)")
     with sql.db().cursor() as cursor:
-        sql.execute(cursor, _count_update(source) + " RETURNING m.id",
+        sql.execute(cursor, _count_update(source) + " RETURNING id",
                     [stage.member_id, stage.id, stage.item_limit, stage.session_limited])
         return cursor.fetchone() is not None
 

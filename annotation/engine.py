@@ -298,6 +298,14 @@ def _queue_scope(project: Project | None, role: Role | None) -> dict[str, Any]:
     }
 
 
+def work_waiting(*, worker: Any, project: Project | None = None,
+                 role: Role = Role.ANNOTATOR) -> bool:
+    """Whether a claim now could give the worker a task of ``role``'s kinds (read-only)."""
+    scope = _queue_scope(project, role)
+    return slots.work_waiting(worker=worker, kinds_by_role=scope["kinds_by_role"],
+                              project_id=scope["project_id"], batched_kinds=_batched_kinds())
+
+
 def task_current(
     *, worker: Any, project: Project | None = None, role: Role | None = None
 ) -> Assignment | None:

@@ -118,6 +118,35 @@ def worker_queue(
                      for part, pk, kind, _, *rest in rows if part == 1]
 
 
+def work_waiting(
+    *, worker: Any, kinds_by_role: dict[str, Sequence[str]], project_id: int | None = None,
+    batched_kinds: Sequence[str] = (),
+) -> bool:
+    """Whether a claim now could give the worker a task (read-only; takes nothing): a
+    stage they may work (``eligibility``) has an open slot they may take, or, batched, a
+    slot of their batch or a batch nobody took yet."""
+    stages = eligibility.stages_sql(worker_id=worker.pk, kinds_by_role=kinds_by_role,
+                                    project_id=project_id)
+    if stages is None:
+        return False
+    pool, pool_params = eligibility.candidates_sql(worker_id=worker.pk, stage="st.id")
+    mine, mine_params = eligibility.candidates_sql(worker_id=worker.pk, stage="st.id",
+                                                   reserved=True)
+    batched = sql.placeholders(batched_kinds)
+    if batched_kinds:
+        condition = (
+            f"(st.kind NOT IN ({batched}) AND EXISTS ({pool} LIMIT 1))"
+            f" OR (st.kind IN ({batched}) AND (EXISTS ({mine} LIMIT 1) OR EXISTS (SELECT 1"
+            " FROM annotation_batch bt WHERE bt.stage_id = st.id AND bt.status = 'open')))")
+        params = [*batched_kinds, *pool_params, *batched_kinds, *mine_params]
+    else:
+        condition, params = f"EXISTS ({pool} LIMIT 1)", pool_params
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, f"SELECT 1 FROM ({stages[0]}) st WHERE {condition} LIMIT 1",
+                    [*stages[1], *params])
+        return cursor.fetchone() is not None
+
+
 def slot_claim(
     *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool = False,
     limits: QueueStage | None = None,

@@ -8,10 +8,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation import engine, selectors
+from annotation import engine, selectors, studies
 from annotation.markdown import render_markdown
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
@@ -29,6 +29,8 @@ def no_role(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.ANNOTATOR)
 def annotator_home(request: HttpRequest) -> HttpResponse:
+    if studies.session_current(worker=request.user) is not None:
+        return redirect("annotation:task_next")  # marketplace workers finish there
     return render(request, "annotation/annotator_home.html", {
         "projects": selectors.worker_projects(worker=request.user),
         "current": engine.task_current(worker=request.user),
@@ -42,9 +44,17 @@ def _queue_home(role: Role) -> str:
 
 
 @role_required(Role.ANNOTATOR, Role.CHECKER)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def task_next(request: HttpRequest) -> HttpResponse:
-    """Claim the next task: annotation work, or with ``role=checker`` a review task."""
+    """Claim the next task (POST): annotation work, or with ``role=checker`` a review task.
+    GET: the worker's next step (``study_views.next_page``; marketplace workers end there
+    with their completion code)."""
+    if request.method == "GET":
+        from annotation.study_views import next_page
+
+        if not has_role(request.user, Role.ANNOTATOR):
+            return redirect(_queue_home(Role.CHECKER))
+        return next_page(request)
     role = Role.CHECKER if request.POST.get("role") == Role.CHECKER else Role.ANNOTATOR
     if not has_role(request.user, role):
         raise PermissionDenied(f"This needs the role: {role}.")

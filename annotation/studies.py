@@ -1,0 +1,277 @@
+"""Marketplace studies: a project opened to Prolific or MTurk.
+
+A worker arrives at ``/study/<token>/`` with the platform's URL parameters (Prolific:
+``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``; MTurk: ``workerId``, ``assignmentId``,
+``hitId``, ``turkSubmitTo``), reads the project's consent text and agrees. That makes (or
+finds) one account per (platform, external id), without a password, an annotator
+membership of the project, and a session whose quota (the study's tasks per session) the
+claim statement enforces (``annotation.eligibility``). When the quota is done, or nothing
+is left for them, the worker gets the study's completion code: Prolific's completion link,
+or MTurk's form that posts to the external submit URL. MTurk's preview
+(``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE``) shows a sample task and claims nothing.
+
+The marketplaces' own APIs are not called (they cannot be reached from the machines this
+runs on): approving submissions and paying go through the payments CSV (``annotation.pay``).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import (
+    ExternalAccount,
+    Item,
+    Platform,
+    Project,
+    ProjectMember,
+    Study,
+    StudySession,
+    Submission,
+)
+from annotation.roles import Role
+
+User = get_user_model()
+
+PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete"
+
+#: (external id, session, study) parameter names of each platform, and MTurk's submit URL.
+PARAMS: dict[str, tuple[str, str, str]] = {
+    Platform.PROLIFIC: ("PROLIFIC_PID", "SESSION_ID", "STUDY_ID"),
+    Platform.MTURK: ("workerId", "assignmentId", "hitId"),
+}
+MTURK_SUBMIT_TO = "turkSubmitTo"
+
+# Prolific ids are 24 hex digits and MTurk's are upper-case letters and digits; both are
+# accepted by one safe pattern so that sandbox and test ids work too.
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
+_CODE = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """What a worker's study URL says about them."""
+
+    platform: str
+    external_id: str
+    session_key: str
+    external_study: str = ""
+    submit_to: str = ""
+
+    @property
+    def preview(self) -> bool:
+        return self.platform == Platform.MTURK and self.session_key == PREVIEW_ASSIGNMENT
+
+    def query(self) -> str:
+        """The URL parameters this arrival came with (for the consent form's action)."""
+        external, session, study = PARAMS[self.platform]
+        values = {external: self.external_id, session: self.session_key,
+                  study: self.external_study}
+        if self.platform == Platform.MTURK:
+            values[MTURK_SUBMIT_TO] = self.submit_to
+        return urlencode({k: v for k, v in values.items() if v})
+
+
+def _one(params: Mapping[str, Any], name: str, *, required: bool) -> str:
+    value = (params.get(name) or "").strip()
+    if not value:
+        if required:
+            raise ValidationError(f"{name}: missing from the study link")
+        return ""
+    if "%" in value or "{" in value:
+        raise ValidationError(f"{name}: {value!r} is a placeholder the platform did not fill "
+                              "in; open the study from the platform, not from its template")
+    if not _ID.match(value):
+        raise ValidationError(f"{name}: {value[:80]!r} is not a valid id (letters, digits, "
+                              "'_' and '-', at most 64)")
+    return value
+
+
+def _submit_to(value: str) -> str:
+    """MTurk's turkSubmitTo: only MTurk's own hosts, over https (the completion form posts
+    there)."""
+    value = (value or "").strip().rstrip("/")
+    if not value:
+        raise ValidationError(f"{MTURK_SUBMIT_TO}: missing from the HIT link")
+    parts = urlsplit(value)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "https" or not (host == "mturk.com" or host.endswith(".mturk.com")):
+        raise ValidationError(f"{MTURK_SUBMIT_TO}: {value[:120]!r} is not an MTurk address "
+                              "(https://www.mturk.com or https://workersandbox.mturk.com)")
+    return f"{parts.scheme}://{host}"
+
+
+def arrival_parse(*, study: Study, params: Mapping[str, Any]) -> Arrival:
+    """The worker's identity and session from their study URL; ValidationError naming the
+    parameter that is missing or malformed."""
+    external, session, study_param = PARAMS[study.platform]
+    if study.platform == Platform.MTURK:
+        session_key = _one(params, session, required=True)
+        if session_key == PREVIEW_ASSIGNMENT:
+            return Arrival(study.platform, "", session_key,
+                           _one(params, study_param, required=False))
+        return Arrival(study.platform, _one(params, external, required=True), session_key,
+                       _one(params, study_param, required=False),
+                       _submit_to(params.get(MTURK_SUBMIT_TO, "")))
+    return Arrival(study.platform, _one(params, external, required=True),
+                   _one(params, session, required=True),
+                   _one(params, study_param, required=False))
+
+
+def study_create(
+    *, project: Project, platform: str, completion_code: str, quota: int | None = None,
+    no_work_code: str = "", no_work_completes: bool = True, name: str = "", actor: Any = None,
+) -> Study:
+    """Open ``project`` to a marketplace: a study with its entry link and codes."""
+    if platform not in PARAMS:
+        raise ValidationError(f"platform: {platform!r} is not one of "
+                              f"{', '.join(PARAMS)}")
+    for field, code in (("completion_code", completion_code), ("no_work_code", no_work_code)):
+        if (code or field == "completion_code") and not _CODE.match(code or ""):
+            raise ValidationError(f"{field}: {code!r} is not a code (letters, digits, '_' and "
+                                  "'-', at most 64)")
+    if quota is not None and quota < 1:
+        raise ValidationError(f"quota: {quota} tasks per session; give at least 1 (or none "
+                              "for no limit)")
+    return Study.objects.create(
+        project=project, platform=platform, token=secrets.token_urlsafe(12),
+        completion_code=completion_code, no_work_code=no_work_code,
+        no_work_completes=no_work_completes, quota=quota, name=name,
+        created_by=actor if getattr(actor, "pk", None) else None,
+    )
+
+
+def study_path(study: Study) -> str:
+    return f"/study/{study.token}/"
+
+
+def study_close(*, study: Study, closed: bool = True) -> Study:
+    study.status = Study.Status.CLOSED if closed else Study.Status.OPEN
+    study.save(update_fields=["status"])
+    return study
+
+
+def _account(arrival: Arrival) -> Any:
+    """The worker's account: one per (platform, external id). Two arrivals of the same id
+    at once make one account: the second insert waits for the first and finds it."""
+    found = (ExternalAccount.objects.select_related("user")
+             .filter(platform=arrival.platform, external_id=arrival.external_id).first())
+    if found is not None:
+        return found.user
+    try:
+        with transaction.atomic():
+            user = User(username=f"{arrival.platform}-{secrets.token_hex(5)}")
+            user.set_unusable_password()
+            user.save()
+            ExternalAccount.objects.create(platform=arrival.platform,
+                                           external_id=arrival.external_id, user=user)
+    except IntegrityError:
+        return ExternalAccount.objects.select_related("user").get(
+            platform=arrival.platform, external_id=arrival.external_id).user
+    user.groups.add(Group.objects.get_or_create(name=Role.ANNOTATOR.value)[0])
+    return user
+
+
+@transaction.atomic
+def study_arrive(*, study: Study, arrival: Arrival) -> tuple[Any, ProjectMember, StudySession]:
+    """The worker agreed to the consent text: their account, their membership of the
+    study's project and their session (all found again when they come back).
+
+    A new session starts the study's quota afresh; the same session arriving again (a
+    second tab, a reload) changes nothing. History (exclusions, stage limits, earnings)
+    belongs to the account and stays.
+    """
+    if arrival.preview:
+        raise ValidationError("a preview cannot start a session: accept the HIT first")
+    if study.status != Study.Status.OPEN:
+        raise ValidationError("this study is closed")
+    user = _account(arrival)
+    member, _ = ProjectMember.objects.get_or_create(
+        project=study.project, user=user, role=Role.ANNOTATOR.value,
+        defaults={"source": study.platform, "consented_at": timezone.now()},
+    )
+    session, created = StudySession.objects.get_or_create(
+        study=study, session_key=arrival.session_key,
+        defaults={"member": member, "external_study": arrival.external_study,
+                  "submit_to": arrival.submit_to},
+    )
+    if session.member_id != member.pk:
+        raise ValidationError("this session belongs to another worker")
+    member = ProjectMember.objects.select_for_update().get(pk=member.pk)
+    if member.session_id != session.pk:
+        member.session = session
+        member.session_limit = study.quota
+        member.session_taken = 0
+        member.session_started_at = session.started_at
+        member.consented_at = timezone.now()
+        member.save(update_fields=["session", "session_limit", "session_taken",
+                                   "session_started_at", "consented_at"])
+    return user, member, session
+
+
+def session_of(*, study: Study, arrival: Arrival, user: Any) -> StudySession | None:
+    """The session ``arrival`` started, when ``user`` (signed in) is the worker it
+    belongs to."""
+    if not getattr(user, "is_authenticated", False):
+        return None
+    return StudySession.objects.filter(study=study, session_key=arrival.session_key,
+                                       member__user=user).first()
+
+
+def session_current(*, worker: Any) -> StudySession | None:
+    """The marketplace session the worker is in now (their latest), with study and member."""
+    return (StudySession.objects.select_related("study", "study__project", "member")
+            .filter(member__user=worker, member__session_id=F("id"))
+            .order_by("-started_at", "-id").first())
+
+
+def session_submitted(session: StudySession) -> int:
+    """Tasks the worker submitted in the study's project since the session started."""
+    return Submission.objects.filter(
+        worker_id=session.member.user_id, created_at__gte=session.started_at,
+        stage__project_id=session.study.project_id,
+    ).count()
+
+
+def session_finish(*, session: StudySession, outcome: str) -> StudySession:
+    """Record why the session ended (idempotent: the first outcome stays)."""
+    if session.outcome == StudySession.Outcome.WORKING:
+        StudySession.objects.filter(pk=session.pk, outcome=StudySession.Outcome.WORKING).update(
+            outcome=outcome, finished_at=timezone.now())
+        session.refresh_from_db(fields=["outcome", "finished_at"])
+    return session
+
+
+def completion(*, session: StudySession) -> dict[str, Any]:
+    """What the worker needs to finish on the platform: the code, and Prolific's link or
+    MTurk's form."""
+    study = session.study
+    no_work = session.outcome == StudySession.Outcome.NO_WORK
+    code = (study.no_work_code or study.completion_code) if no_work else study.completion_code
+    done = {"code": code, "platform": study.platform, "no_work": no_work,
+            "counts_complete": not no_work or study.no_work_completes}
+    if study.platform == Platform.PROLIFIC:
+        done["link"] = f"{PROLIFIC_COMPLETE}?{urlencode({'cc': code})}"
+    elif session.submit_to:
+        done["form_action"] = f"{session.submit_to}/mturk/externalSubmit"
+        done["assignment_id"] = session.session_key
+    return done
+
+
+def sample_item(*, study: Study) -> Item | None:
+    """An item of the project's first human stage that has one, for MTurk's preview."""
+    return (Item.objects.select_related("stage", "document")
+            .filter(project=study.project, status=Item.Status.OPEN)
+            .order_by("stage__order", "priority", "id").first())

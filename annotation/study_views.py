@@ -1,0 +1,180 @@
+"""Pages of marketplace studies: the worker's arrival (consent, MTurk preview), the next-task
+page that ends in the completion code, and the admin's studies page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation import engine, studies
+from annotation.markdown import render_markdown
+from annotation.models import Assignment, Platform, Project, Study, StudySession
+from annotation.roles import Role, role_required
+
+_BACKEND = "annotation.roles.RoleBackend"
+
+
+def _problem(request: HttpRequest, *, title: str, message: str, status: int,
+             study: Study | None = None) -> HttpResponse:
+    return render(request, "annotation/study/problem.html",
+                  {"title": title, "message": message, "study": study}, status=status)
+
+
+def study_entry(request: HttpRequest, token: str) -> HttpResponse:
+    """A marketplace worker's way in: the consent page (GET), "I agree" (POST) starts their
+    session and takes them to their first task; MTurk's preview shows a sample task."""
+    study = Study.objects.select_related("project").filter(token=token).first()
+    if study is None:
+        return _problem(request, title="No such study", status=404, message=(
+            "This study link is not known here. Open the study again from the platform "
+            "that sent you, or contact the researcher."))
+    source = request.POST if request.method == "POST" else request.GET
+    try:
+        arrival = studies.arrival_parse(study=study, params=source)
+    except ValidationError as exc:
+        return _problem(request, title="This study link is incomplete", status=400,
+                        study=study, message=f"{exc.messages[0]}. Return to "
+                        f"{study.get_platform_display()} and open the study from there.")
+    if arrival.preview:
+        return _preview(request, study)
+    if study.status != Study.Status.OPEN:
+        return _problem(request, title="This study is closed", status=410, study=study,
+                        message="The researcher closed this study; no new work is taken. "
+                        f"Return to {study.get_platform_display()}.")
+    if request.method == "POST":
+        try:
+            user, _, _ = studies.study_arrive(study=study, arrival=arrival)
+        except ValidationError as exc:
+            return _problem(request, title="We could not start your session", status=409,
+                            study=study, message=exc.messages[0])
+        if request.user.is_authenticated and request.user.pk != user.pk:
+            request.session.flush()
+        login(request, user, backend=_BACKEND)
+        assignment = engine.task_claim(worker=user, project=study.project,
+                                       role=Role.ANNOTATOR)
+        if assignment is not None:
+            return redirect("annotation:task_detail", pk=assignment.pk)
+        return redirect("annotation:task_next")
+    if studies.session_of(study=study, arrival=arrival, user=request.user) is not None:
+        return redirect("annotation:task_next")  # agreed already: straight on
+    return render(request, "annotation/study/consent.html", {
+        "study": study, "project": study.project, "query": arrival.query(),
+        "consent": render_markdown(study.project.consent),
+        "fields": [(k, v) for k, v in source.items() if k in _arrival_fields(study)],
+    })
+
+
+def _arrival_fields(study: Study) -> set[str]:
+    names = set(studies.PARAMS[study.platform])
+    return names | ({studies.MTURK_SUBMIT_TO} if study.platform == Platform.MTURK else set())
+
+
+def _preview(request: HttpRequest, study: Study) -> HttpResponse:
+    """MTurk's preview: a sample task to look at; nothing is claimed, nobody signs in."""
+    item = studies.sample_item(study=study)
+    if item is None:
+        return render(request, "annotation/study/problem.html", {
+            "title": "Preview", "study": study,
+            "message": "There is no sample task to show yet. Accept the HIT to see whether "
+                       "work is waiting."})
+    spec = item.stage.kind_spec
+    return render(request, spec.template, {
+        "assignment": Assignment(pk=0, item=item, stage=item.stage), "item": item,
+        "stage": item.stage, "project": study.project, "task": spec.context(item),
+        "errors": [], "form_values": spec.form_values(item, {}),
+        "guidelines": render_markdown(item.stage.guidelines), "done_today": 0,
+        "preview": "Preview: this is a sample task. Accept the HIT to start working.",
+    })
+
+
+def next_page(request: HttpRequest) -> HttpResponse:
+    """``GET /tasks/next/``: the worker's live task, their next step, or (marketplace
+    workers whose quota is done or for whom nothing is left) the completion code."""
+    current = engine.task_current(worker=request.user, role=Role.ANNOTATOR)
+    if current is not None:
+        return redirect("annotation:task_detail", pk=current.pk)
+    session = studies.session_current(worker=request.user)
+    if session is None:
+        return redirect("annotation:annotator_home")
+    project, member = session.study.project, session.member
+    quota_done = member.session_limit is not None and member.session_taken >= member.session_limit
+    if quota_done:
+        studies.session_finish(session=session, outcome=StudySession.Outcome.QUOTA)
+    elif not engine.work_waiting(worker=request.user, project=project):
+        studies.session_finish(session=session, outcome=StudySession.Outcome.NO_WORK)
+    elif session.outcome != StudySession.Outcome.WORKING:
+        session.outcome = StudySession.Outcome.WORKING  # work came back: carry on
+    finished = session.outcome != StudySession.Outcome.WORKING
+    return render(request, "annotation/study/next.html", {
+        "session": session, "study": session.study, "project": project,
+        "submitted": studies.session_submitted(session), "quota": member.session_limit,
+        "done": studies.completion(session=session) if finished else None,
+    })
+
+
+def _studies_context(project: Project, request: HttpRequest) -> dict[str, Any]:
+    rows = (Study.objects.filter(project=project).annotate(
+        n_sessions=Count("sessions"),
+        n_quota=Count("sessions", filter=Q(sessions__outcome=StudySession.Outcome.QUOTA)),
+        n_no_work=Count("sessions", filter=Q(sessions__outcome=StudySession.Outcome.NO_WORK)),
+        n_workers=Count("sessions__member", distinct=True),
+    ).order_by("-created_at"))
+    examples = {
+        Platform.PROLIFIC: "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
+                           "&SESSION_ID={{%SESSION_ID%}}",
+        Platform.MTURK: "",
+    }
+    return {"project": project, "studies": [{
+        "study": study, "url": request.build_absolute_uri(studies.study_path(study)),
+        "example": examples[study.platform],
+    } for study in rows], "platforms": Platform.choices}
+
+
+@role_required(Role.ADMIN)
+def study_list(request: HttpRequest, pk: int) -> HttpResponse:
+    """A project's marketplace studies: their links, codes, quotas and sessions; the
+    consent text every arrival reads."""
+    project = get_object_or_404(Project, pk=pk)
+    return render(request, "annotation/study/admin.html", _studies_context(project, request))
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def study_action(request: HttpRequest, pk: int) -> HttpResponse:
+    """Create a study, close or reopen one, or save the project's consent text."""
+    project = get_object_or_404(Project, pk=pk)
+    action = request.POST.get("action")
+    try:
+        if action == "create":
+            quota = request.POST.get("quota", "").strip()
+            if quota and not quota.isdigit():
+                raise ValidationError(f"quota: {quota!r} is not a whole number")
+            study = studies.study_create(
+                project=project, platform=request.POST.get("platform", ""),
+                completion_code=request.POST.get("completion_code", "").strip(),
+                no_work_code=request.POST.get("no_work_code", "").strip(),
+                no_work_completes=request.POST.get("no_work_completes") == "on",
+                quota=int(quota) if quota else None, name=request.POST.get("name", "").strip(),
+                actor=request.user)
+            messages.success(request, f"Study created: {studies.study_path(study)}")
+        elif action in ("close", "reopen"):
+            study = get_object_or_404(Study, pk=request.POST.get("study"), project=project)
+            studies.study_close(study=study, closed=action == "close")
+            messages.success(request, f"Study {study} {action}d.")
+        elif action == "consent":
+            project.consent = request.POST.get("consent", "")
+            project.save(update_fields=["consent"])
+            messages.success(request, "Consent text saved.")
+        else:
+            messages.error(request, f"Unknown action {action!r}.")
+    except ValidationError as exc:
+        messages.error(request, exc.messages[0])
+    return redirect(reverse("annotation:study_list", args=[project.pk]))

@@ -1,0 +1,292 @@
+"""Marketplace studies: arrivals from Prolific and MTurk, consent, quotas, completion codes,
+and the limits the claim enforces (per stage, per session, paused members)."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import engine, studies
+from annotation.models import (
+    Assignment,
+    ExternalAccount,
+    ProjectMember,
+    Study,
+    StudySession,
+)
+from annotation.roles import Role
+from annotation.stages import Emit
+
+PID = "5f1a2b3c4d5e6f708192a3b4"
+
+
+def answer_items(project, n: int) -> None:
+    """``n`` answer items (two slots each) of the project's first article."""
+    question_stage = project.stages.get(kind="newsqa_question")
+    doc_id = project.items.filter(stage=question_stage).values_list("document_id", flat=True)[0]
+    engine.items_emit(source_stage=question_stage, emits=[
+        Emit(kind="newsqa_answer", key=f"s{n}", data={"question": f"Question {n}?"},
+             document_id=doc_id) for n in range(n)])
+
+
+@pytest.fixture
+def study_project(newsqa_project):
+    answer_items(newsqa_project, 6)
+    return newsqa_project
+
+
+def prolific(pid: str = PID, session: str = "sess1", study: str = "st1") -> dict[str, str]:
+    return {"PROLIFIC_PID": pid, "STUDY_ID": study, "SESSION_ID": session}
+
+
+def mturk(worker: str = "A1B2C3D4E5F6G7", assignment: str = "3ASSIGN1",
+          submit_to: str = "https://workersandbox.mturk.com") -> dict[str, str]:
+    return {"workerId": worker, "assignmentId": assignment, "hitId": "3HIT",
+            "turkSubmitTo": submit_to}
+
+
+def arrive(client: Client, study: Study, params: dict[str, str]):
+    """Open the study link, then press "I agree" (the form posts the parameters back)."""
+    path = studies.study_path(study)
+    page = client.get(path, params)
+    assert page.status_code == 200, page.content.decode()
+    assert page.content.decode().count('type="submit"') == 1
+    token = client.cookies["csrftoken"].value
+    return client.post(path + "?" + "&".join(f"{k}={v}" for k, v in params.items()),
+                       {**params, "csrfmiddlewaretoken": token})
+
+
+def csrf_client() -> Client:
+    return Client(enforce_csrf_checks=True)
+
+
+def api(client: Client, method: str, path: str, data=None):
+    token = client.cookies["csrftoken"].value
+    return getattr(client, method)(path, data or {}, content_type="application/json",
+                                   HTTP_X_CSRFTOKEN=token)
+
+
+def test_study_create_prints_the_entry_path_last(study_project):
+    out = io.StringIO()
+    call_command("study_create", "--project", study_project.name, "--platform", "prolific",
+                 "--completion-code", "C1AB2CD3", "--quota", "3", stdout=out)
+    last = out.getvalue().strip().splitlines()[-1]
+    study = Study.objects.get()
+    assert last == f"/study/{study.token}/" and last.startswith("/")
+    assert (study.platform, study.completion_code, study.quota) == ("prolific", "C1AB2CD3", 3)
+    with pytest.raises(CommandError, match="no project named 'nope'"):
+        call_command("study_create", "--project", "nope", "--platform", "mturk",
+                     "--completion-code", "X")
+    with pytest.raises(CommandError, match="completion-code"):
+        call_command("study_create", "--project", study_project.name, "--platform", "mturk",
+                     "--completion-code", "has space")
+
+
+def test_a_prolific_worker_consents_works_to_the_quota_and_gets_the_code(study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="C1AB2CD3", quota=2)
+    study_project.consent = "**Please read**: we keep your answers."
+    study_project.save()
+    client = csrf_client()
+    consent = client.get(studies.study_path(study), prolific()).content.decode()
+    assert "<strong>Please read</strong>" in consent and "I agree" in consent
+    landed = arrive(client, study, prolific())
+    assert landed.status_code == 302 and "/tasks/" in landed["Location"]
+    account = ExternalAccount.objects.get(platform="prolific", external_id=PID)
+    assert not account.user.has_usable_password()
+    assert PID not in account.user.username  # the external id stays out of names
+    member = ProjectMember.objects.get(user=account.user, project=study_project)
+    assert (member.source, member.role, member.session_limit) == ("prolific", "annotator", 2)
+    me = api(client, "get", "/api/v1/me/").json()
+    assert me["id"] == account.user.pk and "annotator" in me["roles"]
+    # Through the API with the session and the CSRF header, as any annotator.
+    for _ in range(2):
+        task = api(client, "post", "/api/v1/tasks/next/")
+        assert task.status_code == 200
+        done = api(client, "post", f"/api/v1/tasks/{task.json()['id']}/submit/",
+                   {"payload": {"no_answer": True}})
+        assert done.status_code == 201, done.content
+    assert api(client, "post", "/api/v1/tasks/next/").status_code == 204  # quota done
+    page = client.get("/tasks/next/").content.decode()
+    assert "C1AB2CD3" in page
+    assert "https://app.prolific.com/submissions/complete?cc=C1AB2CD3" in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.QUOTA
+    # Without the CSRF header the session may not claim.
+    assert client.post("/api/v1/tasks/next/", {}, content_type="application/json"
+                       ).status_code == 403
+
+
+def test_the_same_prolific_id_is_the_same_account_and_a_new_session_a_new_quota(study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE1", quota=1)
+    first = csrf_client()
+    arrive(first, study, prolific(session="a"))
+    user_id = api(first, "get", "/api/v1/me/").json()["id"]
+    task = api(first, "post", "/api/v1/tasks/next/").json()
+    api(first, "post", f"/api/v1/tasks/{task['id']}/submit/", {"payload": {"no_answer": True}})
+    assert api(first, "post", "/api/v1/tasks/next/").status_code == 204
+    # The same worker comes back in a new Prolific session, from another browser.
+    again = csrf_client()
+    arrive(again, study, prolific(session="b"))
+    assert api(again, "get", "/api/v1/me/").json()["id"] == user_id
+    assert ExternalAccount.objects.count() == 1 and StudySession.objects.count() == 2
+    second = api(again, "post", "/api/v1/tasks/next/").json()
+    items = Assignment.objects.filter(pk__in=[task["id"], second["id"]]).values_list(
+        "item_id", flat=True)
+    assert len(set(items)) == 2  # their history stays: never the same item twice
+
+
+def test_two_tabs_share_one_session_and_one_live_task(study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE1", quota=3)
+    client = csrf_client()
+    first = arrive(client, study, prolific())
+    # The consent page was open in a second tab too: "I agree" there as well.
+    path = studies.study_path(study)
+    second = client.post(path, {**prolific(),
+                                "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+    assert first["Location"] == second["Location"]
+    # Opening the link again once agreed goes straight on.
+    assert client.get(path, prolific())["Location"] == reverse("annotation:task_next")
+    assert StudySession.objects.count() == 1
+    assert Assignment.objects.filter(status="active").count() == 1
+    member = ProjectMember.objects.get(source="prolific")
+    assert member.session_taken == 1
+
+
+def test_nothing_left_gives_the_no_work_code(study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="FULL1", no_work_code="EMPTY1",
+                                 no_work_completes=False)
+    Assignment.objects.filter(status="open").update(status="cancelled")
+    client = csrf_client()
+    landed = arrive(client, study, prolific())
+    assert landed["Location"] == reverse("annotation:task_next")
+    page = client.get(landed["Location"]).content.decode()
+    assert "EMPTY1" in page and "FULL1" not in page and "cc=EMPTY1" in page
+    assert "No work is left" in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.NO_WORK
+    # The home page sends marketplace workers to the same place.
+    assert client.get(reverse("annotation:annotator_home"))["Location"] == "/tasks/next/"
+
+
+def test_mturk_preview_shows_a_sample_and_claims_nothing(study_project):
+    study = studies.study_create(project=study_project, platform="mturk",
+                                 completion_code="MT1")
+    client = csrf_client()
+    page = client.get(studies.study_path(study),
+                      mturk(assignment=studies.PREVIEW_ASSIGNMENT))
+    content = page.content.decode()
+    assert page.status_code == 200 and 'data-testid="preview"' in content
+    assert "<fieldset disabled" in content and "I agree" not in content
+    assert not Assignment.objects.filter(status="active").exists()
+    assert not ExternalAccount.objects.exists() and not StudySession.objects.exists()
+    assert "_auth_user_id" not in client.session
+
+
+def test_mturk_worker_finishes_with_a_form_to_the_submit_url(study_project):
+    study = studies.study_create(project=study_project, platform="mturk",
+                                 completion_code="MT1", quota=1)
+    client = csrf_client()
+    arrive(client, study, mturk())
+    task = api(client, "post", "/api/v1/tasks/next/").json()
+    api(client, "post", f"/api/v1/tasks/{task['id']}/submit/", {"payload": {"no_answer": True}})
+    page = client.get("/tasks/next/").content.decode()
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
+    assert 'name="assignmentId" value="3ASSIGN1"' in page and "MT1" in page
+    assert ExternalAccount.objects.get().platform == "mturk"
+
+
+@pytest.mark.parametrize(("params", "status", "says"), [
+    ({"STUDY_ID": "s", "SESSION_ID": "x"}, 400, "PROLIFIC_PID: missing"),
+    (prolific(pid="{{%PROLIFIC_PID%}}"), 400, "placeholder"),
+    (prolific(pid="a b"), 400, "not a valid id"),
+    (prolific(session=""), 400, "SESSION_ID: missing"),
+])
+def test_malformed_prolific_links_get_a_clear_page(study_project, params, status, says):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="C1")
+    client = csrf_client()
+    for response in (client.get(studies.study_path(study), params),
+                     Client().post(studies.study_path(study), params)):
+        assert response.status_code == status
+        assert says in response.content.decode()
+    assert not ExternalAccount.objects.exists()
+
+
+def test_mturk_submit_url_must_be_mturk_and_unknown_or_closed_studies_say_so(study_project):
+    study = studies.study_create(project=study_project, platform="mturk", completion_code="C")
+    client = Client()
+    evil = client.get(studies.study_path(study), mturk(submit_to="https://evil.example/x"))
+    assert evil.status_code == 400 and "not an MTurk address" in evil.content.decode()
+    assert client.get("/study/unknown-token/", prolific()).status_code == 404
+    studies.study_close(study=study)
+    closed = client.post(studies.study_path(study), mturk())
+    assert closed.status_code == 410 and "closed" in closed.content.decode()
+    assert not ExternalAccount.objects.exists()
+
+
+def test_a_released_task_no_longer_counts_against_the_session(study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="C", quota=1)
+    client = csrf_client()
+    arrive(client, study, prolific())
+    member = ProjectMember.objects.get(source="prolific")
+    live = Assignment.objects.get(worker=member.user, status="active")
+    engine.task_release(assignment_id=live.pk, worker=member.user)
+    member.refresh_from_db()
+    assert member.session_taken == 0
+    again = engine.task_claim(worker=member.user, project=study_project)
+    assert again is not None
+    # An expired lease gives the count back too.
+    engine.leases_expire(now=timezone.now() + timedelta(days=1))
+    member.refresh_from_db()
+    assert member.session_taken == 0
+
+
+def test_stage_limit_and_paused_members(news_corpus, workers, admin_user, committed, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Limited", recipe="newsqa", corpus=news_corpus)
+    answer_stage = project.stages.get(kind="newsqa_answer")
+    engine.stage_params_update(stage=answer_stage, params={"max_items_per_worker": 2})
+    for user in workers.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    answer_items(project, 5)
+    worker = workers["ann1"]
+    taken = []
+    while (task := engine.task_claim(worker=worker, project=project)) is not None:
+        assert task.stage_id == answer_stage.pk or task.stage.kind == "newsqa_question"
+        taken.append(task.stage_id)
+        engine.task_submit(assignment_id=task.pk, worker=worker,
+                           payload={"no_answer": True} if task.stage_id == answer_stage.pk
+                           else {"questions": ["Who voted against the plan?"]})
+        if len(taken) > 10:
+            break
+    assert taken.count(answer_stage.pk) == 2
+    member = ProjectMember.objects.get(user=worker, project=project)
+    assert member.stage_taken == {str(answer_stage.pk): 2}
+    assert not engine.work_waiting(worker=worker, project=project)
+    # A paused member claims nothing at all.
+    other = workers["ann2"]
+    ProjectMember.objects.filter(user=other, project=project).update(status="paused")
+    assert engine.work_waiting(worker=workers["ann3"], project=project)
+    assert not engine.work_waiting(worker=other, project=project)
+    assert engine.task_claim(worker=other, project=project) is None
+
+
+def test_stage_limit_is_not_a_parameter_of_batched_stages(db):
+    from annotation.stages import stage_kind
+
+    assert "max_items_per_worker" in stage_kind("newsqa_answer").all_params()
+    assert "max_items_per_worker" not in stage_kind("reco_evidence").all_params()
+    assert "pay_rate" in stage_kind("reco_evidence").all_params()
+    with pytest.raises(Exception, match="pay_model"):
+        stage_kind("newsqa_answer").clean_params({"pay_model": "piecework"})
