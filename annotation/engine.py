@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation import eligibility, slots, sql
@@ -328,7 +328,24 @@ def task_claim(
     PostgreSQL the slot row is locked with SKIP LOCKED so concurrent claims never meet.
     With ``role``, only stages of that role's kinds (a checker's review queue). Who may
     claim what (membership, pauses, limits, exclusions) is ``annotation.eligibility``.
+
+    Two claims of one worker at once (two tabs, a script) can pick the two slots of one
+    item; the second then breaks the one-live-slot-per-item constraint and writes nothing,
+    and claiming again gives the worker the slot the first one took.
     """
+    for attempt in range(3):
+        try:
+            return _task_claim(worker=worker, project=project, role=role)
+        except IntegrityError as exc:
+            if (attempt == 2 or sql.db().in_atomic_block
+                    or "annotation_assignment_one_per_worker" not in str(exc)):
+                raise
+    return None
+
+
+def _task_claim(
+    *, worker: Any, project: Project | None, role: Role | None
+) -> Assignment | None:
     # Later stages first: finishing started pipelines beats starting new ones. Each stage's
     # open slots are walked in order on a partial index that stops at the first slot this
     # worker may take that nobody else holds.
