@@ -1,3 +1,16 @@
 """URLs of the invite pages (included by annotation.urls)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from annotation import invite_views
+
+urlpatterns = [
+    path("join/<str:token>/", invite_views.invite_join, name="invite_join"),
+    path("manage/projects/<int:pk>/members/", invite_views.project_members,
+         name="project_members"),
+    path("manage/projects/<int:pk>/members/import/", invite_views.members_import,
+         name="members_import"),
+    path("manage/projects/<int:pk>/invites/", invite_views.project_invite_create,
+         name="project_invite_create"),
+    path("manage/invites/<int:pk>/revoke/", invite_views.invite_revoke, name="invite_revoke"),
+]

@@ -13,6 +13,11 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # One-time password-set links (accounts created from a members CSV).
+    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
+         name="password_reset_confirm"),
+    path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
+         name="password_reset_complete"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_patterns)),
     path("collector/", include("collector.urls")),

@@ -1,0 +1,217 @@
+"""Invite links and the project members page.
+
+``/join/<token>/`` is public: it shows the project's consent text and signs people up (or
+takes a logged-in user in) through ``annotation.invites.invite_accept``. The members page
+and its forms (new invite, revoke, CSV upload) are for admins; every change is a POST.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation import invites
+from annotation.markdown import render_markdown
+from annotation.models import Invite, Project
+from annotation.roles import Role, role_required
+
+MEMBERS_TEMPLATE = "annotation/invites/members.html"
+IMPORT_MAX_BYTES = 2 * 1024 * 1024
+
+
+class SignupForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False, label="E-mail")
+    password1 = forms.CharField(widget=forms.PasswordInput, strip=False, label="Password")
+    password2 = forms.CharField(widget=forms.PasswordInput, strip=False,
+                                label="Password again")
+    agree = forms.BooleanField(
+        label="I agree", error_messages={"required": "Tick “I agree” to join."})
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("password1") and data.get("password1") != data.get("password2"):
+            self.add_error("password2", "The two passwords differ.")
+        return data
+
+
+class JoinForm(forms.Form):
+    """A logged-in user joins with one button; consent is still asked."""
+
+    agree = forms.BooleanField(
+        label="I agree", error_messages={"required": "Tick “I agree” to join."})
+
+
+class InviteCreateForm(forms.Form):
+    role = forms.ChoiceField(choices=[(r, r) for r in invites.INVITE_ROLES])
+    max_uses = forms.IntegerField(min_value=1, required=False, label="Max uses")
+    expires_days = forms.IntegerField(min_value=1, required=False,
+                                      label="Expires in (days)")
+    domains = forms.CharField(required=False, label="E-mail domains (comma-separated)")
+
+
+class MembersImportForm(forms.Form):
+    file = forms.FileField(label="CSV file")
+
+
+def _errors_to_form(form: forms.Form, exc: ValidationError) -> None:
+    """Put a service's errors on the form's fields (or on the form when no field fits)."""
+    if not hasattr(exc, "error_dict"):
+        form.add_error(None, exc.messages)
+        return
+    aliases = {"password": "password1", "allowed_domains": "domains"}
+    for key, messages_ in exc.message_dict.items():
+        target = aliases.get(key, key)
+        form.add_error(target if target in form.fields else None, messages_)
+
+
+def _landing(role: str) -> str:
+    if role == Role.CHECKER:
+        return reverse("annotation:checker_home")
+    return reverse("annotation:task_next")
+
+
+def _gone(request: HttpRequest, invite: Invite | None, state: str) -> HttpResponse:
+    """The clear page of a link that cannot be used: 404 unknown, 410 otherwise."""
+    return render(request, "annotation/invites/gone.html", {"invite": invite, "state": state},
+                  status=404 if invite is None else 410)
+
+
+@require_http_methods(["GET", "POST"])
+def invite_join(request: HttpRequest, token: str) -> HttpResponse:
+    """Public: the project's consent and a sign-up form, or one button when logged in."""
+    invite = Invite.objects.select_related("project").filter(token=token).first()
+    if invite is None:
+        return _gone(request, None, "unknown")
+    user = request.user if request.user.is_authenticated else None
+    state = invites.invite_state(invite)
+    joined = user is not None and invite.uses.filter(user=user).exists()
+    if state != invites.State.OK and not (joined and state == invites.State.USED_UP):
+        return _gone(request, invite, state)
+    form_class = JoinForm if user is not None else SignupForm
+    form = form_class(request.POST) if request.method == "POST" else form_class()
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            if user is not None:
+                member = invites.invite_accept(invite_id=invite.pk, user=user)
+            else:
+                member = invites.invite_accept(
+                    invite_id=invite.pk, username=data["username"], email=data["email"],
+                    password=data["password1"])
+        except invites.InviteUnavailable as exc:
+            return _gone(request, invite, exc.state)
+        except ValidationError as exc:
+            _errors_to_form(form, exc)
+        else:
+            if user is None:
+                login(request, member.user)
+            messages.success(request, f"Welcome to {invite.project.name}: you joined as "
+                                      f"{member.role}.")
+            return redirect(_landing(member.role))
+    return render(request, "annotation/invites/join.html", {
+        "invite": invite, "project": invite.project, "form": form, "joined": joined,
+        "consent": render_markdown(invite.project.consent),
+    })
+
+
+def _members_page(request: HttpRequest, project: Project, **extra: Any) -> dict[str, Any]:
+    invite_rows = invites.project_invites(project=project)
+    for row in invite_rows:
+        row["url"] = request.build_absolute_uri(row["path"])
+    context = {
+        "project": project,
+        "members": invites.project_members(project=project),
+        "invites": invite_rows,
+        "invite_form": InviteCreateForm(),
+        "import_form": MembersImportForm(),
+    }
+    context.update(extra)
+    return context
+
+
+def _invites_response(request: HttpRequest, project: Project, **extra: Any) -> HttpResponse:
+    """After an invite changed: the invites part for htmx, else back to the page."""
+    if request.htmx:
+        return render(request, MEMBERS_TEMPLATE + "#invites",
+                      _members_page(request, project, **extra))
+    return redirect("annotation:project_members", pk=project.pk)
+
+
+@role_required(Role.ADMIN)
+def project_members(request: HttpRequest, pk: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=pk)
+    return render(request, MEMBERS_TEMPLATE, _members_page(request, project))
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def project_invite_create(request: HttpRequest, pk: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=pk)
+    form = InviteCreateForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            invite = invites.invite_create(
+                project=project, role=data["role"], actor=request.user,
+                max_uses=data["max_uses"], expires_days=data["expires_days"],
+                allowed_domains=data["domains"].split(","))
+        except ValidationError as exc:
+            _errors_to_form(form, exc)
+        else:
+            url = request.build_absolute_uri(invites.invite_path(invite))
+            messages.success(request, f"Invite link created: {url}")
+            return _invites_response(request, project, created=invite.pk)
+    template = MEMBERS_TEMPLATE + "#invites" if request.htmx else MEMBERS_TEMPLATE
+    return render(request, template, _members_page(request, project, invite_form=form))
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def invite_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    invite = get_object_or_404(Invite.objects.select_related("project"), pk=pk)
+    invites.invite_revoke(invite=invite, actor=request.user)
+    messages.success(request, f"Invite link …{invite.token[-6:]} revoked.")
+    return _invites_response(request, invite.project)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def members_import(request: HttpRequest, pk: int) -> HttpResponse:
+    """Upload a members CSV: the summary and password-set links, or every error."""
+    project = get_object_or_404(Project, pk=pk)
+    form = MembersImportForm(request.POST, request.FILES)
+    result, errors = None, []
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        name = PurePath(upload.name).name or "members.csv"
+        try:
+            if upload.size > IMPORT_MAX_BYTES:
+                raise ValidationError(f"{name}: larger than {IMPORT_MAX_BYTES // 1024} KiB")
+            try:
+                text = upload.read().decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise ValidationError(f"{name}: not UTF-8 text ({exc.reason} at byte "
+                                      f"{exc.start})") from exc
+            result = invites.members_import(text=text, name=name, project=project,
+                                            actor=request.user)
+        except ValidationError as exc:
+            errors = exc.messages
+        else:
+            result.links = [(username, request.build_absolute_uri(path))
+                            for username, path in result.links]
+    else:
+        errors = [f"{field}: {message}" for field, messages_ in form.errors.items()
+                  for message in messages_]
+    return render(request, MEMBERS_TEMPLATE, _members_page(
+        request, project, import_form=form, import_result=result, import_errors=errors),
+        status=200 if result else 400)

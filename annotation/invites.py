@@ -1,0 +1,462 @@
+"""Invite links and bulk membership: how people join a project outside the marketplaces.
+
+An invite is a link ``/join/<token>/`` that makes whoever opens it (and signs up or logs
+in) a member of the project in the invite's role, with their consent recorded. It may
+expire, carry a number of uses, accept only some e-mail domains, and be revoked.
+``invite_accept`` takes the invite's row lock and re-checks the state under it, so
+concurrent accepts never pass ``max_uses``.
+
+``members_import`` adds many people at once from a CSV (``username,email,role[,project]``):
+every row is checked before anything is written, and new accounts get a one-time link to
+set their password instead of a password in a spreadsheet.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.models import Group
+from django.contrib.auth.tokens import default_token_generator
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.core.validators import validate_email
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Prefetch
+from django.db.models.functions import Lower
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from annotation.models import Invite, InviteUse, Project, ProjectMember, Submission
+from annotation.roles import Role
+
+INVITE_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value)
+IMPORT_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value, Role.ADMIN.value)
+IMPORT_COLUMNS = ("username", "email", "role", "project")
+IMPORT_REQUIRED = ("username", "email", "role")
+
+_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_DOMAIN_RE = re.compile(rf"^{_LABEL}(\.{_LABEL})+$")
+
+
+class State:
+    OK = "ok"
+    REVOKED = "revoked"
+    EXPIRED = "expired"
+    USED_UP = "used_up"
+
+
+class InviteUnavailable(ValidationError):
+    """The invite cannot be used any more; ``state`` says why (revoked, expired, used_up,
+    or ``unknown`` when no such invite exists)."""
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+        super().__init__(f"This invite link cannot be used: {state.replace('_', ' ')}.",
+                         code=state)
+
+
+# Invites ---------------------------------------------------------------------------------
+
+def _domains_clean(domains: Iterable[str]) -> list[str]:
+    cleaned: list[str] = []
+    for raw in domains:
+        domain = raw.strip().lower().removeprefix("@")
+        if not domain:
+            continue
+        if len(domain) > 253 or not _DOMAIN_RE.match(domain):
+            raise ValidationError(
+                {"allowed_domains": f"{raw.strip()!r} is not a domain (like example.org)"})
+        if domain not in cleaned:
+            cleaned.append(domain)
+    return cleaned
+
+
+def _positive(name: str, value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError({name: f"{value!r} is not a positive whole number"})
+    return value
+
+
+def invite_create(
+    *,
+    project: Project,
+    role: str,
+    actor: Any = None,
+    max_uses: int | None = None,
+    expires_days: int | None = None,
+    allowed_domains: Iterable[str] = (),
+) -> Invite:
+    """A new invite link to ``project`` in ``role`` (annotator or checker)."""
+    role = str(role).strip().lower()
+    if role not in INVITE_ROLES:
+        raise ValidationError({"role": f"{role!r} is not one of {', '.join(INVITE_ROLES)}"})
+    max_uses = _positive("max_uses", max_uses)
+    expires_days = _positive("expires_days", expires_days)
+    domains = _domains_clean(allowed_domains)
+    expires_at = timezone.now() + timedelta(days=expires_days) if expires_days else None
+    return Invite.objects.create(
+        project=project, role=role, token=secrets.token_urlsafe(16), expires_at=expires_at,
+        max_uses=max_uses, allowed_domains=domains,
+        created_by=actor if getattr(actor, "pk", None) else None,
+    )
+
+
+def invite_path(invite: Invite) -> str:
+    """The link's path, ``/join/<token>/``."""
+    return reverse("annotation:invite_join", args=[invite.token])
+
+
+@transaction.atomic
+def invite_revoke(*, invite: Invite, actor: Any) -> Invite:
+    """Close the link for good (people who joined stay members). Revoking twice keeps the
+    first time."""
+    locked = Invite.objects.select_for_update().get(pk=invite.pk)
+    if locked.revoked_at is None:
+        locked.revoked_at = timezone.now()
+        locked.save(update_fields=["revoked_at"])
+    invite.revoked_at = locked.revoked_at
+    return invite
+
+
+def invite_state(invite: Invite, now: datetime | None = None) -> str:
+    """``ok``, ``revoked``, ``expired`` or ``used_up`` (uses >= max_uses).
+
+    Counts the uses with one query, or none when they were prefetched."""
+    now = now or timezone.now()
+    if invite.revoked_at is not None:
+        return State.REVOKED
+    if invite.expires_at is not None and invite.expires_at <= now:
+        return State.EXPIRED
+    if invite.max_uses is not None and invite.uses.count() >= invite.max_uses:
+        return State.USED_UP
+    return State.OK
+
+
+def _domain_check(invite: Invite, email: str) -> None:
+    if not invite.allowed_domains:
+        return
+    allowed = ", ".join(invite.allowed_domains)
+    if not email:
+        raise ValidationError({"email": f"This link needs an e-mail address at {allowed}."})
+    domain = email.rpartition("@")[2].lower()
+    if domain not in invite.allowed_domains:
+        raise ValidationError(
+            {"email": f"This link only accepts e-mail addresses at {allowed}, not {domain}."})
+
+
+def _user_new(*, username: str, email: str, password: str) -> Any:
+    """Create an account from the sign-up form; errors name their field."""
+    user_model = get_user_model()
+    errors: dict[str, list[str]] = {}
+    username = (username or "").strip()
+    email = (email or "").strip()
+    if not username:
+        errors["username"] = ["Choose a username."]
+    else:
+        try:
+            user_model.username_validator(username)
+            if len(username) > 150:
+                raise ValidationError("Use at most 150 characters.")
+        except ValidationError as exc:
+            errors["username"] = exc.messages
+        else:
+            if user_model.objects.filter(username__iexact=username).exists():
+                errors["username"] = [f"The username {username!r} is taken; choose another."]
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            errors["email"] = [f"{email!r} is not an e-mail address."]
+    user = user_model(username=username, email=email)
+    if not password:
+        errors["password"] = ["Choose a password."]
+    else:
+        try:
+            password_validation.validate_password(password, user=user)
+        except ValidationError as exc:
+            errors["password"] = exc.messages
+    if errors:
+        raise ValidationError(errors)
+    user.set_password(password)
+    try:
+        with transaction.atomic():
+            user.save()
+    except IntegrityError as exc:  # someone took the name a moment ago
+        raise ValidationError(
+            {"username": [f"The username {username!r} is taken; choose another."]}) from exc
+    return user
+
+
+def _role_grant(user: Any, role: str) -> None:
+    """Add the role's group, keeping the user's other groups."""
+    user.groups.add(Group.objects.get_or_create(name=role)[0])
+    if role == Role.ADMIN.value and not user.is_staff:
+        user.is_staff = True  # as user_ensure: admins may log in to the Django admin
+        user.save(update_fields=["is_staff"])
+    user.__dict__.pop("_crowdqa_roles", None)
+
+
+@transaction.atomic
+def invite_accept(
+    *,
+    invite_id: int,
+    user: Any = None,
+    username: str = "",
+    email: str = "",
+    password: str = "",
+) -> ProjectMember:
+    """Join the invite's project: an existing ``user``, or a new account from ``username``,
+    ``email`` and ``password``. Returns the membership (its ``user`` is the account).
+
+    Raises ``InviteUnavailable`` when the link is closed and ``ValidationError`` (by field)
+    when the sign-up is refused; nothing is written then.
+    """
+    invite = (Invite.objects.select_for_update().select_related("project")
+              .filter(pk=invite_id).first())
+    if invite is None:
+        raise InviteUnavailable("unknown")
+    now = timezone.now()
+    already = (user is not None
+               and InviteUse.objects.filter(invite=invite, user=user).exists())
+    # Under the row lock: concurrent accepts of this invite count one after another.
+    state = invite_state(invite, now)
+    if state != State.OK and not (already and state == State.USED_UP):
+        raise InviteUnavailable(state)
+    _domain_check(invite, (email or "").strip() if user is None else (user.email or ""))
+    if user is None:
+        user = _user_new(username=username, email=email, password=password)
+    member = ProjectMember.objects.filter(project=invite.project, user=user,
+                                          role=invite.role).first()
+    if member is not None and member.status == ProjectMember.Status.BLOCKED:
+        raise ValidationError(
+            "Your membership of this project is blocked; ask the project's admins.")
+    _role_grant(user, invite.role)
+    if member is None:
+        member = ProjectMember.objects.create(
+            project=invite.project, user=user, role=invite.role,
+            source=ProjectMember.Source.INVITE, joined_at=now, consented_at=now)
+    else:
+        member.consented_at = now
+        member.save(update_fields=["consented_at"])
+    if not already:
+        InviteUse.objects.create(invite=invite, user=user)
+    return member
+
+
+# Members from a CSV ----------------------------------------------------------------------
+
+@dataclass
+class MembersImport:
+    """What ``members_import`` did. ``links`` are (username, password-set path) of the new
+    accounts: shown once, never stored."""
+
+    created: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    memberships_added: int = 0
+    memberships_kept: int = 0
+    links: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class _Row:
+    line: int
+    username: str
+    email: str
+    role: str
+    project: Project
+
+
+def password_set_path(user: Any) -> str:
+    """A one-time link to set a password (Django's reset confirm page)."""
+    uidb64 = urlsafe_base64_encode(force_bytes(user.pk))
+    token = default_token_generator.make_token(user)
+    return reverse("password_reset_confirm", args=[uidb64, token])
+
+
+def _rows_parse(*, text: str, name: str, project: Project | None) -> list[_Row]:
+    """Every row checked; all errors raised together, naming file, line and field."""
+    errors: list[str] = []
+
+    def error(line: int, column: str | None, message: str) -> None:
+        where = f"{name} line {line}" + (f", field {column}" if column else "")
+        errors.append(f"{where}: {message}")
+
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ValidationError([f"{name}: the file is empty (expected a header row "
+                               f"{','.join(IMPORT_REQUIRED)})"]) from None
+    except csv.Error as exc:
+        raise ValidationError([f"{name} line 1: not CSV ({exc})"]) from None
+    columns = [c.strip().lower() for c in header]
+    for column in columns:
+        if column not in IMPORT_COLUMNS:
+            error(1, column or "(empty)",
+                  f"unknown column; the columns are {', '.join(IMPORT_COLUMNS)}")
+    for column in IMPORT_REQUIRED:
+        if column not in columns:
+            error(1, column, "missing column")
+    if len(set(columns)) != len(columns):
+        error(1, None, "a column appears twice")
+    if errors:
+        raise ValidationError(errors)
+
+    raw_rows: list[tuple[int, dict[str, str]]] = []
+    try:
+        for values in reader:
+            if not any(v.strip() for v in values):
+                continue
+            if len(values) != len(columns):
+                error(reader.line_num, None,
+                      f"{len(values)} values for {len(columns)} columns")
+                continue
+            raw_rows.append((reader.line_num,
+                             {c: v.strip() for c, v in zip(columns, values, strict=True)}))
+    except csv.Error as exc:
+        error(reader.line_num, None, f"not CSV ({exc})")
+    if not raw_rows and not errors:
+        errors.append(f"{name}: no rows under the header")
+
+    names = {r.get("project", "") for _, r in raw_rows} - {""}
+    projects = {p.name: p for p in Project.objects.filter(name__in=names)}
+    seen: dict[tuple[str, int, str], int] = {}
+    emails: dict[str, tuple[int, str]] = {}
+    rows: list[_Row] = []
+    for line, r in raw_rows:
+        ok = True
+        username, email, role = r["username"], r["email"], r["role"].lower()
+        if not username:
+            error(line, "username", "missing")
+            ok = False
+        elif len(username) > 150:
+            error(line, "username", f"{username[:20]!r}… is longer than 150 characters")
+            ok = False
+        else:
+            try:
+                get_user_model().username_validator(username)
+            except ValidationError:
+                error(line, "username", f"{username!r} may only hold letters, digits "
+                      "and @ . + - _")
+                ok = False
+        if email:
+            try:
+                validate_email(email)
+            except ValidationError:
+                error(line, "email", f"{email!r} is not an e-mail address")
+                ok = False
+        if role not in IMPORT_ROLES:
+            error(line, "role", f"{r['role']!r} is not one of {', '.join(IMPORT_ROLES)}")
+            ok = False
+        target = project
+        if r.get("project"):
+            target = projects.get(r["project"])
+            if target is None:
+                error(line, "project", f"no project named {r['project']!r}")
+                ok = False
+        elif project is None:
+            error(line, "project", "empty, and the upload is not for one project")
+            ok = False
+        if not ok:
+            continue
+        key = (username.lower(), target.pk, role)
+        if key in seen:
+            error(line, "username", f"{username!r} as {role} in {target.name!r} is on line "
+                  f"{seen[key]} already")
+            continue
+        seen[key] = line
+        earlier = emails.get(username.lower())
+        if earlier is not None and earlier[1].lower() != email.lower():
+            error(line, "email", f"{email!r} differs from {earlier[1]!r} given for "
+                  f"{username!r} on line {earlier[0]}")
+            continue
+        emails.setdefault(username.lower(), (line, email))
+        rows.append(_Row(line, username, email, role, target))
+    if errors:
+        raise ValidationError(errors)
+    return rows
+
+
+@transaction.atomic
+def members_import(
+    *, text: str, name: str, project: Project | None = None, actor: Any = None
+) -> MembersImport:
+    """Add the people of a CSV (header ``username,email,role`` and optional ``project``,
+    a project's name; empty means ``project``) as members. All or nothing: a
+    ``ValidationError`` lists every bad row and nothing is written.
+
+    Existing accounts (usernames match case-insensitively) get the role's group and the
+    membership; their e-mail and password stay as they are. New accounts have no usable
+    password: each comes with a one-time password-set link.
+    """
+    rows = _rows_parse(text=text, name=name, project=project)
+    user_model = get_user_model()
+    lowers = {row.username.lower() for row in rows}
+    users = {u.lower_name: u for u in user_model.objects.annotate(lower_name=Lower("username"))
+             .filter(lower_name__in=lowers).order_by("-pk")}  # the oldest wins
+    summary = MembersImport()
+    for row in rows:
+        key = row.username.lower()
+        user = users.get(key)
+        if user is None:
+            user = user_model(username=row.username, email=row.email)
+            user.set_unusable_password()
+            user.save()
+            users[key] = user
+            summary.created.append(user.username)
+        elif user.username not in summary.created and user.username not in summary.existing:
+            summary.existing.append(user.username)
+        _role_grant(user, row.role)
+        _, created = ProjectMember.objects.get_or_create(
+            project=row.project, user=user, role=row.role,
+            defaults={"source": ProjectMember.Source.CSV})
+        if created:
+            summary.memberships_added += 1
+        else:
+            summary.memberships_kept += 1
+    # Tokens last: they hash the saved account (password, last login, e-mail).
+    summary.links = [(username, password_set_path(users[username.lower()]))
+                     for username in summary.created]
+    return summary
+
+
+# Reads for the members page --------------------------------------------------------------
+
+def project_members(*, project: Project) -> list[ProjectMember]:
+    """The project's members with their account, marketplace account (``external``, or
+    None) and ``submissions`` to the project: two queries whatever the number of members."""
+    counts = dict(Submission.objects.filter(stage__project=project).order_by()
+                  .values("worker").annotate(n=Count("id")).values_list("worker", "n"))
+    members = list(project.members.select_related("user", "user__external_account")
+                   .order_by("role", "user__username"))
+    for member in members:
+        try:
+            member.external = member.user.external_account
+        except ObjectDoesNotExist:
+            member.external = None
+        member.submissions = counts.get(member.user_id, 0)
+    return members
+
+
+def project_invites(*, project: Project, now: datetime | None = None) -> list[dict[str, Any]]:
+    """The project's invites, newest first, each with its path, state and uses (with the
+    users): two queries whatever the number of invites."""
+    now = now or timezone.now()
+    rows = []
+    for invite in (project.invites.select_related("created_by").prefetch_related(
+            Prefetch("uses", queryset=InviteUse.objects.select_related("user")))):
+        uses = list(invite.uses.all())
+        rows.append({"invite": invite, "path": invite_path(invite), "uses": uses,
+                     "state": invite_state(invite, now)})
+    return rows

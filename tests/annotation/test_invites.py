@@ -1,0 +1,497 @@
+"""Invite links, members from a CSV, the project members page and ``invite_create``."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.db import connection, connections
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import engine, invites
+from annotation.models import ExternalAccount, Invite, InviteUse, ProjectMember
+from annotation.roles import Role, user_roles
+from annotation.stages import Emit
+from tests.factories import PASSWORD, user_with_roles
+
+User = get_user_model()
+NEW_PASSWORD = "lantern-orchid-47"
+CONSENT = "You will read **news stories** and write questions. Pay: 9 GBP an hour."
+
+
+@pytest.fixture
+def project(db):
+    project = engine.project_create(name="Harbor news", recipe="newsqa")
+    project.consent = CONSENT
+    project.save(update_fields=["consent"])
+    return project
+
+
+def _signup(client, invite, **overrides):
+    data = {"username": "maria", "email": "maria@uni.edu", "password1": NEW_PASSWORD,
+            "password2": NEW_PASSWORD, "agree": "on", **overrides}
+    return client.post(reverse("annotation:invite_join", args=[invite.token]), data)
+
+
+def _nothing_written(before_users: int) -> None:
+    assert User.objects.count() == before_users
+    assert not ProjectMember.objects.exists()
+    assert not InviteUse.objects.exists()
+
+
+# Joining ---------------------------------------------------------------------------------
+
+def test_admin_creates_a_link_and_a_newcomer_signs_up_onto_the_task_page(
+        project, admin_user, client, client_for):
+    admin = client_for(admin_user)
+    response = admin.post(reverse("annotation:project_invite_create", args=[project.pk]),
+                          {"role": "annotator", "max_uses": "5", "expires_days": "7",
+                           "domains": ""})
+    assert response.status_code == 302
+    invite = Invite.objects.get(project=project)
+    assert (invite.role, invite.max_uses, invite.created_by) == ("annotator", 5, admin_user)
+    assert invites.invite_path(invite) == f"/join/{invite.token}/"
+    admin.logout()
+
+    page = client.get(invites.invite_path(invite))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Harbor news" in html
+    assert "<strong>news stories</strong>" in html  # the consent, rendered from Markdown
+    assert "I agree" in html and 'name="password2"' in html
+
+    response = _signup(client, invite)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:task_next")
+    maria = User.objects.get(username="maria")
+    assert int(client.session["_auth_user_id"]) == maria.pk  # logged in
+    assert maria.check_password(NEW_PASSWORD) and maria.email == "maria@uni.edu"
+    assert user_roles(maria) == {Role.ANNOTATOR}
+    member = ProjectMember.objects.get(project=project, user=maria)
+    assert (member.role, member.source, member.status) == ("annotator", "invite", "active")
+    assert member.consented_at is not None
+    assert list(invite.uses.values_list("user__username", flat=True)) == ["maria"]
+
+    members_page = client_for(admin_user).get(
+        reverse("annotation:project_members", args=[project.pk]))
+    html = members_page.content.decode()
+    assert 'data-testid="member-maria-annotator"' in html
+    assert f"http://testserver/join/{invite.token}/" in html
+    row = members_page.context["invites"][0]
+    assert [use.user.username for use in row["uses"]] == ["maria"]
+    assert row["state"] == "ok"
+
+
+def test_a_checker_invite_lands_on_the_checker_home(project, client):
+    invite = invites.invite_create(project=project, role="checker")
+    response = _signup(client, invite, username="chen", email="")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:checker_home")
+    chen = User.objects.get(username="chen")
+    assert user_roles(chen) == {Role.CHECKER}
+    assert ProjectMember.objects.get(user=chen).role == "checker"
+
+
+def test_a_logged_in_user_joins_with_one_button_and_keeps_their_groups(
+        project, client_for):
+    user = user_with_roles("omar", Role.CHECKER)
+    client = client_for(user)
+    invite = invites.invite_create(project=project, role="annotator", max_uses=1)
+    page = client.get(invites.invite_path(invite))
+    assert "Join as omar" in page.content.decode()
+    assert 'name="password1"' not in page.content.decode()
+
+    refused = client.post(invites.invite_path(invite), {})  # consent not ticked
+    assert refused.status_code == 200
+    assert "Tick “I agree” to join." in refused.content.decode()
+    assert not ProjectMember.objects.exists()
+
+    response = client.post(invites.invite_path(invite), {"agree": "on"})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:task_next")
+    user.refresh_from_db()
+    assert set(user.groups.values_list("name", flat=True)) == {"checker", "annotator"}
+    # Joining again (the invite is used up by omar himself) neither fails nor counts twice.
+    again = client.post(invites.invite_path(invite), {"agree": "on"})
+    assert again.status_code == 302
+    assert ProjectMember.objects.filter(user=user).count() == 1
+    assert invite.uses.count() == 1
+
+
+def test_an_existing_membership_is_kept_not_duplicated(project, annotator):
+    engine.project_member_add(project=project, user=annotator, role=Role.ANNOTATOR)
+    invite = invites.invite_create(project=project, role="annotator")
+    member = invites.invite_accept(invite_id=invite.pk, user=annotator)
+    assert ProjectMember.objects.filter(user=annotator).count() == 1
+    assert member.source == "admin" and member.consented_at is not None
+    invites.invite_accept(invite_id=invite.pk, user=annotator)
+    assert invite.uses.count() == 1
+
+
+def _expired(project):
+    invite = invites.invite_create(project=project, role="annotator", expires_days=1)
+    Invite.objects.filter(pk=invite.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    return invite
+
+
+def _revoked(project, client_for):
+    invite = invites.invite_create(project=project, role="annotator")
+    admin = client_for(user_with_roles("boss", Role.ADMIN))
+    response = admin.post(reverse("annotation:invite_revoke", args=[invite.pk]))
+    assert response.status_code == 302
+    admin.logout()
+    return invite
+
+
+def _used_up(project):
+    invite = invites.invite_create(project=project, role="annotator", max_uses=1)
+    invites.invite_accept(invite_id=invite.pk, username="first", email="first@uni.edu",
+                          password=NEW_PASSWORD)
+    return invite
+
+
+@pytest.mark.parametrize(("state", "heading"), [
+    ("expired", "This invite link has expired"),
+    ("revoked", "This invite link was withdrawn"),
+    ("used_up", "This invite link is used up"),
+])
+def test_closed_links_say_what_happened_with_410_and_create_nothing(
+        project, client, client_for, state, heading):
+    invite = {"expired": lambda: _expired(project),
+              "revoked": lambda: _revoked(project, client_for),
+              "used_up": lambda: _used_up(project)}[state]()
+    users, members = User.objects.count(), ProjectMember.objects.count()
+    uses = InviteUse.objects.count()
+    for response in (client.get(invites.invite_path(invite)), _signup(client, invite)):
+        assert response.status_code == 410
+        html = response.content.decode()
+        assert heading in html
+        assert "Ask the person who sent you the link" in html
+        assert response.context["state"] == state
+    assert (User.objects.count(), ProjectMember.objects.count(),
+            InviteUse.objects.count()) == (users, members, uses)
+    assert invites.invite_state(Invite.objects.get(pk=invite.pk), timezone.now()) == state
+
+
+def test_an_unknown_link_is_a_clear_404(db, client):
+    response = client.get(reverse("annotation:invite_join", args=["no-such-token"]))
+    assert response.status_code == 404
+    assert "This invite link does not exist" in response.content.decode()
+    response = client.post(reverse("annotation:invite_join", args=["no-such-token"]),
+                           {"username": "x", "agree": "on"})
+    assert response.status_code == 404
+    assert not User.objects.filter(username="x").exists()
+
+
+def test_a_domain_outside_the_list_is_refused(project, client):
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["Uni.EDU", " lab.org "])
+    assert invite.allowed_domains == ["uni.edu", "lab.org"]
+    users = User.objects.count()
+    response = _signup(client, invite, email="maria@gmail.com")
+    assert response.status_code == 200
+    assert ("This link only accepts e-mail addresses at uni.edu, lab.org, not gmail.com."
+            in response.content.decode())
+    response = _signup(client, invite, email="")
+    assert "This link needs an e-mail address at uni.edu, lab.org." in response.content.decode()
+    _nothing_written(users)
+    response = _signup(client, invite, email="Maria@UNI.edu")  # case does not matter
+    assert response.status_code == 302
+    assert ProjectMember.objects.filter(user__username="maria").exists()
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"password2": "something-else-12"}, "The two passwords differ."),
+    ({"password1": "12345", "password2": "12345"}, "This password is too short."),
+    ({"username": "ann"}, "The username &#x27;ann&#x27; is taken; choose another."),
+    ({"username": "bad name!"}, "Enter a valid username."),
+    ({"agree": ""}, "Tick “I agree” to join."),
+])
+def test_sign_up_errors_are_shown_and_nothing_is_written(
+        project, client, annotator, overrides, message):
+    invite = invites.invite_create(project=project, role="annotator")
+    users = User.objects.count()
+    response = _signup(client, invite, **overrides)
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    _nothing_written(users)
+    assert "_auth_user_id" not in client.session
+
+
+def test_invite_accept_names_the_field_and_rolls_back(project):
+    invite = invites.invite_create(project=project, role="annotator")
+    with pytest.raises(ValidationError) as caught:
+        invites.invite_accept(invite_id=invite.pk, username="zoe", email="not-an-address",
+                              password=NEW_PASSWORD)
+    assert set(caught.value.message_dict) == {"email"}
+    with pytest.raises(ValidationError) as caught:
+        invites.invite_accept(invite_id=invite.pk, username="zoe", password="zoe")
+    assert set(caught.value.message_dict) == {"password"}
+    assert not User.objects.filter(username="zoe").exists()
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"role": "admin"}, "role"),
+    ({"role": "annotator", "max_uses": 0}, "max_uses"),
+    ({"role": "annotator", "expires_days": -2}, "expires_days"),
+    ({"role": "annotator", "allowed_domains": ["uni edu"]}, "allowed_domains"),
+    ({"role": "annotator", "allowed_domains": ["localhost"]}, "allowed_domains"),
+])
+def test_invite_create_validates(project, kwargs, field):
+    with pytest.raises(ValidationError) as caught:
+        invites.invite_create(project=project, **kwargs)
+    assert set(caught.value.message_dict) == {field}
+    assert not Invite.objects.exists()
+
+
+# The members page ------------------------------------------------------------------------
+
+def test_the_members_page_and_its_forms_need_the_admin_role(
+        project, client, client_for, annotator, checker):
+    invite = invites.invite_create(project=project, role="annotator")
+    url = reverse("annotation:project_members", args=[project.pk])
+    response = client.get(url)
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    for user in (annotator, checker):
+        c = client_for(user)
+        assert c.get(url).status_code == 403
+        assert c.post(reverse("annotation:project_invite_create", args=[project.pk]),
+                      {"role": "annotator"}).status_code == 403
+        assert c.post(reverse("annotation:invite_revoke", args=[invite.pk])).status_code == 403
+        assert c.post(reverse("annotation:members_import", args=[project.pk])).status_code == 403
+    assert Invite.objects.count() == 1 and Invite.objects.get().revoked_at is None
+    assert client_for(user_with_roles("adm", Role.ADMIN)).get(url).status_code == 200
+
+
+def test_members_page_shows_marketplace_ids_and_submissions_in_constant_queries(
+        news_corpus, admin_user, client_for, django_assert_max_num_queries):
+    project = engine.project_create(name="Counted", recipe="newsqa", corpus=news_corpus)
+    project.status = "active"
+    project.save(update_fields=["status"])
+    from collector.models import Document
+
+    doc = Document.objects.filter(corpus=news_corpus).first()
+    engine.items_emit(source_stage=project.stages.get(kind="newsqa_question"), emits=[
+        Emit(kind="newsqa_answer", key=f"q{n}", data={"question": f"Question {n}?"},
+             document_id=doc.pk) for n in range(3)])
+    worker = user_with_roles("prolific-1", Role.ANNOTATOR)
+    ExternalAccount.objects.create(platform="prolific", external_id="5f1e2d3c4b5a", user=worker)
+    engine.project_member_add(project=project, user=worker, role=Role.ANNOTATOR)
+    invites.invite_create(project=project, role="annotator")
+    for _ in range(2):
+        task = engine.task_claim(worker=worker, project=project)
+        engine.task_submit(assignment_id=task.pk, worker=worker, payload={"no_answer": True})
+    client = client_for(admin_user)
+    url = reverse("annotation:project_members", args=[project.pk])
+    with django_assert_max_num_queries(12) as few:
+        response = client.get(url)
+    row = next(m for m in response.context["members"] if m.user == worker)
+    assert row.submissions == 2
+    html = response.content.decode()
+    assert "5f1e2d3c4b5a" in html and "Prolific" in html
+
+    for n in range(8):  # more members and invites: not one query more
+        user = user_with_roles(f"extra{n}", Role.ANNOTATOR)
+        ExternalAccount.objects.create(platform="mturk", external_id=f"A{n}XYZ", user=user)
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+        invite = invites.invite_create(project=project, role="annotator")
+        invites.invite_accept(invite_id=invite.pk, user=user)
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        response = client.get(url)
+    assert len(response.context["members"]) == 9 and len(response.context["invites"]) == 9
+
+
+def test_revoking_with_htmx_returns_the_invites_part(project, admin_user, client_for):
+    invite = invites.invite_create(project=project, role="annotator")
+    response = client_for(admin_user).post(
+        reverse("annotation:invite_revoke", args=[invite.pk]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section class="card" id="invites"')
+    assert ">revoked<" in html
+    invite.refresh_from_db()
+    assert invite.revoked_at is not None
+
+
+def test_invite_form_errors_are_shown(project, admin_user, client_for):
+    response = client_for(admin_user).post(
+        reverse("annotation:project_invite_create", args=[project.pk]),
+        {"role": "annotator", "domains": "uni.edu, not a domain"})
+    assert response.status_code == 200
+    assert "&#x27;not a domain&#x27; is not a domain (like example.org)" in (
+        response.content.decode())
+    assert not Invite.objects.exists()
+
+
+# Members from a CSV ----------------------------------------------------------------------
+
+def _upload(client, project, text, name="members.csv"):
+    return client.post(
+        reverse("annotation:members_import", args=[project.pk]),
+        {"file": SimpleUploadedFile(name, text.encode(), content_type="text/csv")})
+
+
+def test_csv_import_adds_new_and_existing_users_once(project, admin_user, annotator, client,
+                                                      client_for):
+    other = engine.project_create(name="Bridge stories", recipe="newsqa")
+    engine.project_member_add(project=project, user=annotator, role=Role.ANNOTATOR)
+    text = ("username,email,role,project\n"
+            "ann,ann@uni.edu,annotator,\n"            # existing user and membership
+            "ann,ann@uni.edu,checker,\n"              # existing user, new role
+            "lena,lena@uni.edu,annotator,\n"
+            "lena,lena@uni.edu,annotator,Bridge stories\n")
+    users = User.objects.count()
+    response = _upload(client_for(admin_user), project, text)
+    assert response.status_code == 200
+    result = response.context["import_result"]
+    assert (result.created, result.existing) == (["lena"], ["ann"])
+    assert (result.memberships_added, result.memberships_kept) == (3, 1)
+    assert User.objects.count() == users + 1
+    assert ProjectMember.objects.filter(user=annotator, project=project).count() == 2
+    assert ProjectMember.objects.get(user=annotator, role="checker").source == "csv"
+    assert ProjectMember.objects.get(user=annotator, role="annotator").source == "admin"
+    lena = User.objects.get(username="lena")
+    assert not lena.has_usable_password()
+    assert set(lena.memberships.values_list("project__name", "source")) == {
+        ("Harbor news", "csv"), ("Bridge stories", "csv")}
+    annotator.refresh_from_db()
+    assert annotator.check_password(PASSWORD)  # an existing account keeps its password
+    assert user_roles(annotator) == {Role.ANNOTATOR, Role.CHECKER}
+
+    [(username, link)] = result.links
+    assert username == "lena" and link.startswith("http://testserver/accounts/reset/")
+    assert link in response.content.decode()
+    client.logout()
+    page = client.get(link, follow=True)
+    assert "Set your password" in page.content.decode()
+    done = client.post(page.redirect_chain[-1][0], {"new_password1": NEW_PASSWORD,
+                                                    "new_password2": NEW_PASSWORD})
+    assert done.status_code == 302 and done["Location"] == "/accounts/reset/done/"
+    assert "Your password is set" in client.get(done["Location"]).content.decode()
+    lena.refresh_from_db()
+    assert lena.check_password(NEW_PASSWORD)
+    again = client.get(link)  # one time only
+    assert "This link cannot be used" in again.content.decode()
+
+    # The same file again adds nothing.
+    result = invites.members_import(text=text, name="members.csv", project=project)
+    assert (result.created, result.memberships_added, result.memberships_kept) == ([], 0, 4)
+    assert other.members.count() == 1
+
+
+def test_a_csv_with_a_bad_row_on_line_3_writes_nothing(project, admin_user, client_for):
+    text = ("username,email,role\n"
+            "kofi,kofi@uni.edu,annotator\n"
+            "ines,ines@uni.edu,boss\n")
+    users = User.objects.count()
+    response = _upload(client_for(admin_user), project, text)
+    assert response.status_code == 400
+    assert response.context["import_errors"] == [
+        "members.csv line 3, field role: 'boss' is not one of annotator, checker, admin"]
+    assert "Nothing was added." in response.content.decode()
+    assert User.objects.count() == users
+    assert not ProjectMember.objects.exists()
+
+
+@pytest.mark.parametrize(("text", "errors"), [
+    ("username,email,role,team\nkofi,kofi@uni.edu,annotator,x\n",
+     ["roster.csv line 1, field team: unknown column; the columns are "
+      "username, email, role, project"]),
+    ("username,role\nkofi,annotator\n", ["roster.csv line 1, field email: missing column"]),
+    ("username,email,role\n"
+     "kofi,kofi@uni.edu,annotator\n"
+     ",nobody@uni.edu,annotator\n"
+     "ines,ines(at)uni.edu,checker\n"
+     "KOFI,kofi@uni.edu,annotator\n",
+     ["roster.csv line 3, field username: missing",
+      "roster.csv line 4, field email: 'ines(at)uni.edu' is not an e-mail address",
+      "roster.csv line 5, field username: 'KOFI' as annotator in 'Harbor news' is on "
+      "line 2 already"]),
+    ("username,email,role,project\nkofi,kofi@uni.edu,annotator,Atlantis\n",
+     ["roster.csv line 2, field project: no project named 'Atlantis'"]),
+    ("username,email,role\n", ["roster.csv: no rows under the header"]),
+])
+def test_csv_errors_name_file_line_and_field(project, text, errors):
+    users = User.objects.count()
+    with pytest.raises(ValidationError) as caught:
+        invites.members_import(text=text, name="roster.csv", project=project)
+    assert caught.value.messages == errors
+    _nothing_written(users)
+
+
+def test_csv_rows_need_a_project_when_the_upload_has_none(project):
+    with pytest.raises(ValidationError) as caught:
+        invites.members_import(text="username,email,role\nkofi,,annotator\n",
+                               name="members.csv")
+    assert caught.value.messages == [
+        "members.csv line 2, field project: empty, and the upload is not for one project"]
+
+
+# The command -----------------------------------------------------------------------------
+
+def test_the_command_prints_the_path_as_its_last_line(project):
+    out = StringIO()
+    call_command("invite_create", "--project", "Harbor news", "--role", "checker",
+                 "--max-uses", "3", "--expires-days", "14", "--domains", "uni.edu,lab.org",
+                 stdout=out)
+    last = out.getvalue().rstrip("\n").splitlines()[-1]
+    invite = Invite.objects.get()
+    assert last == f"/join/{invite.token}/" == invites.invite_path(invite)
+    assert (invite.role, invite.max_uses, invite.allowed_domains) == (
+        "checker", 3, ["uni.edu", "lab.org"])
+    assert timedelta(days=13) < invite.expires_at - timezone.now() <= timedelta(days=14)
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["--project", "Atlantis", "--role", "annotator"], "'Atlantis'"),
+    (["--project", "Harbor news", "--role", "boss"], "'boss'"),
+])
+def test_the_command_names_a_bad_project_or_role(project, args, named):
+    with pytest.raises(CommandError, match=named):
+        call_command("invite_create", *args, stdout=StringIO())
+    assert not Invite.objects.exists()
+
+
+# Concurrency (PostgreSQL) ----------------------------------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+def test_ten_concurrent_accepts_of_a_three_use_invite_make_three_members():
+    if connection.vendor != "postgresql":
+        pytest.skip("row-lock concurrency needs PostgreSQL (DATABASE_URL=postgres://...)")
+    project = engine.project_create(name="Rush", recipe="newsqa")
+    invite = invites.invite_create(project=project, role="annotator", max_uses=3)
+    start = threading.Barrier(10)
+    joined: list[str] = []
+    refused: list[str] = []
+    errors: list[str] = []
+
+    def accept(n: int) -> None:
+        start.wait()
+        try:
+            member = invites.invite_accept(invite_id=invite.pk, username=f"rush{n}",
+                                           email=f"rush{n}@uni.edu", password=NEW_PASSWORD)
+            joined.append(member.user.username)
+        except invites.InviteUnavailable as exc:
+            refused.append(exc.state)
+        except Exception as exc:  # surfaced by the assertion below
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=accept, args=(n,)) for n in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert len(joined) == 3 and refused == ["used_up"] * 7
+    assert ProjectMember.objects.filter(project=project).count() == 3
+    assert InviteUse.objects.filter(invite=invite).count() == 3
+    assert User.objects.filter(username__startswith="rush").count() == 3
