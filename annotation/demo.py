@@ -158,7 +158,32 @@ def build_newsqa_open(people: dict[str, Any]) -> str:
                     "annotator1 validates the answers they disagree on.")
     script = tuple(NewsqaQuestion(text, ()) for text in NEWSQA_OPEN_QUESTIONS)
     _work(project, people["annotator1"], _newsqa_payload(script), limit=1)
-    return f"in progress, {_open_slots(project)} open tasks"
+    crowd = _crowd_open(project, people["admin"])
+    return f"in progress, {_open_slots(project)} open tasks; {crowd}"
+
+
+def _crowd_open(project: Project, admin: Any) -> str:
+    """The in-progress NewsQA project is open to a crowd: consent text, a Prolific study
+    (two tasks per session) and an invite link."""
+    from annotation import invites, studies
+
+    project.consent = DEMO_CONSENT
+    project.save(update_fields=["consent"])
+    study = studies.study_create(project=project, platform="prolific",
+                                 completion_code="DEMO2025", quota=2, actor=admin,
+                                 name="Prolific demo study")
+    invite = invites.invite_create(project=project, role="annotator", actor=admin,
+                                   max_uses=20, expires_days=30)
+    return (f"Prolific study {studies.study_path(study)}?PROLIFIC_PID=<24 hex digits>"
+            f"&STUDY_ID=demo&SESSION_ID=<any>, invite link {invites.invite_path(invite)}")
+
+
+DEMO_CONSENT = """**About this study.** You will read short news stories and answer questions about them by
+selecting words in the text. A session takes about five minutes.
+
+Your answers become part of a research dataset. It names no worker: your platform id is kept
+only to pay you and is never published. You may stop at any time; work you submitted is paid.
+"""
 
 
 # ReCO --------------------------------------------------------------------------------------

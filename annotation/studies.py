@@ -271,7 +271,8 @@ def completion(*, session: StudySession) -> dict[str, Any]:
 
 
 def sample_item(*, study: Study) -> Item | None:
-    """An item of the project's first human stage that has one, for MTurk's preview."""
+    """For MTurk's preview, an open item of the latest stage that has one (workers are
+    given the latest stages first)."""
     return (Item.objects.select_related("stage", "document")
             .filter(project=study.project, status=Item.Status.OPEN)
-            .order_by("stage__order", "priority", "id").first())
+            .order_by("-stage__order", "priority", "id").first())
