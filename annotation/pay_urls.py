@@ -1,3 +1,11 @@
 """URLs of the pay pages (included by annotation.urls)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from annotation import pay_views
+
+urlpatterns = [
+    path("manage/projects/<int:pk>/pay/", pay_views.project_pay, name="project_pay"),
+    path("manage/payments/<int:pk>.csv", pay_views.payment_export_file,
+         name="payment_export_file"),
+]

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation import engine, selectors, studies
+from annotation import engine, pay, selectors, studies
 from annotation.markdown import render_markdown
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
@@ -35,6 +35,7 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
         "projects": selectors.worker_projects(worker=request.user),
         "current": engine.task_current(worker=request.user),
         "done_today": engine.worker_done_today(worker=request.user),
+        "earned": pay.worker_earnings(worker=request.user),
     })
 
 
@@ -113,6 +114,7 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "form_values": spec.form_values(item, request.POST),
         "guidelines": render_markdown(stage.guidelines),
         "done_today": engine.worker_done_today(worker=request.user),
+        "earned": pay.worker_earnings(worker=request.user, project=stage.project),
     }, status=400 if errors else 200)
 
 

@@ -1,0 +1,41 @@
+"""Export what a project's workers are owed as a payments CSV, recorded like the pay page's
+export (nothing already paid is paid again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation import pay
+from annotation.models import Project
+
+
+class Command(BaseCommand):
+    help = ("Record a payment export of project NAME and write its CSV to FILE "
+            "(platform,external_id,pseudonym,amount,currency,username,period_start,period_end).")
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--project", required=True, help="the project's name")
+        parser.add_argument("--out", required=True, help="the CSV file to write")
+
+    def handle(self, *args, **options) -> None:
+        project = Project.objects.filter(name=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project named {options['project']!r}")
+        out = Path(options["out"])
+        if not out.parent.is_dir():
+            raise CommandError(f"{out.parent} is not a directory")
+        if out.is_dir():
+            raise CommandError(f"{out} is a directory, not a file")
+        try:
+            export = pay.payments_export(project=project)
+        except ValidationError as exc:
+            raise CommandError(exc.messages[0]) from exc
+        # The export is recorded: should writing fail, its CSV stays downloadable from the
+        # pay page.
+        out.write_text(export.content, encoding="utf-8", newline="")
+        rows = export.lines.count()
+        self.stdout.write(f"{rows} row(s), total {export.total} {export.currency}, "
+                          f"written to {out}")

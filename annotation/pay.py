@@ -1,0 +1,505 @@
+"""Pay: what crowd workers earn, what a project costs, bonuses, and payment exports.
+
+Every stage worked by people carries ``pay_model`` ("submission" or "hourly") and
+``pay_rate`` (per submission, or per active hour, in the project's currency) in its
+parameters; a stage without them pays nothing. Hourly work counts the active time measured
+in the page, or the time from claim to submit when the page measured nothing. Amounts are
+``Decimal`` throughout and rounded to cents once per worker; bonuses add to earnings.
+
+A payment export pays each worker what they earned up to its ``period_end`` minus what
+every earlier export of the project paid them, so nothing is paid twice and work that
+arrives late is paid by the next export. The export is a CSV kept with its lines; a
+payment backend (``CROWDQA_PAYMENT_BACKEND``) is then handed the rows. The default backend
+sends nothing: the admin pays from the CSV (Prolific bulk bonus, MTurk, or otherwise).
+"""
+
+from __future__ import annotations
+
+import csv
+import hmac
+import io
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from hashlib import sha256
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models.functions import Coalesce, TruncDay, TruncHour
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from annotation.models import (
+    Bonus,
+    Item,
+    PaymentExport,
+    PaymentLine,
+    Project,
+    ProjectMember,
+    Stage,
+    Submission,
+)
+from annotation.plots import WIDTH, Plot, line_plot, vbar
+
+User = get_user_model()
+
+CENT = Decimal("0.01")
+ZERO = Decimal("0.00")
+SECONDS_PER_HOUR = Decimal(3600)
+#: The payments CSV's columns. The first five are a contract scripts rely on.
+CSV_COLUMNS = ("platform", "external_id", "pseudonym", "amount", "currency",
+               "username", "period_start", "period_end")
+DEFAULT_BACKEND = "annotation.pay.CsvPayments"
+#: Series over time are hourly when the project's work spans less than this.
+HOURLY_SPAN = timedelta(days=2)
+#: Up to this many points a series is drawn as bars, beyond it as a line.
+BARS_UP_TO = 14
+
+
+def cents(amount: Decimal) -> Decimal:
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def _decimal(value: Any) -> Decimal:
+    """A database sum (Decimal, float or None) as a Decimal."""
+    if value is None:
+        return ZERO
+    return value if isinstance(value, Decimal) else Decimal(str(value))
+
+
+def _money(value: Any) -> Decimal:
+    """A database sum of amounts (None for none) in cents."""
+    return cents(_decimal(value))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How one stage pays: ``model`` "submission" or "hourly", ``amount`` per unit."""
+
+    model: str
+    amount: Decimal
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> Rate:
+        return cls(model=params.get("pay_model") or "submission",
+                   amount=Decimal(str(params.get("pay_rate") or 0)))
+
+    @property
+    def shown(self) -> Decimal:
+        """The rate with at least two decimals (0.50, 0.125)."""
+        return cents(self.amount) if self.amount == cents(self.amount) else self.amount
+
+    def pay(self, *, submissions: int, seconds: float | None) -> Decimal:
+        """Unrounded pay for ``submissions`` submissions of ``seconds`` active time."""
+        if self.model == "hourly":
+            return self.amount * _decimal(seconds) / SECONDS_PER_HOUR
+        return self.amount * submissions
+
+
+def _active_s() -> Coalesce:
+    """A submission's active time: measured in the page, else from claim to submit."""
+    return Coalesce("active_time_s", "time_on_task_s")
+
+
+def _hours(seconds: float) -> float:
+    return round(seconds / 3600, 2)
+
+
+def _today_start() -> datetime:
+    return timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+# Earnings of one worker --------------------------------------------------------------------
+
+def worker_earnings(*, worker: Any, project: Project | None = None) -> dict[str, Any]:
+    """What ``worker`` earned today and in total, per currency (of ``project`` only when
+    given): ``{"today": {cur: amount}, "total": {cur: amount}, "rows": [{"currency",
+    "today", "total"}]}``, currencies with nothing earned left out. Three queries."""
+    today = Q(created_at__gte=_today_start())
+    submissions = Submission.objects.filter(worker=worker)
+    bonuses = Bonus.objects.filter(user=worker)
+    if project is not None:
+        submissions = submissions.filter(stage__project=project)
+        bonuses = bonuses.filter(project=project)
+    work = list(submissions.order_by().values("stage_id").annotate(
+        n=Count("id"), seconds=Sum(_active_s()),
+        n_today=Count("id", filter=today), seconds_today=Sum(_active_s(), filter=today),
+    ))
+    stages = {
+        row["pk"]: row for row in Stage.objects.filter(pk__in=[w["stage_id"] for w in work])
+        .values("pk", "params", "project__currency")
+    } if work else {}
+    total: dict[str, Decimal] = defaultdict(Decimal)
+    on_day: dict[str, Decimal] = defaultdict(Decimal)
+    for row in work:
+        stage = stages[row["stage_id"]]
+        rate, currency = Rate.of(stage["params"]), stage["project__currency"]
+        total[currency] += rate.pay(submissions=row["n"], seconds=row["seconds"])
+        on_day[currency] += rate.pay(submissions=row["n_today"], seconds=row["seconds_today"])
+    for row in bonuses.order_by().values("project__currency").annotate(
+            summed=Sum("amount"), summed_today=Sum("amount", filter=today)):
+        total[row["project__currency"]] += _decimal(row["summed"])
+        on_day[row["project__currency"]] += _decimal(row["summed_today"])
+    rows = [{"currency": currency, "today": cents(on_day[currency]),
+             "total": cents(amount)} for currency, amount in sorted(total.items())
+            if cents(amount) != ZERO]
+    return {"today": {r["currency"]: r["today"] for r in rows},
+            "total": {r["currency"]: r["total"] for r in rows}, "rows": rows}
+
+
+# A project's pay ---------------------------------------------------------------------------
+
+def _human_stages(stages: Iterable[Stage]) -> list[Stage]:
+    return [stage for stage in stages if not stage.kind_spec.automatic]
+
+
+def _work_by_worker(project: Project, stages: list[Stage], *,
+                    until: datetime | None = None) -> list[dict[str, Any]]:
+    """Submissions of the project per (stage, worker): count, active seconds, first, last."""
+    submissions = Submission.objects.filter(stage__in=[s.pk for s in stages])
+    if until is not None:
+        submissions = submissions.filter(created_at__lte=until)
+    return list(submissions.order_by().values("stage_id", "worker_id").annotate(
+        n=Count("id"), seconds=Sum(_active_s()), first=Min("created_at"),
+        last=Max("created_at"),
+    ))
+
+
+def _bonuses_by_worker(project: Project, *,
+                       until: datetime | None = None) -> dict[int, dict[str, Any]]:
+    bonuses = Bonus.objects.filter(project=project)
+    if until is not None:
+        bonuses = bonuses.filter(created_at__lte=until)
+    return {row["user_id"]: row for row in bonuses.order_by().values("user_id").annotate(
+        summed=Sum("amount"), n=Count("id"), first=Min("created_at"), last=Max("created_at"))}
+
+
+def _paid_by_worker(project: Project) -> dict[int, Decimal]:
+    """What earlier exports of the project paid each worker."""
+    return {user_id: _money(amount) for user_id, amount in
+            PaymentLine.objects.filter(export__project=project).order_by()
+            .values("user_id").annotate(summed=Sum("amount")).values_list("user_id", "summed")}
+
+
+def _external(user: Any) -> tuple[str, str]:
+    """(platform, external id) of a marketplace worker, empty strings for anybody else."""
+    account = getattr(user, "external_account", None)
+    return (account.platform, account.external_id) if account is not None else ("", "")
+
+
+def _tally(work: list[dict[str, Any]], rates: dict[int, Rate]) -> tuple[
+        dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    """Submissions, active seconds and unrounded pay per stage and per worker."""
+    per_stage: dict[int, dict[str, Any]] = defaultdict(
+        lambda: {"submissions": 0, "seconds": 0.0, "amount": ZERO})
+    per_worker: dict[int, dict[str, Any]] = defaultdict(
+        lambda: {"submissions": 0, "seconds": 0.0, "amount": ZERO})
+    for row in work:
+        amount = rates[row["stage_id"]].pay(submissions=row["n"], seconds=row["seconds"])
+        for acc in (per_stage[row["stage_id"]], per_worker[row["worker_id"]]):
+            acc["submissions"] += row["n"]
+            acc["seconds"] += row["seconds"] or 0.0
+            acc["amount"] += amount
+    return per_stage, per_worker
+
+
+def project_pay(*, project: Project) -> dict[str, Any]:
+    """Everything the pay page shows: cost per stage and per finished item, each worker's
+    earnings, bonuses, payments, owed amount and effective hourly wage (flagged below the
+    project's minimum), cost and submissions over time, the members a bonus may go to and
+    the export history. A fixed number of queries, whatever the number of workers."""
+    stages = list(project.stages.order_by("order"))
+    human = _human_stages(stages)
+    rates = {stage.pk: Rate.of(stage.params) for stage in stages}
+    work = _work_by_worker(project, stages)
+    bonuses = _bonuses_by_worker(project)
+    paid = _paid_by_worker(project)
+    per_stage, per_worker = _tally(work, rates)
+
+    stage_rows = []
+    for stage in human:
+        acc = per_stage[stage.pk]
+        stage_rows.append({
+            "stage": stage, "pay_model": rates[stage.pk].model,
+            "pay_rate": rates[stage.pk].shown,
+            "submissions": acc["submissions"], "active_hours": _hours(acc["seconds"]),
+            "amount": cents(acc["amount"]),
+        })
+
+    user_ids = set(per_worker) | set(bonuses) | set(paid)
+    users = {user.pk: user for user in
+             User.objects.filter(pk__in=user_ids).select_related("external_account")}
+    minimum = _money(project.min_hourly_wage)
+    workers = []
+    for user_id in user_ids:
+        acc, user = per_worker[user_id], users[user_id]
+        work_pay = cents(acc["amount"])  # rounded once per worker
+        bonus = _money(bonuses.get(user_id, {}).get("summed"))
+        earned = work_pay + bonus
+        wage = (cents(earned * SECONDS_PER_HOUR / Decimal(str(acc["seconds"])))
+                if acc["seconds"] > 0 else None)
+        platform, external_id = _external(user)
+        workers.append({
+            "user": user, "username": user.get_username(), "platform": platform,
+            "external_id": external_id, "submissions": acc["submissions"],
+            "active_hours": _hours(acc["seconds"]), "earned": work_pay, "bonuses": bonus,
+            "total": earned, "paid": paid.get(user_id, ZERO),
+            "owed": earned - paid.get(user_id, ZERO), "hourly_wage": wage,
+            "below_minimum": minimum > 0 and wage is not None and wage < minimum,
+        })
+    workers.sort(key=lambda w: w["username"])
+
+    work_total = sum((w["earned"] for w in workers), ZERO)
+    bonus_total = sum((w["bonuses"] for w in workers), ZERO)
+    total = work_total + bonus_total
+    done = (Item.objects.filter(stage=human[-1], status=Item.Status.DONE).count()
+            if human else 0)
+    series = _series(project, stages, rates, work, bonuses)
+    return {
+        "currency": project.currency,
+        "stage_rows": stage_rows,
+        "work_total": work_total, "bonus_total": bonus_total, "total": total,
+        "paid_total": sum(paid.values(), ZERO),
+        "owed_total": sum((max(w["owed"], ZERO) for w in workers), ZERO),
+        "items_done": done, "last_stage": human[-1] if human else None,
+        "cost_per_item": cents(total / done) if done else None,
+        "workers": workers,
+        "below_minimum": sum(1 for w in workers if w["below_minimum"]),
+        "series": series,
+        "members": list(ProjectMember.objects.filter(project=project)
+                        .values_list("user_id", "user__username").distinct()
+                        .order_by("user__username")),
+        "exports": list(PaymentExport.objects.filter(project=project).defer("content")
+                        .select_related("created_by").annotate(rows=Count("lines"))
+                        .order_by("-created_at", "-id")),
+    }
+
+
+def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
+            work: list[dict[str, Any]], bonuses: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Cost (work and bonuses) and submissions per day, or per hour when the project's
+    work spans under two days, with their plots."""
+    moments = [row[key] for row in (*work, *bonuses.values()) for key in ("first", "last")]
+    if not moments:
+        return {"unit": None, "points": [], "plots": {}}
+    first, last = min(moments), max(moments)
+    hourly = last - first < HOURLY_SPAN
+    trunc = TruncHour if hourly else TruncDay
+
+    def key(moment: datetime) -> str:
+        local = timezone.localtime(moment)
+        return local.strftime("%Y-%m-%d %H:00") if hourly else local.date().isoformat()
+
+    cost: dict[str, Decimal] = defaultdict(Decimal)
+    submissions: dict[str, int] = defaultdict(int)
+    for row in (Submission.objects.filter(stage__in=[s.pk for s in stages]).order_by()
+                .annotate(bucket=trunc("created_at")).values("bucket", "stage_id")
+                .annotate(n=Count("id"), seconds=Sum(_active_s()))):
+        cost[key(row["bucket"])] += rates[row["stage_id"]].pay(submissions=row["n"],
+                                                               seconds=row["seconds"])
+        submissions[key(row["bucket"])] += row["n"]
+    for row in (Bonus.objects.filter(project=project).order_by()
+                .annotate(bucket=trunc("created_at")).values("bucket")
+                .annotate(summed=Sum("amount"))):
+        cost[key(row["bucket"])] += _decimal(row["summed"])
+    step = timedelta(hours=1) if hourly else timedelta(days=1)
+    labels: list[str] = []
+    moment = first
+    while moment <= last + step:  # every bucket from the first to the last, gaps included
+        label = key(moment)
+        if not labels or labels[-1] != label:
+            labels.append(label)
+        moment += step
+    labels = [label for label in labels if label <= key(last)]
+    points = [{"label": label, "cost": cents(cost.get(label, ZERO)),
+               "submissions": submissions.get(label, 0)} for label in labels]
+    unit = "hour" if hourly else "day"
+    short = (lambda label: label[11:]) if hourly else (lambda label: label[5:])
+    return {
+        "unit": unit, "points": points,
+        "plots": {
+            "cost": _series_plot([(short(p["label"]), float(p["cost"])) for p in points],
+                                 label=f"Cost per {unit} ({project.currency})",
+                                 name=project.currency, span=(labels[0], labels[-1])),
+            "submissions": _series_plot([(short(p["label"]), p["submissions"]) for p in points],
+                                        label=f"Submissions per {unit}", name="submissions",
+                                        span=(labels[0], labels[-1])),
+        },
+    }
+
+
+def _series_plot(points: list[tuple[str, float]], *, label: str, name: str,
+                 span: tuple[str, str]) -> Plot:
+    """Bars for a few points, a line with its first and last label for many."""
+    if len(points) <= BARS_UP_TO:
+        return vbar(points, label=label)
+    peak = max(value for _, value in points) or 1
+    plot = line_plot({name: [value for _, value in points]}, label=label, lo=0, hi=peak)
+    bottom = plot.height - 6
+    plot.texts.append({"x": 40, "y": bottom, "text": span[0], "anchor": "start"})
+    plot.texts.append({"x": WIDTH - 110, "y": bottom, "text": span[1], "anchor": "end"})
+    return plot
+
+
+# Writes: settings and bonuses --------------------------------------------------------------
+
+def _amount(value: Any, *, field: str) -> Decimal:
+    try:
+        amount = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise ValidationError({field: f"{field}: {value!r} is not a number"}) from None
+    if not amount.is_finite():
+        raise ValidationError({field: f"{field}: {value!r} is not a number"})
+    return amount
+
+
+@transaction.atomic
+def project_pay_settings_update(*, project: Project, currency: str,
+                                min_hourly_wage: Decimal | str) -> Project:
+    """Set the project's currency (three letters; fixed once a payment was exported) and
+    the minimum effective hourly wage below which workers are flagged (0: none)."""
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    code = (currency or "").strip().upper()
+    if len(code) != 3 or not code.isascii() or not code.isalpha():
+        raise ValidationError({"currency": f"currency: {currency!r} is not a three-letter "
+                                           "code such as GBP, EUR or USD"})
+    if code != locked.currency and PaymentLine.objects.filter(export__project=locked).exists():
+        raise ValidationError({"currency": "currency: payments were already exported in "
+                                           f"{locked.currency}; it can no longer change"})
+    wage = _amount(min_hourly_wage, field="min_hourly_wage")
+    if wage < 0 or wage != cents(wage) or wage >= Decimal("1000000"):
+        raise ValidationError({"min_hourly_wage": "min_hourly_wage: an amount of at least 0 "
+                                                  "with at most two decimals"})
+    locked.currency, locked.min_hourly_wage = code, wage
+    locked.save(update_fields=["currency", "min_hourly_wage"])
+    project.currency, project.min_hourly_wage = code, wage  # the caller's copy too
+    return project
+
+
+def bonus_add(*, project: Project, worker: Any, amount: Decimal | str, reason: str,
+              actor: Any = None) -> Bonus:
+    """Add a bonus of ``amount`` (in the project's currency) to a member's earnings."""
+    value = _amount(amount, field="amount")
+    if value <= 0 or value != cents(value) or value >= Decimal("100000000"):
+        raise ValidationError({"amount": "amount: more than 0, with at most two decimals"})
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "reason: say why the bonus is given"})
+    if len(reason) > Bonus._meta.get_field("reason").max_length:
+        raise ValidationError({"reason": "reason: at most 300 characters"})
+    if worker is None or not ProjectMember.objects.filter(project=project,
+                                                          user_id=worker.pk).exists():
+        raise ValidationError({"worker": "worker: not a member of this project"})
+    return Bonus.objects.create(project=project, user=worker, amount=value, reason=reason,
+                                created_by=actor if getattr(actor, "pk", None) else None)
+
+
+# Payment exports ---------------------------------------------------------------------------
+
+class PaymentBackend(Protocol):
+    """Pays the rows of a recorded export (or prepares them to be paid); returns a note
+    for the admin. Called after the export's transaction (committed, unless the caller
+    holds a transaction of its own), so a backend that fails half-way never makes work
+    paid twice: the export stands and its CSV shows what remains to pay by other means."""
+
+    name: str
+
+    def pay(self, export: PaymentExport, rows: list[dict[str, Any]]) -> str: ...
+
+
+class CsvPayments:
+    """Sends nothing: the CSV is the product. The admin uploads it to Prolific's bulk
+    bonus or MTurk's bonus tools (platform and external id columns), or pays by other
+    means (username and pseudonym)."""
+
+    name = "csv"
+
+    def pay(self, export: PaymentExport, rows: list[dict[str, Any]]) -> str:
+        if not rows:
+            return "Nobody is owed anything: the CSV has only its header."
+        return (f"Nothing was sent: download the CSV and pay its {len(rows)} row(s) "
+                f"({export.total} {export.currency}) on the platform or by other means.")
+
+
+def payment_backend() -> PaymentBackend:
+    """The backend named by ``CROWDQA_PAYMENT_BACKEND`` (a dotted path to a class)."""
+    return import_string(getattr(settings, "CROWDQA_PAYMENT_BACKEND", DEFAULT_BACKEND))()
+
+
+def worker_pseudonym(*, project: Project, user: Any) -> str:
+    """A stable per-project pseudonym of a worker (not reversible without the secret key)."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"{project.pk}:{user.pk}".encode(),
+                      sha256).hexdigest()
+    return "W" + digest[:10]
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        writer.writerow([f"{row[col]:.2f}" if col == "amount" else row[col]
+                         for col in CSV_COLUMNS])
+    return out.getvalue()
+
+
+def payments_export(*, project: Project, actor: Any = None,
+                    period_end: datetime | None = None) -> PaymentExport:
+    """Record what each worker is owed up to ``period_end`` (now by default) and not paid
+    by an earlier export, as a CSV with one row per worker owed more than 0, then hand the
+    rows to the payment backend. The project row is locked, so two exports at once never
+    pay the same work twice. The returned export carries the backend's ``note``."""
+    backend = payment_backend()
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        now = timezone.now()
+        period_end = period_end or now
+        previous = (PaymentExport.objects.filter(project=project)
+                    .order_by("-period_end", "-id").only("period_end").first())
+        if period_end > now:
+            raise ValidationError({"period_end": "period_end: must not be in the future"})
+        if previous is not None and period_end < previous.period_end:
+            raise ValidationError({"period_end": "period_end: before the end of the previous "
+                                                 f"export ({previous.period_end.isoformat()})"})
+        stages = list(project.stages.all())
+        rates = {stage.pk: Rate.of(stage.params) for stage in stages}
+        _, workers = _tally(_work_by_worker(project, stages, until=period_end), rates)
+        bonuses = _bonuses_by_worker(project, until=period_end)
+        paid = _paid_by_worker(project)
+        owed: dict[int, Decimal] = {}
+        for user_id in set(workers) | set(bonuses):
+            earned = (cents(workers[user_id]["amount"]) if user_id in workers else ZERO) \
+                + _money(bonuses.get(user_id, {}).get("summed"))
+            if earned - paid.get(user_id, ZERO) > 0:
+                owed[user_id] = earned - paid.get(user_id, ZERO)
+        users = User.objects.filter(pk__in=owed).select_related("external_account")
+        period_start = previous.period_end if previous is not None else None
+        rows = []
+        for user in sorted(users, key=lambda u: u.get_username()):
+            platform, external_id = _external(user)
+            rows.append({
+                "platform": platform, "external_id": external_id,
+                "pseudonym": worker_pseudonym(project=project, user=user),
+                "amount": owed[user.pk], "currency": project.currency,
+                "username": user.get_username(),
+                "period_start": period_start.isoformat() if period_start else "",
+                "period_end": period_end.isoformat(), "user_id": user.pk,
+            })
+        export = PaymentExport.objects.create(
+            project=project, backend=str(backend.name)[:32], currency=project.currency,
+            period_start=period_start, period_end=period_end,
+            total=sum((row["amount"] for row in rows), ZERO), content=_csv(rows),
+            created_by=actor if getattr(actor, "pk", None) else None,
+        )
+        PaymentLine.objects.bulk_create([
+            PaymentLine(export=export, user_id=row["user_id"], amount=row["amount"])
+            for row in rows
+        ])
+    export.note = backend.pay(export, rows)
+    return export

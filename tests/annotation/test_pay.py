@@ -1,0 +1,497 @@
+"""Pay: earnings per submission and per active hour, bonuses, wages, payment exports (never
+paying twice), the payments CSV, its command, and who may see the pay pages."""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+import time
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.db.models import F, Sum
+from django.urls import reverse
+
+from annotation import engine, pay, studies
+from annotation.models import (
+    Assignment,
+    Bonus,
+    Item,
+    PaymentExport,
+    PaymentLine,
+    Project,
+)
+from annotation.roles import Role
+from annotation.studies import Arrival
+from tests.annotation.test_newsqa_flow import claim_item, phrase_span
+from tests.factories import user_with_roles
+
+PROLIFIC_ID = "5f3a9c0d1e2b4a0012345678"
+QUESTION = "Who opposed the plan?"
+
+
+@pytest.fixture
+def paid_project(news_corpus, workers, admin_user, committed):
+    """A NewsQA project paying 0.50 per question task, 12.00 per active hour of answering
+    and 0.25 per validation; questions go to validation as soon as two answers disagree."""
+    project = engine.project_create(name="Paid NewsQA", recipe="newsqa", corpus=news_corpus,
+                                    user=admin_user)
+    stages = {stage.kind: stage for stage in project.stages.all()}
+    engine.stage_params_update(stage=stages["newsqa_question"],
+                               params={"pay_model": "submission", "pay_rate": 0.5})
+    engine.stage_params_update(stage=stages["newsqa_answer"],
+                               params={"pay_model": "hourly", "pay_rate": 12.0,
+                                       "max_extra_answers": 0})
+    engine.stage_params_update(stage=stages["newsqa_validate"],
+                               params={"pay_model": "submission", "pay_rate": 0.25,
+                                       "validators_per_question": 1})
+    for user in workers.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    project.refresh_from_db()
+    return project
+
+
+@pytest.fixture
+def prolific_worker(paid_project):
+    """A Prolific worker who arrived through a study of the project."""
+    study = studies.study_create(project=paid_project, platform="prolific",
+                                 completion_code="C0DE42")
+    user, _, _ = studies.study_arrive(study=study, arrival=Arrival(
+        platform="prolific", external_id=PROLIFIC_ID, session_key="SESSION1"))
+    return user
+
+
+def _ask(project, worker, committed) -> Item:
+    """The worker writes one question; returns its answer item."""
+    task = engine.task_claim(worker=worker, project=project)
+    assert task.stage.kind == "newsqa_question"
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=worker,
+                           payload={"questions": [QUESTION]})
+    return Item.objects.get(stage__kind="newsqa_answer", parent=task.item)
+
+
+def _work(project, worker, item, payload, committed, *, minutes: float = 0,
+          active_s: float | None = None):
+    """Claim ``item``, spend ``minutes`` on it (from claim to submit), submit ``payload``
+    with the active time the page measured (None: it measured nothing)."""
+    task = claim_item(worker, project, item)
+    if minutes:
+        Assignment.objects.filter(pk=task.pk).update(
+            claimed_at=F("claimed_at") - timedelta(minutes=minutes))
+    with committed():
+        return engine.task_submit(assignment_id=task.pk, worker=worker, payload=payload,
+                                  active_time_s=active_s)
+
+
+@pytest.fixture
+def worked(paid_project, workers, prolific_worker, committed):
+    """The questioner asks (0.50); the Prolific worker answers in 30 minutes with no active
+    time measured (6.00 at 12.00 an hour); ann2 answers in 60 minutes of which the page
+    measured 15 active (3.00). The answers disagree, so a validation item opens."""
+    item = _ask(paid_project, workers["questioner"], committed)
+    _work(paid_project, prolific_worker, item,
+          {"spans": [phrase_span(item, "Dario Weiss")]}, committed, minutes=30)
+    _work(paid_project, workers["ann2"], item, {"no_answer": True}, committed,
+          minutes=60, active_s=900)
+    return item
+
+
+def _validate(project, worker, committed):
+    validation = Item.objects.get(project=project, stage__kind="newsqa_validate")
+    return _work(project, worker, validation, {"choice": 0}, committed)
+
+
+def _rows(export: PaymentExport) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(export.content)))
+
+
+# Earnings ----------------------------------------------------------------------------------
+
+def test_per_submission_and_hourly_pay_use_active_time_or_time_on_task(
+    paid_project, workers, prolific_worker, worked, committed
+):
+    assert pay.worker_earnings(worker=workers["questioner"]) == {
+        "today": {"GBP": Decimal("0.50")}, "total": {"GBP": Decimal("0.50")},
+        "rows": [{"currency": "GBP", "today": Decimal("0.50"), "total": Decimal("0.50")}],
+    }
+    # No active time measured: the 30 minutes from claim to submit count.
+    assert pay.worker_earnings(worker=prolific_worker)["total"] == {"GBP": Decimal("6.00")}
+    # Active time measured: 15 of the 60 minutes count.
+    assert pay.worker_earnings(worker=workers["ann2"],
+                               project=paid_project)["today"] == {"GBP": Decimal("3.00")}
+    assert pay.worker_earnings(worker=workers["val1"])["rows"] == []
+
+    summary = pay.project_pay(project=paid_project)
+    stages = {row["stage"].kind: row for row in summary["stage_rows"]}
+    assert list(stages) == ["newsqa_question", "newsqa_answer", "newsqa_validate"]
+    assert (stages["newsqa_question"]["submissions"], stages["newsqa_question"]["amount"]) \
+        == (1, Decimal("0.50"))
+    answer = stages["newsqa_answer"]
+    assert (answer["submissions"], answer["active_hours"], answer["amount"]) \
+        == (2, 0.75, Decimal("9.00"))
+    assert summary["total"] == Decimal("9.50")
+    # No validation is finished yet: no cost per finished item.
+    assert summary["items_done"] == 0 and summary["cost_per_item"] is None
+
+    _validate(paid_project, workers["val1"], committed)
+    summary = pay.project_pay(project=paid_project)
+    assert summary["total"] == Decimal("9.75")
+    assert summary["items_done"] == 1 and summary["cost_per_item"] == Decimal("9.75")
+    assert summary["last_stage"].kind == "newsqa_validate"
+    assert sum(p["submissions"] for p in summary["series"]["points"]) == 4
+    assert sum(p["cost"] for p in summary["series"]["points"]) == Decimal("9.75")
+    assert summary["series"]["unit"] == "hour"
+
+
+def test_cost_over_time_is_per_day_when_the_work_spans_days(paid_project, workers, worked):
+    from annotation.models import Submission
+
+    # The question was written three weeks ago (as if the project had run since then).
+    Submission.objects.filter(worker=workers["questioner"]).update(
+        created_at=F("created_at") - timedelta(days=21))
+    series = pay.project_pay(project=paid_project)["series"]
+    assert series["unit"] == "day"
+    assert len(series["points"]) == 22  # every day, the quiet ones included
+    first, *quiet, last = series["points"]
+    assert (first["cost"], first["submissions"]) == (Decimal("0.50"), 1)
+    assert all(p["submissions"] == 0 and p["cost"] == Decimal("0.00") for p in quiet)
+    assert (last["cost"], last["submissions"]) == (Decimal("9.00"), 2)
+    plot = series["plots"]["cost"]
+    assert len(plot.lines) == 1 and plot.lines[0]["points"].count(",") == 22
+    assert {t["text"] for t in plot.texts} >= {first["label"], last["label"]}
+
+
+def test_stages_without_pay_parameters_pay_nothing(paid_project, workers, committed):
+    question = paid_project.stages.get(kind="newsqa_question")
+    params = {k: v for k, v in question.params.items() if not k.startswith("pay_")}
+    type(question).objects.filter(pk=question.pk).update(params=params)  # an older stage
+    _ask(paid_project, workers["questioner"], committed)
+    assert pay.worker_earnings(worker=workers["questioner"])["rows"] == []
+    rows = {r["stage"].kind: r for r in pay.project_pay(project=paid_project)["stage_rows"]}
+    assert rows["newsqa_question"]["submissions"] == 1
+    assert rows["newsqa_question"]["amount"] == Decimal("0.00")
+
+
+def test_bonuses_add_to_earnings_and_need_amount_reason_and_membership(
+    paid_project, workers, worked, admin_user, checker
+):
+    bonus = pay.bonus_add(project=paid_project, worker=workers["ann2"], amount="2.50",
+                          reason="Careful answers", actor=admin_user)
+    assert (bonus.amount, bonus.created_by) == (Decimal("2.50"), admin_user)
+    assert pay.worker_earnings(worker=workers["ann2"])["total"] == {"GBP": Decimal("5.50")}
+    row = next(w for w in pay.project_pay(project=paid_project)["workers"]
+               if w["username"] == "ann2")
+    assert (row["earned"], row["bonuses"], row["total"], row["owed"]) == (
+        Decimal("3.00"), Decimal("2.50"), Decimal("5.50"), Decimal("5.50"))
+
+    for kwargs, field in (
+        ({"worker": workers["ann2"], "amount": "0", "reason": "x"}, "amount"),
+        ({"worker": workers["ann2"], "amount": "-1", "reason": "x"}, "amount"),
+        ({"worker": workers["ann2"], "amount": "lots", "reason": "x"}, "amount"),
+        ({"worker": workers["ann2"], "amount": "1.234", "reason": "x"}, "amount"),
+        ({"worker": workers["ann2"], "amount": "1", "reason": "  "}, "reason"),
+        ({"worker": checker, "amount": "1", "reason": "not a member"}, "worker"),
+        ({"worker": None, "amount": "1", "reason": "nobody"}, "worker"),
+    ):
+        with pytest.raises(ValidationError) as caught:
+            pay.bonus_add(project=paid_project, actor=admin_user, **kwargs)
+        assert list(caught.value.message_dict) == [field]
+        assert caught.value.messages[0].startswith(f"{field}:")
+    assert Bonus.objects.count() == 1
+
+
+def test_wages_below_the_minimum_are_flagged_on_the_page(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user
+):
+    pay.project_pay_settings_update(project=paid_project, currency="gbp", min_hourly_wage="15")
+    paid_project.refresh_from_db()
+    assert (paid_project.currency, paid_project.min_hourly_wage) == ("GBP", Decimal("15.00"))
+    # ann2 earns 3.00 in 0.25 active hours (12.00 an hour); a bonus lifts it to 16.00.
+    pay.bonus_add(project=paid_project, worker=workers["ann2"], amount="1",
+                  reason="Late-night shift", actor=admin_user)
+    rows = {w["username"]: w for w in pay.project_pay(project=paid_project)["workers"]}
+    assert rows[prolific_worker.username]["hourly_wage"] == Decimal("12.00")
+    assert rows[prolific_worker.username]["below_minimum"] is True
+    assert (rows["ann2"]["hourly_wage"], rows["ann2"]["below_minimum"]) == (
+        Decimal("16.00"), False)
+    assert rows["questioner"]["below_minimum"] is False  # seconds for 0.50: far above
+
+    page = client_for(admin_user).get(
+        reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    flagged = page.split(f'data-testid="pay-worker-{prolific_worker.username}"')[1]
+    assert 'data-testid="wage-warning"' in flagged.split("</tr>")[0]
+    assert 'data-testid="wage-warning"' not in page.split('data-testid="pay-worker-ann2"')[1] \
+        .split("</tr>")[0]
+    assert 'data-testid="wage-alert"' in page and "1 worker earns less" in page
+    # No minimum, no flag.
+    pay.project_pay_settings_update(project=paid_project, currency="GBP", min_hourly_wage="0")
+    assert not any(w["below_minimum"] for w in pay.project_pay(project=paid_project)["workers"])
+
+
+def test_pay_settings_are_validated(paid_project, workers, worked):
+    with pytest.raises(ValidationError, match="currency: 'EURO'"):
+        pay.project_pay_settings_update(project=paid_project, currency="EURO",
+                                        min_hourly_wage="0")
+    with pytest.raises(ValidationError, match="min_hourly_wage"):
+        pay.project_pay_settings_update(project=paid_project, currency="EUR",
+                                        min_hourly_wage="-2")
+    pay.project_pay_settings_update(project=paid_project, currency="eur", min_hourly_wage="9.5")
+    assert pay.worker_earnings(worker=workers["ann2"])["total"] == {"EUR": Decimal("3.00")}
+    pay.payments_export(project=paid_project)
+    with pytest.raises(ValidationError, match="already exported in EUR"):
+        pay.project_pay_settings_update(project=paid_project, currency="USD",
+                                        min_hourly_wage="0")
+
+
+# Exports -----------------------------------------------------------------------------------
+
+def test_exports_never_pay_twice_and_later_work_is_paid_in_the_next(
+    paid_project, workers, prolific_worker, worked, admin_user, committed
+):
+    first = pay.payments_export(project=paid_project, actor=admin_user)
+    assert first.period_start is None and first.created_by == admin_user
+    assert {r["username"]: r["amount"] for r in _rows(first)} == {
+        "questioner": "0.50", prolific_worker.username: "6.00", "ann2": "3.00"}
+    assert first.total == Decimal("9.50") and first.lines.count() == 3
+    assert "Nothing was sent" in first.note
+
+    second = pay.payments_export(project=paid_project, actor=admin_user)
+    assert second.content.splitlines() == [",".join(pay.CSV_COLUMNS)]
+    assert second.total == Decimal("0") and second.lines.count() == 0
+    assert second.period_start == first.period_end
+    assert "only its header" in second.note
+
+    # New work and a bonus after the first export: exactly that difference is paid.
+    _validate(paid_project, workers["val1"], committed)
+    pay.bonus_add(project=paid_project, worker=prolific_worker, amount="1.10",
+                  reason="Quick and accurate", actor=admin_user)
+    third = pay.payments_export(project=paid_project, actor=admin_user)
+    assert {r["username"]: r["amount"] for r in _rows(third)} == {
+        "val1": "0.25", prolific_worker.username: "1.10"}
+    assert third.total == Decimal("1.35")
+    assert third.period_start == second.period_end
+    paid = dict(PaymentLine.objects.filter(export__project=paid_project).values("user__username")
+                .annotate(total=Sum("amount")).values_list("user__username", "total"))
+    assert paid == {"questioner": Decimal("0.50"), prolific_worker.username: Decimal("7.10"),
+                    "ann2": Decimal("3.00"), "val1": Decimal("0.25")}
+    summary = pay.project_pay(project=paid_project)
+    assert summary["owed_total"] == Decimal("0") and summary["paid_total"] == Decimal("10.85")
+    assert [e.rows for e in summary["exports"]] == [2, 0, 3]
+
+
+def test_an_export_up_to_a_moment_pays_only_work_done_by_then(
+    paid_project, workers, worked, committed
+):
+    cut = datetime.now(tz=paid_project.created_at.tzinfo)
+    time.sleep(0.01)
+    _validate(paid_project, workers["val1"], committed)
+    early = pay.payments_export(project=paid_project, period_end=cut)
+    assert "val1" not in {r["username"] for r in _rows(early)}
+    assert pay.payments_export(project=paid_project).total == Decimal("0.25")
+    with pytest.raises(ValidationError, match="period_end: before the end"):
+        pay.payments_export(project=paid_project, period_end=cut)
+    with pytest.raises(ValidationError, match="period_end: must not be in the future"):
+        pay.payments_export(project=paid_project, period_end=cut + timedelta(days=1))
+
+
+def test_the_csv_shows_marketplace_accounts_and_stable_pseudonyms(
+    paid_project, workers, prolific_worker, worked
+):
+    export = pay.payments_export(project=paid_project)
+    reader = csv.reader(io.StringIO(export.content))
+    header = next(reader)
+    assert header[:5] == ["platform", "external_id", "pseudonym", "amount", "currency"]
+    assert header == ["platform", "external_id", "pseudonym", "amount", "currency",
+                      "username", "period_start", "period_end"]
+    rows = {r["username"]: r for r in _rows(export)}
+    marketplace, local = rows[prolific_worker.username], rows["ann2"]
+    assert (marketplace["platform"], marketplace["external_id"]) == ("prolific", PROLIFIC_ID)
+    assert (local["platform"], local["external_id"]) == ("", "")
+    assert local["amount"] == "3.00" and local["currency"] == "GBP"
+    assert local["period_start"] == ""
+    assert datetime.fromisoformat(local["period_end"]) == export.period_end
+    pseudonyms = {r["pseudonym"] for r in rows.values()}
+    assert len(pseudonyms) == 3
+    assert all(p.startswith("W") and len(p) == 11 and int(p[1:], 16) >= 0 for p in pseudonyms)
+    assert local["pseudonym"] == pay.worker_pseudonym(project=paid_project, user=workers["ann2"])
+    assert PROLIFIC_ID not in local["pseudonym"] and "ann2" not in local["pseudonym"]
+
+
+class RecordingBackend:
+    """A payment backend that keeps what it was asked to pay."""
+
+    name = "recording"
+    calls: list[tuple[int, list[dict]]] = []
+
+    def pay(self, export, rows):
+        RecordingBackend.calls.append((export.pk, rows))
+        return f"{len(rows)} recorded"
+
+
+def test_the_payment_backend_is_chosen_by_setting(paid_project, worked, settings):
+    settings.CROWDQA_PAYMENT_BACKEND = "tests.annotation.test_pay.RecordingBackend"
+    RecordingBackend.calls.clear()
+    export = pay.payments_export(project=paid_project)
+    assert export.backend == "recording" and export.note == "3 recorded"
+    (pk, rows), = RecordingBackend.calls
+    assert pk == export.pk
+    assert sum(row["amount"] for row in rows) == Decimal("9.50")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_exports_at_once_never_pay_the_same_work_twice(monkeypatch):
+    """PostgreSQL: the second export waits for the first's lock, then finds it paid."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks: concurrency is tested on PostgreSQL")
+    admin = user_with_roles("adm", Role.ADMIN)
+    worker = user_with_roles("ann", Role.ANNOTATOR)
+    project = engine.project_create(name="Concurrent pay", recipe="newsqa", user=admin)
+    engine.project_member_add(project=project, user=worker, role=Role.ANNOTATOR)
+    pay.bonus_add(project=project, worker=worker, amount="4.00", reason="Pilot", actor=admin)
+    slow = pay._paid_by_worker
+
+    def paid_slowly(project):
+        found = slow(project)
+        time.sleep(0.3)  # both exports would read "nothing paid" without the lock
+        return found
+
+    monkeypatch.setattr(pay, "_paid_by_worker", paid_slowly)
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def export():
+        try:
+            start.wait()
+            pay.payments_export(project=project)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=export) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert errors == []
+    assert PaymentExport.objects.filter(project=project).count() == 2
+    assert list(PaymentLine.objects.filter(export__project=project)
+                .values_list("amount", flat=True)) == [Decimal("4.00")]
+
+
+def test_the_command_writes_the_csv_and_records_the_export(paid_project, worked, tmp_path):
+    out = tmp_path / "payments.csv"
+    stdout = io.StringIO()
+    call_command("payments_export", "--project", "Paid NewsQA", "--out", str(out),
+                 stdout=stdout)
+    export = PaymentExport.objects.get(project=paid_project)
+    assert out.read_text(encoding="utf-8") == export.content
+    assert out.read_text(encoding="utf-8").startswith(
+        "platform,external_id,pseudonym,amount,currency")
+    assert len(_rows(export)) == 3
+    summary = stdout.getvalue().strip()
+    assert len(summary.splitlines()) == 1
+    assert "3 row(s)" in summary and "9.50 GBP" in summary and str(out) in summary
+    # Again: nothing owed, header only, recorded too.
+    call_command("payments_export", "--project", "Paid NewsQA", "--out", str(out),
+                 stdout=io.StringIO())
+    assert out.read_text(encoding="utf-8").count("\n") == 1
+    assert PaymentExport.objects.filter(project=paid_project).count() == 2
+    with pytest.raises(CommandError, match="no project named 'No such project'"):
+        call_command("payments_export", "--project", "No such project", "--out", str(out))
+
+
+# Pages -------------------------------------------------------------------------------------
+
+def test_pay_pages_need_the_admin_role(client, client_for, paid_project, workers, worked,
+                                       checker, admin_user):
+    page = reverse("annotation:project_pay", args=[paid_project.pk])
+    export = pay.payments_export(project=paid_project)
+    download = reverse("annotation:payment_export_file", args=[export.pk])
+    assert download == f"/manage/payments/{export.pk}.csv"
+    assert client.get(page).status_code == 302  # anonymous: to the login page
+    for user in (workers["ann2"], checker):
+        other = client_for(user)
+        assert other.get(page).status_code == 403
+        assert other.post(page, {"action": "export"}).status_code == 403
+        assert other.post(page, {"action": "bonus", "worker": user.pk, "amount": "5",
+                                 "reason": "me"}).status_code == 403
+        assert other.get(download).status_code == 403
+    assert PaymentExport.objects.count() == 1 and Bonus.objects.count() == 0
+    admin = client_for(admin_user)
+    assert admin.get(page).status_code == 200
+    response = admin.get(download)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert response.content.decode() == export.content
+
+
+def test_the_admin_page_shows_costs_and_takes_bonuses_settings_and_exports(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user,
+    django_assert_max_num_queries
+):
+    client = client_for(admin_user)
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    page = client.get(url).content.decode()
+    for testid in ("stage-costs", "pay-workers", "plot-pay-cost", "plot-pay-submissions",
+                   "bonus-form", "pay-settings-form", "export-payments"):
+        assert f'data-testid="{testid}"' in page
+    assert 'data-testid="total-cost">9.50<' in page
+    assert f"prolific: <code>{PROLIFIC_ID}</code>" in page
+    assert 'name="csrfmiddlewaretoken"' in page
+    assert f'<option value="{workers["val2"].pk}">val2</option>' in page
+
+    response = client.post(url, {"action": "bonus", "worker": workers["ann2"].pk,
+                                 "amount": "2.00", "reason": "Thorough"}, follow=True)
+    assert response.redirect_chain == [(url, 302)]
+    assert "Bonus of 2.00 GBP added for ann2." in response.content.decode()
+    refused = client.post(url, {"action": "bonus", "worker": workers["ann2"].pk,
+                                "amount": "-3", "reason": "Thorough"}, follow=True)
+    assert "amount: more than 0" in refused.content.decode()
+    assert Bonus.objects.count() == 1
+
+    client.post(url, {"action": "settings", "currency": "eur", "min_hourly_wage": "13.50"})
+    paid_project.refresh_from_db()
+    assert (paid_project.currency, paid_project.min_hourly_wage) == ("EUR", Decimal("13.50"))
+
+    done = client.post(url, {"action": "export"}, follow=True).content.decode()
+    assert "Payments exported: 3 row(s), total 11.50 EUR." in done
+    assert 'data-testid="payment-exports"' in done and 'data-testid="download-export"' in done
+    assert PaymentExport.objects.get().currency == "EUR"
+    assert "Unknown action" in client.post(url, {"action": "pay-everyone"},
+                                           follow=True).content.decode()
+
+    # A fixed number of queries, however many workers and exports.
+    with django_assert_max_num_queries(10):
+        pay.project_pay(project=paid_project)
+
+
+def test_workers_see_what_they_earned_on_their_pages(
+    client_for, paid_project, workers, worked, admin_user
+):
+    pay.bonus_add(project=paid_project, worker=workers["ann2"], amount="0.50",
+                  reason="Welcome", actor=admin_user)
+    client = client_for(workers["ann2"])
+    home = client.get(reverse("annotation:annotator_home")).content.decode()
+    assert 'data-testid="earned-today-GBP">3.50 GBP<' in home
+    assert 'data-testid="earned-total-GBP">3.50 GBP<' in home
+    # Nothing earned yet: nothing shown.
+    idle = client_for(workers["val2"]).get(reverse("annotation:annotator_home"))
+    assert 'data-testid="earned"' not in idle.content.decode()
+    # The task page's crumbs show the project's earnings.
+    client = client_for(workers["ann2"])
+    task = engine.task_claim(worker=workers["ann2"], project=paid_project)
+    assert task is not None
+    page = client.get(reverse("annotation:task_detail", args=[task.pk])).content.decode()
+    crumbs = page.split('class="crumbs"')[1].split("</p>")[0]
+    assert "earned today" in crumbs and "3.50 GBP" in crumbs
+    assert Project.objects.get(pk=paid_project.pk).currency == "GBP"
