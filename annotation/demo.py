@@ -178,7 +178,8 @@ def _crowd_open(project: Project, admin: Any) -> str:
             f"&STUDY_ID=demo&SESSION_ID=<any>, invite link {invites.invite_path(invite)}")
 
 
-DEMO_CONSENT = """**About this study.** You will read short news stories and answer questions about them by
+DEMO_CONSENT = """\
+**About this study.** You will read short news stories and answer questions about them by
 selecting words in the text. A session takes about five minutes.
 
 Your answers become part of a research dataset. It names no worker: your platform id is kept

@@ -16,6 +16,7 @@ from annotation.roles import Role
 
 User = get_user_model()
 AS, IS = Assignment.Status, Item.Status
+MEMBERS_SHOWN = 30
 
 
 def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
@@ -137,8 +138,13 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
                                   for name, value in stage.params.items()]) for stage in stages],
         "figures": figures,
         "workers": workers,
-        "members": project.members.select_related("user").order_by("role", "user__username"),
-        "candidates": User.objects.filter(is_active=True, groups__name__in=[r.value for r in Role])
+        # The first members; the members page lists them all (a crowd can be thousands).
+        "members": project.members.select_related("user").order_by("role", "user__username")
+        [:MEMBERS_SHOWN],
+        "member_count": project.members.count(),
+        # Marketplace workers join through their studies, never from this list.
+        "candidates": User.objects.filter(is_active=True, groups__name__in=[r.value for r in Role],
+                                          external_account__isnull=True)
         .distinct().order_by("username"),
     }
 

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation import engine, studies
+from annotation import engine, pay, studies
 from annotation.markdown import render_markdown
 from annotation.models import Assignment, Platform, Project, Study, StudySession
 from annotation.roles import Role, role_required
@@ -117,6 +117,7 @@ def next_page(request: HttpRequest) -> HttpResponse:
         "session": session, "study": session.study, "project": project,
         "submitted": studies.session_submitted(session), "quota": member.session_limit,
         "done": studies.completion(session=session) if finished else None,
+        "earned": pay.worker_earnings(worker=request.user, project=project),
     })
 
 
