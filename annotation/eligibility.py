@@ -42,6 +42,7 @@ class QueueStage(NamedTuple):
     member_id: int
     item_limit: int | None  # the stage's max_items_per_worker, None when unlimited
     session_limited: bool  # their membership counts tasks against a session quota
+    gold_rate: float = 0.0  # share of claims that get a gold check item
 
     @property
     def counted(self) -> bool:
@@ -58,6 +59,14 @@ def _limit(stage: str) -> str:
         return f"NULLIF(({stage}.params->>'max_items_per_worker')::int, 0)"
     return (f"NULLIF(CAST(json_extract({stage}.params, '$.max_items_per_worker')"
             " AS INTEGER), 0)")
+
+
+def _param(stage: str, name: str, cast: str) -> str:
+    """SQL: a stage parameter as ``cast`` (int or float), NULL when missing."""
+    if _pg():
+        return f"(({stage}.params->>'{name}')::{'int' if cast == 'int' else 'float8'})"
+    return (f"CAST(json_extract({stage}.params, '$.{name}') AS "
+            f"{'INTEGER' if cast == 'int' else 'REAL'})")
 
 
 def _taken(member: str, stage_id: str) -> str:
@@ -88,14 +97,23 @@ def stages_sql(
     if not allowed:
         return None
     limit = _limit("s")
+    qualification = _param("s", "qualification_items", "int")
     text = (
         f'SELECT s.id, s.kind, s."order", m.id AS member_id, {limit} AS item_limit,'
-        " m.session_limit IS NOT NULL AS session_limited"
+        " m.session_limit IS NOT NULL AS session_limited,"
+        f" COALESCE({_param('s', 'gold_rate', 'float')}, 0) AS gold_rate"
         " FROM annotation_stage s JOIN annotation_project p ON p.id = s.project_id"
         " JOIN annotation_projectmember m ON m.project_id = s.project_id AND m.user_id = %s"
         f" WHERE p.status = 'active' AND m.status = 'active' AND ({' OR '.join(allowed)})"
         f" AND ({limit} IS NULL OR {_taken('m', 's.id')} < {limit})"
         " AND (m.session_limit IS NULL OR m.session_taken < m.session_limit)"
+        # Not paused or blocked on this stage ...
+        " AND NOT EXISTS (SELECT 1 FROM annotation_workerstage ws WHERE ws.member_id = m.id"
+        " AND ws.stage_id = s.id AND ws.status <> 'active')"
+        # ... and qualified where the stage asks for it.
+        f" AND (COALESCE({qualification}, 0) = 0 OR EXISTS (SELECT 1 FROM"
+        " annotation_workerstage wq WHERE wq.member_id = m.id AND wq.stage_id = s.id"
+        " AND wq.qualified))"
     )
     params = [worker_id, *params]
     if project_id is not None:
@@ -106,17 +124,24 @@ def stages_sql(
 
 def queue_stage(row: Sequence[Any]) -> QueueStage:
     """A ``QueueStage`` from a row of ``stages_sql`` less its order column."""
-    pk, kind, member_id, item_limit, session_limited = row
-    return QueueStage(pk, kind, member_id, item_limit, bool(session_limited))
+    pk, kind, member_id, item_limit, session_limited, gold_rate = row
+    return QueueStage(pk, kind, member_id, item_limit, bool(session_limited),
+                      float(gold_rate or 0))
 
 
-def candidates_sql(*, worker_id: int, stage: str = "%s", reserved: bool = False
-                   ) -> tuple[str, list[Any]]:
+#: The priority of gold check items and their slots: below any work, so that the pool's
+#: index keeps them apart (work is ``priority > GOLD_PRIORITY``, gold ``= GOLD_PRIORITY``).
+GOLD_PRIORITY = -2_000_000_000
+
+
+def candidates_sql(*, worker_id: int, stage: str = "%s", reserved: bool = False,
+                   gold: bool | None = False, extra: str = "") -> tuple[str, list[Any]]:
     """The SELECT of the open slots of a stage this worker may take, first to take first
     (without a row lock), and its parameters after the stage's. ``stage``: the SQL the
     stage id is read from (a placeholder by default). Pool slots: never one of an item the
-    worker holds or did, never one of an item they are excluded from. Batch slots
-    (``reserved``): only those reserved for the worker."""
+    worker holds or did, never one of an item they are excluded from; work slots, or with
+    ``gold`` gold check slots (None: either). Batch slots (``reserved``): only those
+    reserved for the worker. ``extra``: one more SQL condition (its parameters last)."""
     if reserved:
         condition, params = "a.reserved_for_id = %s", [worker_id]
     else:
@@ -134,9 +159,28 @@ def candidates_sql(*, worker_id: int, stage: str = "%s", reserved: bool = False
             f" WHERE e.item_id = a.item_id AND e.user_id = %s{fence})"
         )
         params = [worker_id, worker_id]
+        if gold is not None:
+            condition += f" AND a.priority {'=' if gold else '>'} {GOLD_PRIORITY}"
     return ("SELECT a.id FROM annotation_assignment a"
-            f" WHERE a.stage_id = {stage} AND a.status = 'open' AND {condition}"
+            f" WHERE a.stage_id = {stage} AND a.status = 'open' AND {condition}{extra}"
             " ORDER BY a.priority, a.item_id, a.id"), params
+
+
+def pick_sql(*, worker_id: int, stage: str, roll: float, lock: str
+             ) -> tuple[str, list[Any]]:
+    """One row whose ``id`` is the first slot of a stage (``stage``: SQL of a ``stages_sql``
+    row's alias) the worker may take, NULL when none: a gold check when ``roll`` (uniform
+    in [0, 1)) falls under the stage's ``gold_rate`` and one is open for them, else work.
+    ``lock``: the row-lock clause. (Row locks are not allowed under UNION: the two probes
+    are lateral joins, the second skipped when the first found a slot.)"""
+    gold, gold_params = candidates_sql(worker_id=worker_id, stage=f"{stage}.id", gold=True,
+                                       extra=f" AND %s < {stage}.gold_rate")
+    work, work_params = candidates_sql(worker_id=worker_id, stage=f"{stage}.id",
+                                       extra=" AND g.id IS NULL")
+    return (f"SELECT COALESCE(g.id, w.id) AS id FROM (SELECT 1) one"
+            f" LEFT JOIN LATERAL ({gold} LIMIT 1{lock}) g ON true"
+            f" LEFT JOIN LATERAL ({work} LIMIT 1{lock}) w ON true",
+            [*gold_params, roll, *work_params])
 
 
 def _count_update(source: str) -> str:

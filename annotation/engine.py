@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation import eligibility, slots, sql
+from annotation import eligibility, quality, slots, sql
 from annotation.batches import (
     batches_fill,
     batches_flush_ready,
@@ -34,6 +34,7 @@ from annotation.models import (
     ProjectMember,
     Stage,
     Submission,
+    WorkerStage,
 )
 from annotation.roles import Role
 from annotation.stages import Emit, stage_kind
@@ -467,7 +468,15 @@ def task_submit(
             slot=assignment, item=item, worker=worker, payload=cleaned, now=now,
             active_time_s=active_time_s,
         )
-        if submissions is not None:  # no slot of the item is open or active any more
+        if item.gold:
+            # A gold check: scored, never finished (it serves the next worker in a fresh
+            # slot), so it never reaches agreement, consolidation or a release.
+            _slot_replace(assignment)
+            standing, paused = quality.gold_check_record(item=item, worker=worker,
+                                                         payload=cleaned)
+            if paused:
+                _standing_effects(standing, item.stage, worker)
+        elif submissions is not None:  # no slot of the item is open or active any more
             if spec.batched:
                 # Finished only when its batch passes inspection.
                 item_work_in(item=item)
@@ -476,6 +485,38 @@ def task_submit(
                 if emits is not None:
                     item_finish(item=item, emits=emits)
     return submission
+
+
+def standing_decide(*, standing: WorkerStage, action: str, actor: Any = None,
+                    reason: str = "") -> WorkerStage:
+    """An admin's decision on a worker's standing on a stage (``quality.standing_set``);
+    a worker paused or blocked loses their live slots of the stage to the pool."""
+    with transaction.atomic():
+        standing = quality.standing_set(standing=standing, action=action, actor=actor,
+                                        reason=reason)
+        if standing.status != WorkerStage.Status.ACTIVE:
+            _standing_effects(standing, standing.stage, standing.member.user)
+    return standing
+
+
+def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any) -> None:
+    """A worker was paused or blocked on ``stage``: their active slots there go back to the
+    pool; with the stage's ``gold_set_aside``, their answers to items still open are set
+    aside and each such item gets a replacement worker."""
+    now = timezone.now()
+    for assignment in (Assignment.objects.select_for_update().select_related("stage")
+                       .filter(stage=stage, worker=worker, status=AS.ACTIVE)):
+        transition(assignment, AS.RELEASED, actor=worker, ended_at=now,
+                   note=standing.status_reason[:300])
+        _slot_replace(assignment)
+        _count_return(assignment)
+    if not stage.params.get("gold_set_aside"):
+        return
+    aside = list(Submission.objects.select_related("item").filter(
+        stage=stage, worker=worker, set_aside=False, item__status=IS.OPEN, item__gold=""))
+    Submission.objects.filter(pk__in=[each.pk for each in aside]).update(set_aside=True)
+    for item in {each.item_id: each.item for each in aside}.values():
+        slots_add(item=item, n=1)
 
 
 def items_pending(stage: Stage) -> Any:

@@ -250,6 +250,11 @@ class Item(models.Model):
         Batch, null=True, blank=True, on_delete=models.PROTECT, related_name="items",
         db_index=False,  # annotation_item_batch: only items that have one
     )
+    gold = models.CharField(
+        max_length=16, blank=True, choices=(("", "Work"), ("check", "Gold check"),
+                                            ("training", "Qualification")),
+        help_text="Gold items: ``result`` holds the expected answer and the reason. They are "
+                  "never finished, so they never enter agreement, consolidation or releases.")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -370,6 +375,10 @@ class Submission(models.Model):
     payload = models.JSONField()
     time_on_task_s = models.FloatField(help_text="From claim to submit.")
     active_time_s = models.FloatField(null=True, blank=True, help_text="Measured in the page.")
+    set_aside = models.BooleanField(
+        default=False, db_default=False,
+        help_text="Set aside after its worker failed the stage's gold checks: the item got a "
+                  "replacement worker and this answer no longer counts.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -705,3 +714,69 @@ class PaymentLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.amount} to {self.user_id}"
+
+
+class WorkerStageStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    PAUSED = "paused", "Paused"
+    BLOCKED = "blocked", "Blocked"
+
+
+class WorkerStage(models.Model):
+    """A member's standing on one stage: qualification, gold-check record, pause.
+
+    ``annotation.eligibility`` reads it at every claim of a stage that asks for a
+    qualification or mixes in gold: an unqualified, paused or blocked worker gets no slot
+    of the stage."""
+
+    Status = WorkerStageStatus
+
+    member = models.ForeignKey(ProjectMember, on_delete=models.CASCADE,
+                               related_name="stage_standings")
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="worker_standings")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    qualified = models.BooleanField(default=False)
+    qualification_tries = models.PositiveSmallIntegerField(default=0)
+    qualification_score = models.FloatField(null=True, blank=True,
+                                            help_text="Score of the last finished try.")
+    training_items = models.JSONField(default=list, blank=True,
+                                      help_text="Item ids of the current try, in order.")
+    training_scores = models.JSONField(default=list, blank=True,
+                                       help_text="Scores of the current try so far.")
+    gold_seen = models.PositiveIntegerField(default=0)
+    gold_score_sum = models.FloatField(default=0)
+    status_reason = models.CharField(max_length=300, blank=True)
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("member", "stage"),
+                                    name="annotation_workerstage_unique"),
+            _status_check("annotation_workerstage_status_valid", WorkerStageStatus.values),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.member} on {self.stage_id} ({self.status})"
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_score_sum / self.gold_seen if self.gold_seen else None
+
+
+class GoldAnswer(models.Model):
+    """A worker's answer to a gold item (qualification or check) and its score."""
+
+    standing = models.ForeignKey(WorkerStage, on_delete=models.CASCADE, related_name="answers")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="gold_answers")
+    purpose = models.CharField(max_length=16)  # check | training
+    try_number = models.PositiveSmallIntegerField(default=0)
+    payload = models.JSONField()
+    score = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+        indexes = [models.Index(fields=("standing", "purpose"), name="annotation_goldans_st")]
+
+    def __str__(self) -> str:
+        return f"gold answer {self.pk} ({self.score:.2f})"

@@ -32,6 +32,7 @@ SQLite runs the same statements without row locks (it has one writer at a time).
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -102,11 +103,11 @@ def worker_queue(
         live, live_params = _live(worker=worker, now=now, project_id=project_id,
                                   kinds=live_kinds, what="a.id")
         false = "false" if sql.db().vendor == "postgresql" else "0"
-        parts.append(f"SELECT 0, live.id, '', 0, 0, NULL, {false} FROM ({live}) live")
+        parts.append(f"SELECT 0, live.id, '', 0, 0, NULL, {false}, 0 FROM ({live}) live")
         params += live_params
     if stages is not None:
         parts.append('SELECT 1, st.id, st.kind, st."order", st.member_id, st.item_limit,'
-                     f" st.session_limited FROM ({stages[0]}) st")
+                     f" st.session_limited, st.gold_rate FROM ({stages[0]}) st")
         params += stages[1]
     if not parts:
         return None, []
@@ -161,23 +162,41 @@ def slot_claim(
     against a limit is counted first, in the same transaction, and nothing is claimed
     when the limit is reached.
     """
+    # A gold check first when this claim's roll falls under the stage's gold rate.
+    gold = (not reserved and limits is not None
+            and random.random() < limits.gold_rate)  # noqa: S311
     if limits is None or not limits.counted:
         return _slot_claim(worker=worker, stage_id=stage_id, now=now, lease=lease,
-                           reserved=reserved)
+                           reserved=reserved, gold=gold)
     with transaction.atomic():
         slot = None
         if eligibility.count_claim(limits):
             slot = _slot_claim(worker=worker, stage_id=stage_id, now=now, lease=lease,
-                               reserved=reserved)
+                               reserved=reserved, gold=gold)
         if slot is None:
             transaction.set_rollback(True)
         return slot
 
 
 def _slot_claim(
-    *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool
+    *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool,
+    gold: bool = False,
 ) -> Assignment | None:
-    candidates, params = eligibility.candidates_sql(worker_id=worker.pk, reserved=reserved)
+    if gold:
+        slot = _slot_claim_of(worker=worker, stage_id=stage_id, now=now, lease=lease,
+                              reserved=False, gold=True)
+        if slot is not None:
+            return slot
+    return _slot_claim_of(worker=worker, stage_id=stage_id, now=now, lease=lease,
+                          reserved=reserved, gold=False)
+
+
+def _slot_claim_of(
+    *, worker: Any, stage_id: int, now: datetime, lease: timedelta, reserved: bool,
+    gold: bool,
+) -> Assignment | None:
+    candidates, params = eligibility.candidates_sql(worker_id=worker.pk, reserved=reserved,
+                                                    gold=gold)
     lock = (" FOR NO KEY UPDATE SKIP LOCKED"
             if sql.db().features.has_select_for_update_skip_locked else "")
     rows = transition_rows(
@@ -215,21 +234,24 @@ def slot_claim_next(
     if stages is None:
         stages = ('SELECT NULL::bigint AS id, NULL::text AS kind, NULL::int AS "order",'
                   " NULL::bigint AS member_id, NULL::int AS item_limit,"
-                  " NULL::boolean AS session_limited WHERE false", [])
+                  " NULL::boolean AS session_limited, NULL::float8 AS gold_rate WHERE false",
+                  [])
     skip_batched, batched_params = "", []
     if batched_kinds:
         skip_batched = (" AND NOT EXISTS (SELECT 1 FROM stages WHERE kind IN"
                         f" ({sql.placeholders(batched_kinds)}))")
         batched_params = list(batched_kinds)
-    # The candidates of each stage in turn, the stage read from the outer row.
-    candidates, candidate_params = eligibility.candidates_sql(worker_id=worker.pk,
-                                                              stage="st.id")
+    # The candidates of each stage in turn, the stage read from the outer row: a gold
+    # check when this claim's roll falls under the stage's gold rate, else work.
+    candidates, candidate_params = eligibility.pick_sql(
+        worker_id=worker.pk, stage="st", roll=random.random(),  # noqa: S311
+        lock=" FOR NO KEY UPDATE SKIP LOCKED")
     before = (
         f"live AS ({live}), stages AS ({stages[0]}), pick AS (SELECT c.id,"
         " st.id AS stage_id, st.member_id, st.item_limit, st.session_limited FROM"
         ' (SELECT * FROM stages ORDER BY "order" DESC, id) st CROSS JOIN LATERAL'
-        f" ({candidates} LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) c"
-        f" WHERE NOT EXISTS (SELECT 1 FROM live){skip_batched}"
+        f" ({candidates}) c"
+        f" WHERE c.id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM live){skip_batched}"
         f' ORDER BY st."order" DESC, st.id LIMIT 1), {eligibility.counted_cte()}',
         [*live_params, *stages[1], *candidate_params, *batched_params],
     )
@@ -245,7 +267,7 @@ def slot_claim_next(
         sql.execute(
             cursor,
             f"{prefix} SELECT got.*, (SELECT coalesce(json_agg(json_build_array(s.id, s.kind,"
-            " s.member_id, s.item_limit, s.session_limited)"
+            " s.member_id, s.item_limit, s.session_limited, s.gold_rate)"
             """ ORDER BY s."order" DESC, s.id), '[]') FROM stages s) FROM (SELECT 1) one"""
             f" LEFT JOIN (SELECT 'claimed' AS got, {names} FROM moved UNION ALL"
             f" SELECT 'live', {names} FROM live) got ON true",
@@ -329,7 +351,7 @@ def slot_submit(
                 " item_id = %s AND status IN ('open', 'active') AND id <> %s) AS complete)"
                 f" SELECT (SELECT id FROM sub), done.complete, {sql.columns(Submission, 'e')}"
                 " FROM done LEFT JOIN annotation_submission e ON done.complete"
-                " AND e.item_id = %s ORDER BY e.id",
+                " AND e.item_id = %s AND NOT e.set_aside ORDER BY e.id",
                 [*params, *(v for _, v in values), item.pk, slot.pk, item.pk],
             )
             rows = cursor.fetchall()
@@ -357,10 +379,10 @@ def slot_submit(
 
 
 def submissions_of(item: Item) -> list[Submission]:
-    """The item's submissions in the order they came in."""
+    """The item's submissions that count (not set aside), in the order they came in."""
     with sql.db().cursor() as cursor:
         sql.execute(cursor, f"SELECT {sql.columns(Submission)} FROM annotation_submission"
-                    " WHERE item_id = %s ORDER BY id", [item.pk])
+                    " WHERE item_id = %s AND NOT set_aside ORDER BY id", [item.pk])
         return sql.rows_load(Submission, cursor.fetchall())
 
 

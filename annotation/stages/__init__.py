@@ -58,7 +58,27 @@ WORK_PARAMS: dict[str, Param] = {
                        "the active time measured in the page.", choices=("submission", "hourly")),
     "pay_rate": Param(0.0, "Amount per submission, or per active hour, in the project's "
                       "currency.", minimum=0),
+    "qualification_items": Param(
+        0, "Gold items a worker answers (seeing the expected answer after each) before real "
+        "work; 0 = no qualification.", minimum=0),
+    "qualification_threshold": Param(0.8, "Mean score a qualification try must reach.",
+                                     minimum=0, maximum=1),
+    "qualification_tries": Param(2, "Tries a worker has to qualify.", minimum=1),
+    "gold_rate": Param(0.0, "Share of claims that get a gold check item (looks like any "
+                       "task); 0 = none.", minimum=0, maximum=1),
+    "gold_min_items": Param(5, "Gold checks answered before a worker can be paused.",
+                            minimum=1),
+    "gold_min_accuracy": Param(0.7, "A worker whose mean gold score falls below this is "
+                               "paused on the stage.", minimum=0, maximum=1),
+    "gold_set_aside": Param(False, "When a worker is paused, set aside their answers to items "
+                            "still open and give those items a replacement worker."),
 }
+#: Parameters that need a gold measure (``StageKind.gold_score``); batched kinds hand out
+#: whole batches, so gold checks are not mixed into them (qualification still applies).
+GOLD_PARAMS = ("qualification_items", "qualification_threshold", "qualification_tries",
+               "gold_rate", "gold_min_items", "gold_min_accuracy", "gold_set_aside")
+POOL_ONLY_PARAMS = ("max_items_per_worker", "gold_rate", "gold_min_items",
+                    "gold_min_accuracy", "gold_set_aside")
 
 
 @dataclass(frozen=True)
@@ -91,6 +111,9 @@ class StageKind:
     batched: ClassVar[bool] = False
     inspection_rules: ClassVar[tuple[str, ...]] = ()
     inspection_template: ClassVar[str] = "annotation/inspection/_item.html"
+    #: Kinds that score an answer against a gold answer (``gold_score``) take the
+    #: qualification and gold-check parameters.
+    scores_gold: ClassVar[bool] = False
 
     def all_params(self) -> dict[str, Param]:
         """The kind's own parameters, and for kinds worked by people ``WORK_PARAMS``
@@ -98,7 +121,8 @@ class StageKind:
         if self.automatic:
             return self.params
         work = {name: p for name, p in WORK_PARAMS.items()
-                if not (self.batched and name == "max_items_per_worker")}
+                if not (self.batched and name in POOL_ONLY_PARAMS)
+                and (self.scores_gold or name not in GOLD_PARAMS)}
         return {**self.params, **work}
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -154,6 +178,16 @@ class StageKind:
         """All slots of ``item`` are submitted: return what to emit, or None to keep the
         item open (after adding slots)."""
         return []
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """How well a cleaned ``payload`` matches the ``expected`` one (a cleaned payload
+        too), from 0 to 1, with the stage's own measure (kinds with ``scores_gold``)."""
+        raise NotImplementedError(f"{self.key} has no gold measure")
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        """The expected answer in words, shown after a training item."""
+        return str(expected)
 
     def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
         """What a checker sees of one sampled item (batched kinds)."""

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from annotation.stages import Emit, Param, StageKind, register
 from collector.consolidation import Answer, agreement, newsqa_question_record
+from collector.metrics.squad import f1_v2
 from collector.question_rules import check_question
 from collector.splits import split_assign
 
@@ -182,6 +183,10 @@ class QuestionKind(StageKind):
         ]
 
 
+def _spans_text(item: Item, payload: dict[str, Any]) -> str:
+    return " ".join(item.document.body[s:e] for s, e in payload["spans"])
+
+
 def clean_answer_payload(item: Item, payload: dict[str, Any]) -> dict[str, Any]:
     """One or more spans (exact offsets into the body), or no answer, or a bad question."""
     body = item.document.body
@@ -218,6 +223,7 @@ class AnswerKind(StageKind):
     label = "Answer sourcing"
     template = "annotation/tasks/newsqa_answer.html"
     overlap_param = "answers_per_question"
+    scores_gold = True
     params = {
         "answers_per_question": Param(2, "Answerers asked first.", minimum=1, maximum=10),
         "max_extra_answers": Param(3, "More answerers asked, one at a time, while the "
@@ -235,6 +241,21 @@ class AnswerKind(StageKind):
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         return clean_answer_payload(item, payload)
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """Token F1 (SQuAD normalisation) of the answer's text against the gold spans'; a
+        flag (no answer, bad question) scores 1 only against the same flag."""
+        if "spans" not in expected or "spans" not in payload:
+            return float(payload == expected)
+        return f1_v2(_spans_text(item, payload), _spans_text(item, expected))
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        if expected.get("no_answer"):
+            return "No answer in the article."
+        if expected.get("bad_question"):
+            return "The question makes no sense."
+        return " … ".join(item.document.body[s:e] for s, e in expected.get("spans", []))
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         flag = data.get("flag")

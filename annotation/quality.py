@@ -1,0 +1,108 @@
+"""Worker quality per stage: qualification, gold checks during work, pauses.
+
+A member's standing on a stage (``WorkerStage``) says whether they qualified, how they did
+on the stage's gold checks, and whether they may work it (active, paused, blocked);
+``annotation.eligibility`` reads it inside the claim. Gold items are items of the stage
+(``Item.gold``: ``check`` mixed into the live queue at the stage's ``gold_rate``,
+``training`` answered in a qualification try) whose ``result`` holds the expected answer
+and the reason; each answer is scored with the stage kind's own measure
+(``StageKind.gold_score``). Gold items are never finished, so they never reach agreement,
+consolidation or a release.
+
+The engine calls this module (``task_submit`` records gold answers, ``standing_pause``
+releases the worker's slots); it never calls the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import GoldAnswer, Item, ProjectMember, Stage, WorkerStage
+
+WS = WorkerStage.Status
+
+
+def standing_for(*, member: ProjectMember | int, stage: Stage | int,
+                 lock: bool = False) -> WorkerStage:
+    """The member's standing on the stage (made when missing); locked with ``lock``."""
+    member_id = getattr(member, "pk", member)
+    stage_id = getattr(stage, "pk", stage)
+    standing, _ = WorkerStage.objects.get_or_create(member_id=member_id, stage_id=stage_id)
+    if lock:
+        standing = WorkerStage.objects.select_for_update().get(pk=standing.pk)
+    return standing
+
+
+def member_of(*, worker: Any, stage: Stage) -> ProjectMember:
+    """The worker's membership that works ``stage`` (the role of its kind)."""
+    member = ProjectMember.objects.filter(project_id=stage.project_id, user=worker,
+                                          role=stage.kind_spec.role.value).first()
+    if member is None:
+        raise ValidationError(f"{worker} is not a {stage.kind_spec.role.value} of "
+                              f"{stage.project}")
+    return member
+
+
+def expected_of(item: Item) -> dict[str, Any]:
+    """A gold item's expected answer (a cleaned payload of its stage's kind)."""
+    return item.result.get("expected", {})
+
+
+@transaction.atomic
+def gold_check_record(*, item: Item, worker: Any, payload: dict[str, Any]
+                      ) -> tuple[WorkerStage, bool]:
+    """Score a gold check answer and add it to the worker's record on the stage. Returns
+    the standing and whether this answer paused them (below ``gold_min_accuracy`` after at
+    least ``gold_min_items`` checks)."""
+    stage = item.stage
+    score = float(stage.kind_spec.gold_score(item, payload, expected_of(item)))
+    standing = standing_for(member=member_of(worker=worker, stage=stage), stage=stage,
+                            lock=True)
+    GoldAnswer.objects.create(standing=standing, item=item, purpose="check", payload=payload,
+                              score=score)
+    standing.gold_seen += 1
+    standing.gold_score_sum += score
+    fields = ["gold_seen", "gold_score_sum"]
+    p = stage.params
+    paused = (standing.status == WS.ACTIVE
+              and standing.gold_seen >= p.get("gold_min_items", 5)
+              and standing.gold_accuracy < p.get("gold_min_accuracy", 0.7))
+    if paused:
+        standing.status = WS.PAUSED
+        standing.status_reason = (f"gold accuracy {standing.gold_accuracy:.0%} below "
+                                  f"{p['gold_min_accuracy']:.0%} after "
+                                  f"{standing.gold_seen} checks")
+        standing.changed_at = timezone.now()
+        fields += ["status", "status_reason", "changed_at"]
+    standing.save(update_fields=fields)
+    return standing, paused
+
+
+@transaction.atomic
+def standing_set(*, standing: WorkerStage, action: str, actor: Any = None,
+                 reason: str = "") -> WorkerStage:
+    """An admin's decision on a worker's standing: ``resume`` (active again, the gold record
+    kept), ``retrain`` (active, but must qualify again: tries and qualification reset),
+    ``pause`` or ``block``."""
+    standing = WorkerStage.objects.select_for_update().get(pk=standing.pk)
+    by = f" by {actor}" if getattr(actor, "pk", None) else ""
+    if action == "resume":
+        standing.status, standing.status_reason = WS.ACTIVE, f"resumed{by}"
+    elif action == "retrain":
+        standing.status, standing.status_reason = WS.ACTIVE, f"sent back to training{by}"
+        standing.qualified, standing.qualification_tries = False, 0
+        standing.training_items, standing.training_scores = [], []
+    elif action == "pause":
+        standing.status, standing.status_reason = WS.PAUSED, reason or f"paused{by}"
+    elif action == "block":
+        standing.status, standing.status_reason = WS.BLOCKED, reason or f"blocked{by}"
+    else:
+        raise ValidationError(f"action: {action!r} is not one of resume, retrain, pause, "
+                              "block")
+    standing.changed_at = timezone.now()
+    standing.save()
+    return standing
