@@ -30,4 +30,7 @@ urlpatterns = [
     path("", include("annotation.invite_urls")),
     path("", include("annotation.study_urls")),
     path("", include("annotation.pay_urls")),
+    # Worker quality: gold items and qualification, the workers table.
+    path("", include("annotation.gold_urls")),
+    path("", include("annotation.workers_urls")),
 ]

@@ -1,0 +1,3 @@
+"""URLs of the gold pages (included by annotation.urls)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""URLs of the workers pages (included by annotation.urls)."""
+
+urlpatterns: list = []
