@@ -12,6 +12,11 @@ Commands (file names are as the official scripts take them)::
     msmarco REF.jsonl CAND.jsonl                       -> bleu_1..bleu_4, rouge_l, F1
     pa --metric bleu|meteor REFS.json CANDS.json       -> per-candidate pa-scores and the
                                                           reference weights
+    competence --kind labels FILE.jsonl                -> method, workers{accuracy}, items
+               (lines {"item", "worker", "label"})        (Dawid-Skene)
+    competence --kind spans FILE.jsonl [--resamples N] [--seed S]
+               (lines {"item", "worker", "answer"})    -> workers{f1, low, high}
+                                                          (leave-one-out F1, bootstrap CI)
 
 On bad input (malformed file, unknown or missing ids with ``--strict``, empty input, or a
 case where the official script would crash) it prints one line ``error: ...`` on stderr
@@ -98,7 +103,52 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave Sim(Ref_i, Ref_i) out of Imp(Ref_i) (Eq. 2 read as j != i)")
     p.add_argument("--outlier-ratio", type=_finite, default=0.5,
                    help="flag references whose weight is below this fraction of the median")
+
+    p = sub.add_parser("competence", help="worker competence from their judgments",
+                       description="labels: Dawid-Skene accuracy per worker and the "
+                       "estimated label per item; spans: each worker's token F1 against the "
+                       "other answerers' consensus, with a bootstrap interval over items. "
+                       "See collector/metrics/competence.py.")
+    p.add_argument("--kind", choices=("labels", "spans"), required=True)
+    p.add_argument("file", help='JSON lines {"item", "worker", "label"} (labels) or '
+                   '{"item", "worker", "answer"} (spans, "" for no answer)')
+    p.add_argument("--resamples", type=_positive_int, default=1000,
+                   help="spans: bootstrap resamples (1000)")
+    p.add_argument("--seed", type=_non_negative_int, default=0,
+                   help="spans: bootstrap seed (0)")
     return parser
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {value!r}")
+    return number
+
+
+def _non_negative_int(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"not a non-negative integer: {value!r}")
+    return number
+
+
+def _competence(args: argparse.Namespace) -> dict[str, Any]:
+    from collector.metrics.competence import (
+        labels_competence,
+        read_judgments,
+        spans_competence,
+    )
+
+    rows = read_judgments(args.file, kind=args.kind)
+    if args.kind == "labels":
+        return labels_competence(rows)
+    result = spans_competence(rows, resamples=args.resamples, seed=args.seed)
+    unscored = sorted({r["worker"] for r in rows} - set(result["workers"]))
+    if unscored:
+        print(f"warning: {len(unscored)} worker(s) share no item with another worker and "
+              f"have no score, e.g. {unscored[0]!r}", file=sys.stderr)
+    return result
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
@@ -128,6 +178,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         from collector.metrics.msmarco import msmarco_score_files
 
         return msmarco_score_files(args.ref_file, args.cand_file)
+    if args.command == "competence":
+        return _competence(args)
     from collector.metrics.pa import pa_score_files
 
     return pa_score_files(args.refs_file, args.cands_file, metric=args.metric,
