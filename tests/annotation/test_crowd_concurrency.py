@@ -122,3 +122,46 @@ def test_one_external_id_arriving_twice_at_once_makes_one_account(open_project):
     assert ProjectMember.objects.filter(user=user).count() == 1
     assert StudySession.objects.count() == 2
     assert user.groups.filter(name="annotator").exists()
+
+
+def test_no_slot_goes_to_an_unqualified_or_paused_worker_and_gold_never_finishes(
+        open_project):
+    from annotation import quality
+    from annotation.eligibility import GOLD_PRIORITY
+    from annotation.models import Item
+
+    answer = open_project.stages.get(kind="newsqa_answer")
+    answer.params.update({"max_items_per_worker": 0, "qualification_items": 1,
+                          "gold_rate": 0.3, "gold_min_items": 1000})
+    answer.save(update_fields=["params"])
+    doc = Item.objects.filter(stage=answer).first().document
+    for n in range(5):
+        gold = Item.objects.create(
+            project=open_project, stage=answer, key=f"gold:{n}", document=doc, gold="check",
+            data={"question": "Who?"}, status="open", priority=GOLD_PRIORITY, overlap=3,
+            result={"expected": {"no_answer": True}, "reason": "."})
+        engine.slots_add(item=gold, n=3)
+    users = [user_with_roles(f"q{n}", Role.ANNOTATOR) for n in range(10)]
+    allowed = set()
+    for n, user in enumerate(users):
+        member = engine.project_member_add(project=open_project, user=user,
+                                           role=Role.ANNOTATOR)
+        standing = quality.standing_for(member=member, stage=answer)
+        if n < 6:
+            standing.qualified = True  # q0..q5 qualified
+        if n in (4, 5):
+            standing.status = "paused"  # ... but q4 and q5 paused
+        standing.save()
+        if n < 4:
+            allowed.add(user.pk)
+    errors = _run(THREADS, lambda n: _claim_and_submit_until_none(open_project,
+                                                                  users[n % 10]))
+    assert errors == []
+    takers = set(Assignment.objects.filter(stage=answer, worker__isnull=False)
+                 .values_list("worker_id", flat=True))
+    assert takers == allowed
+    assert Item.objects.filter(stage=answer, gold="", status="done").count() == 120
+    gold = Item.objects.filter(stage=answer, gold="check")
+    assert set(gold.values_list("status", flat=True)) == {"open"}
+    assert not Item.objects.filter(parent__in=gold).exists()  # nothing emitted from gold
+    assert Assignment.objects.filter(item__in=gold, status="submitted").exists()

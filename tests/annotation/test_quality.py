@@ -1,0 +1,154 @@
+"""Gold checks in the live queue, pauses, set-aside answers and qualification as the claim
+sees them (the qualification pages and gold imports: test_gold.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation import engine, quality
+from annotation.eligibility import GOLD_PRIORITY
+from annotation.models import Assignment, Item, ProjectMember, Submission, WorkerStage
+from annotation.roles import Role
+from annotation.stages import Emit
+
+BODY_PHRASE = "Dario Weiss"
+
+
+def gold_item(project, stage, key: str, *, expected: dict, purpose: str = "check",
+              slots: int = 3) -> Item:
+    """A gold item of ``stage`` about the project's first article."""
+    question = project.stages.get(kind="newsqa_question")
+    doc = project.items.filter(stage=question).first().document
+    item = Item.objects.create(
+        project=project, stage=stage, key=f"gold:{key}", document=doc, gold=purpose,
+        data={"question": "Who voted against the plan?"}, status=Item.Status.OPEN,
+        priority=GOLD_PRIORITY, overlap=slots,
+        result={"expected": expected, "reason": "Weiss voted against it."})
+    if slots:
+        engine.slots_add(item=item, n=slots)
+    return item
+
+
+def weiss(project) -> dict:
+    body = project.items.filter(stage__kind="newsqa_question").first().document.body
+    start = body.index(BODY_PHRASE)
+    return {"spans": [[start, start + len(BODY_PHRASE)]]}
+
+
+def build(news_corpus, workers, admin_user, committed, settings, **params):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Quality", recipe="newsqa", corpus=news_corpus)
+    answer = project.stages.get(kind="newsqa_answer")
+    engine.stage_params_update(stage=answer, params=params)
+    for user in workers.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    question = project.stages.get(kind="newsqa_question")
+    doc_id = project.items.filter(stage=question).values_list("document_id", flat=True)[0]
+    engine.items_emit(source_stage=question, emits=[
+        Emit(kind="newsqa_answer", key=f"w{n}", data={"question": f"Question {n}?"},
+             document_id=doc_id) for n in range(6)])
+    answer.refresh_from_db()
+    return project, answer
+
+
+def answer_claims(project, worker):
+    """Claim until the answer stage comes up (the question stage is done first)."""
+    while (task := engine.task_claim(worker=worker, project=project)) is not None:
+        if task.stage.kind == "newsqa_answer":
+            return task
+        engine.task_submit(assignment_id=task.pk, worker=worker,
+                           payload={"questions": ["Who voted against the plan?"]})
+    return None
+
+
+def test_gold_checks_come_at_the_rate_are_scored_and_never_finish(
+        news_corpus, workers, admin_user, committed, settings):
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            gold_rate=1.0, gold_min_items=50)
+    gold = gold_item(project, answer, "g1", expected=weiss(project))
+    worker = workers["ann1"]
+    task = answer_claims(project, worker)
+    assert task.item_id == gold.pk  # rate 1: a gold check first, while one is open to them
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=worker, payload=weiss(project))
+    standing = WorkerStage.objects.get(member__user=worker, stage=answer)
+    assert (standing.gold_seen, standing.gold_accuracy) == (1, 1.0)
+    gold.refresh_from_db()
+    assert gold.status == Item.Status.OPEN and gold.finished_at is None
+    assert Assignment.objects.filter(item=gold, status="open").count() == 3  # replenished
+    # The worker saw that gold item: next comes work, and nothing was emitted from gold.
+    following = engine.task_claim(worker=worker, project=project)
+    assert following.item_id != gold.pk and not following.item.gold
+    assert not Item.objects.filter(parent=gold).exists()
+
+
+def test_rate_zero_never_gives_gold(news_corpus, workers, admin_user, committed, settings):
+    project, answer = build(news_corpus, workers, admin_user, committed, settings)
+    gold = gold_item(project, answer, "g1", expected=weiss(project))
+    worker = workers["ann2"]
+    seen = []
+    while (task := answer_claims(project, worker)) is not None:
+        seen.append(task.item_id)
+        engine.task_submit(assignment_id=task.pk, worker=worker, payload={"no_answer": True})
+    assert len(seen) == 6 and gold.pk not in seen
+
+
+def test_failing_gold_pauses_the_worker_sets_answers_aside_and_resume_restores(
+        news_corpus, workers, admin_user, committed, settings):
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            gold_rate=0.0, gold_min_items=2, gold_min_accuracy=0.7,
+                            gold_set_aside=True)
+    golds = [gold_item(project, answer, f"g{n}", expected=weiss(project)) for n in range(3)]
+    worker = workers["ann3"]
+    work = answer_claims(project, worker)
+    engine.task_submit(assignment_id=work.pk, worker=worker, payload={"no_answer": True})
+    answer.params["gold_rate"] = 1.0  # from now on every claim is a gold check
+    answer.save(update_fields=["params"])
+    for _ in range(2):
+        task = engine.task_claim(worker=worker, project=project)
+        assert task.item.gold == "check"
+        engine.task_submit(assignment_id=task.pk, worker=worker, payload={"no_answer": True})
+    standing = WorkerStage.objects.get(member__user=worker, stage=answer)
+    assert standing.status == "paused" and "below 70%" in standing.status_reason
+    assert answer_claims(project, worker) is None  # other stages only
+    assert not engine.work_waiting(worker=worker, project=project)
+    # Their answer to the still-open item is set aside, and the item wants another worker.
+    aside = Submission.objects.get(worker=worker, item=work.item)
+    assert aside.set_aside
+    assert Assignment.objects.filter(item=work.item, status="open").count() == 2
+    # Another worker is not affected; the admin resumes the paused one.
+    assert engine.task_claim(worker=workers["ann1"], project=project) is not None
+    engine.standing_decide(standing=standing, action="resume", actor=admin_user)
+    assert engine.task_claim(worker=worker, project=project).item_id == golds[2].pk
+
+
+def test_blocking_releases_the_live_slot(news_corpus, workers, admin_user, committed, settings):
+    project, answer = build(news_corpus, workers, admin_user, committed, settings)
+    worker = workers["ann1"]
+    live = answer_claims(project, worker)
+    standing = quality.standing_for(member=ProjectMember.objects.get(user=worker,
+                                                                     project=project),
+                                    stage=answer)
+    engine.standing_decide(standing=standing, action="block", actor=admin_user)
+    live.refresh_from_db()
+    assert live.status == "released"
+    assert answer_claims(project, worker) is None
+    with pytest.raises(Exception, match="action"):
+        engine.standing_decide(standing=standing, action="promote")
+
+
+def test_a_stage_asking_for_qualification_is_offered_only_to_qualified_workers(
+        news_corpus, workers, admin_user, committed, settings):
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            qualification_items=1)
+    worker = workers["ann1"]
+    assert answer_claims(project, worker) is None  # the question stage was all they got
+    standing = quality.standing_for(member=ProjectMember.objects.get(user=worker,
+                                                                     project=project),
+                                    stage=answer)
+    standing.qualified = True
+    standing.save(update_fields=["qualified"])
+    task = engine.task_claim(worker=worker, project=project)
+    assert task is not None and task.stage_id == answer.pk
