@@ -15,12 +15,20 @@ Definitions (NewsQA paper, sections 3.3-3.5; record layout of the combined JSON)
   A question is *agreed* when at least ``min_agree`` (2) answerers share a key; the
   consensus is the most frequent key (ties broken by the earliest answer), represented by
   the first answer that has it.
+* *Weighted consensus* (an option, not in the paper): given one non-negative weight per
+  answer (say, each answerer's competence), the agreement test stays the paper's, but the
+  consensus is the key of highest total weight among the keys at least ``min_agree``
+  answerers share (among all keys when none does, so a question without agreement still
+  names its heaviest answer). Totals within 1e-9 tie, and ties go to the paper's choice
+  (more answerers, then the earliest answer). ``weighted_support`` is the consensus key's
+  total weight.
 * *Validation* counts validator choices among the unique answers; after it, a question is
   agreed when ``min_agree`` validators chose the same option.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -32,6 +40,7 @@ NO_ANSWER = "none"
 BAD_QUESTION = "bad"
 _WORD = re.compile(r"\S+")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
+_WEIGHT_TIE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -105,26 +114,71 @@ class Agreement:
     consensus: Answer | None
     support: int
     unique_answers: list[Answer] = field(default_factory=list)
+    #: Total weight of the consensus key; ``None`` without weights (the paper's rule).
+    weighted_support: float | None = None
+
+
+def _check_weights(weights: Sequence[float], n: int) -> list[float]:
+    if len(weights) != n:
+        raise ValueError(f"weights: expected {n} (one per answer), got {len(weights)}")
+    checked = []
+    for i, weight in enumerate(weights, start=1):
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            raise ValueError(f"weights[{i}]: expected a number, got {weight!r}")
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"weights[{i}]: expected a finite number >= 0, got {weight!r}")
+        checked.append(float(weight))
+    return checked
 
 
 def agreement(
-    text: str, answers: Sequence[Answer], *, min_agree: int = 2, max_gap_words: int = 3
+    text: str,
+    answers: Sequence[Answer],
+    *,
+    min_agree: int = 2,
+    max_gap_words: int = 3,
+    weights: Sequence[float] | None = None,
 ) -> Agreement:
-    """Agreement among answerers, the consensus and the unique answers (first of each key)."""
+    """Agreement among answerers, the consensus and the unique answers (first of each key).
+
+    Without ``weights`` this is the paper's rule. With ``weights`` (one finite number >= 0
+    per answer, in the order of ``answers``) ``agreed`` and ``support`` are unchanged, the
+    consensus is the heaviest key as described in the module docstring, and
+    ``weighted_support`` is its total weight. ``ValueError`` names a bad weight, or a
+    count that does not match the answers.
+    """
+    checked = None if weights is None else _check_weights(weights, len(answers))
     keys = [answer_key(text, a, max_gap_words=max_gap_words) for a in answers]
     first_with: dict[tuple[str, ...], Answer] = {}
     for key, answer in zip(keys, answers, strict=True):
         first_with.setdefault(key, answer)
     if not answers:
-        return Agreement(agreed=False, consensus=None, support=0)
+        return Agreement(agreed=False, consensus=None, support=0,
+                         weighted_support=None if checked is None else 0.0)
     counts = Counter(keys)
     order = {key: i for i, key in reversed(list(enumerate(keys)))}
-    best = max(counts, key=lambda k: (counts[k], -order[k]))
+
+    def paper_order(key: tuple[str, ...]) -> tuple[int, int]:
+        return counts[key], -order[key]
+
+    best = max(counts, key=paper_order)
+    agreed = counts[best] >= min_agree
+    weighted_support = None
+    if checked is not None:
+        totals: dict[tuple[str, ...], float] = dict.fromkeys(counts, 0.0)
+        for key, weight in zip(keys, checked, strict=True):
+            totals[key] += weight
+        candidates = [k for k in counts if counts[k] >= min_agree] if agreed else list(counts)
+        heaviest = max(totals[k] for k in candidates)
+        best = max((k for k in candidates if totals[k] >= heaviest - _WEIGHT_TIE),
+                   key=paper_order)
+        weighted_support = totals[best]
     return Agreement(
-        agreed=counts[best] >= min_agree,
+        agreed=agreed,
         consensus=first_with[best],
         support=counts[best],
         unique_answers=list(first_with.values()),
+        weighted_support=weighted_support,
     )
 
 

@@ -294,17 +294,56 @@ class AgreementKind(StageKind):
     params = {
         "min_agree": Param(2, "Answerers who must agree.", minimum=1, maximum=10),
         "max_gap_words": Param(3, "Merge spans fewer than this many words apart.", minimum=0),
+        "weight_by_competence": Param(
+            False, "Not in the paper: among agreeing answers, take the one whose answerers "
+                   "have the highest total competence (leave-one-out span F1) as the "
+                   "consensus; the agreement test stays the paper's."),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
+        """Check each pending question's agreement (``collector.consolidation.agreement``).
+
+        With ``weight_by_competence``, each answerer's competence is estimated once per run
+        (``spans_competence`` over the project's answer-stage submissions that are neither
+        set aside nor of gold items; an answer's text is its spans' text joined by a space,
+        "" for no answer or a bad question), and each answer weighs its answerer's ``f1``;
+        an answerer without an estimate weighs the mean of the estimated answerers (1.0
+        when there are none).
+        """
         from annotation.engine import item_finish, items_pending_locked
+
+        competence: dict[int, float] | None = None
+        if stage.params.get("weight_by_competence"):
+            from annotation.models import Submission
+            from collector.metrics.competence import spans_competence
+            from collector.models import Document
+
+            latest = {(item_id, worker_id): (payload, document_id)
+                      for item_id, worker_id, payload, document_id in Submission.objects.filter(
+                          stage__project_id=stage.project_id, stage__kind="newsqa_answer",
+                          set_aside=False, item__gold="",
+                      ).order_by("id").values_list("item_id", "worker_id", "payload",
+                                                   "item__document_id")}
+            bodies = dict(Document.objects.filter(pk__in={d for _, d in latest.values()})
+                          .values_list("pk", "body"))
+            rows = [{"item": str(item_id), "worker": str(worker_id),
+                     "answer": " ".join(bodies[document_id][s:e]
+                                        for s, e in payload.get("spans", ()))}
+                    for (item_id, worker_id), (payload, document_id) in latest.items()]
+            # Only the mean F1 is used: one bootstrap draw keeps the estimate cheap.
+            estimates = spans_competence(rows, resamples=1)["workers"] if rows else {}
+            competence = {int(w): e["f1"] for w, e in estimates.items()}
+        fallback = sum(competence.values()) / len(competence) if competence else 1.0
 
         agreed = checked = 0
         for item in items_pending_locked(stage, progress, "checking agreement"):
             checked += 1
             answers = [Answer.from_record(a) for a in item.data["answers"]]
+            weights = None if competence is None else [
+                competence.get(w, fallback)
+                for w in item.data.get("answerer_ids", [None] * len(answers))]
             result = agreement(item.document.body, answers, min_agree=stage.params["min_agree"],
-                               max_gap_words=stage.params["max_gap_words"])
+                               max_gap_words=stage.params["max_gap_words"], weights=weights)
             base = {"question": item.data["question"], "answers": item.data["answers"]}
             if result.agreed:
                 agreed += 1
@@ -319,10 +358,14 @@ class AgreementKind(StageKind):
                     exclude_user_ids=tuple(item.data.get("answerer_ids", ())),
                     exclusion_reason="answered this question",
                 )
-            item_finish(item=item, emits=[emit], result={
+            outcome = {
                 "agreed": result.agreed, "support": result.support,
                 "consensus": result.consensus.to_record() if result.consensus else None,
-            })
+            }
+            if weights is not None:
+                outcome |= {"weighted": True, "weights": weights,
+                            "weighted_support": result.weighted_support}
+            item_finish(item=item, emits=[emit], result=outcome)
         return {"checked": checked, "agreed": agreed, "to_validation": checked - agreed}
 
 
