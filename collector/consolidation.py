@@ -210,15 +210,19 @@ def newsqa_question_record(
     validator_choices: Sequence[Answer] | None = None,
     min_agree: int = 2,
     max_gap_words: int = 3,
+    weights: Sequence[float] | None = None,
 ) -> dict:
     """The consolidated NewsQA record of one question, as in the combined JSON.
 
     Keeps every sourcer answer (cleaned), the validators' choices with counts, and the
     consensus. Adds ``agreed`` (bool) and ``validated`` (bool) so questions without
-    agreement after validation are kept and marked.
+    agreement after validation are kept and marked. ``weights`` (one per answer, e.g. the
+    answerers' competence): the sourcers' consensus is the agreeing group of the highest
+    total weight (``agreement``); None keeps the paper's rule.
     """
     cleaned = [clean_answer(text, a, max_gap_words=max_gap_words) for a in answers]
-    first = agreement(text, cleaned, min_agree=min_agree, max_gap_words=max_gap_words)
+    first = agreement(text, cleaned, min_agree=min_agree, max_gap_words=max_gap_words,
+                      weights=weights)
     n = len(cleaned) or 1
     record: dict = {
         "q": question,

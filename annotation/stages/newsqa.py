@@ -345,6 +345,8 @@ class AgreementKind(StageKind):
             result = agreement(item.document.body, answers, min_agree=stage.params["min_agree"],
                                max_gap_words=stage.params["max_gap_words"], weights=weights)
             base = {"question": item.data["question"], "answers": item.data["answers"]}
+            if weights is not None:  # consolidation picks the same weighted consensus
+                base["weights"] = weights
             if result.agreed:
                 agreed += 1
                 emit = Emit(kind="newsqa_consolidate", key=item.key, data=base,
@@ -455,7 +457,7 @@ class ConsolidateKind(StageKind):
                 text=item.document.body, question=item.data["question"],
                 answers=[Answer.from_record(a) for a in item.data["answers"]],
                 validator_choices=choices, min_agree=stage.params["min_agree"],
-                max_gap_words=stage.params["max_gap_words"],
+                max_gap_words=stage.params["max_gap_words"], weights=item.data.get("weights"),
             )
             item_finish(item=item, emits=[], result=record)
         return {"consolidated": consolidated}

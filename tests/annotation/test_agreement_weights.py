@@ -108,6 +108,10 @@ def test_reliable_answerers_span_becomes_the_consensus(project_with, workers, co
     assert when.result["weighted"] is True
     assert when.result["weights"] == pytest.approx([0, 0, 1 / 6, 0])
     assert when.result["weighted_support"] == pytest.approx(1 / 6)
+    # The consolidated record (what releases carry) names the same weighted consensus.
+    record = Item.objects.get(stage__kind="newsqa_consolidate", key=when.key).result
+    body = when.document.body
+    assert body[record["consensus"]["s"]:record["consensus"]["e"]] == "in March"
     # "who" was checked while "when" had three answers (Tuesday, Tuesday, March: ann1 and
     # ann2 scored 1/2 there, ann3 0): competence is estimated afresh at every run.
     who = results[WHO]
