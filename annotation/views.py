@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation import engine, pay, selectors, studies
+from annotation import engine, gold, pay, selectors, studies
 from annotation.markdown import render_markdown
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
@@ -36,6 +36,7 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
         "current": engine.task_current(worker=request.user),
         "done_today": engine.worker_done_today(worker=request.user),
         "earned": pay.worker_earnings(worker=request.user),
+        "qualifications": gold.qualifications_for(worker=request.user),
     })
 
 

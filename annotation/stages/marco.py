@@ -157,6 +157,7 @@ class JudgeKind(StageKind):
     label = "Query judgment"
     template = "annotation/tasks/marco_judge.html"
     overlap_param = "judges_per_query"
+    scores_gold = True
     params = {
         "judges_per_query": Param(1, "Editors judging each query; a query is kept only when "
                                   "every one keeps it.", minimum=1, maximum=5),
@@ -184,6 +185,32 @@ class JudgeKind(StageKind):
                 "exclusions": data.getlist("exclusion"),
                 "query_type": data.get("query_type", ""),
                 "question_type": data.get("question_type", "")}
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """The share of the judgment's labels equal to the gold ones: decision, intent and
+        exclusion reasons (as a set), and the query and question types where the gold
+        answer gives them."""
+        names = ["decision", "intent", "exclusions",
+                 *(n for n in ("query_type", "question_type") if expected.get(n))]
+
+        def label(judgment: dict[str, Any], name: str) -> Any:
+            value = judgment.get(name)
+            return frozenset(value or ()) if name == "exclusions" else value or ""
+
+        return sum(label(payload, n) == label(expected, n) for n in names) / len(names)
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        parts = [f"{expected.get('decision', '').capitalize()}: "
+                 f"{INTENTS.get(expected.get('intent', ''), expected.get('intent', ''))}"]
+        reasons = [EXCLUSIONS.get(e, e) for e in expected.get("exclusions", [])]
+        if reasons:
+            parts.append("excluded because: " + "; ".join(reasons))
+        if expected.get("query_type"):
+            parts.append(f"query type {expected['query_type']}")
+        if expected.get("question_type"):
+            parts.append(f"question type {expected['question_type']}")
+        return " · ".join(parts)
 
     def form_values(self, item: Item, data: Any) -> dict[str, Any]:
         if not data:
@@ -303,6 +330,7 @@ class CurateKind(StageKind):
     key = "marco_curate"
     label = "Passage curation"
     template = "annotation/tasks/marco_curate.html"
+    scores_gold = True
     params = {
         "max_selected": Param(3, "Passages an editor may select for one query.",
                               minimum=1, maximum=10),
@@ -333,6 +361,23 @@ class CurateKind(StageKind):
                 "conflict": data.get("conflict") == "on",
                 "conflict_reason": data.get("conflict_reason", ""),
                 "note": data.get("note", "")}
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """F1 of the selected passages against the gold selection; "not answerable by
+        these passages" scores 1 only against the same."""
+        if expected.get("unanswerable") or payload.get("unanswerable"):
+            return float(bool(expected.get("unanswerable")) == bool(payload.get("unanswerable")))
+        chosen, gold = set(payload.get("selected", [])), set(expected.get("selected", []))
+        same = len(chosen & gold)
+        return 2 * same / (len(chosen) + len(gold)) if same else 0.0
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        if expected.get("unanswerable"):
+            return "Not answerable by the retrieved passages."
+        texts = {p["rank"]: p["text"] for p in item.data["passages"]}
+        return " · ".join(f"Passage {rank}: {texts.get(rank, '')[:160]}"
+                          for rank in expected.get("selected", []))
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         curation = submissions[-1].payload
@@ -563,6 +608,7 @@ class ReviewKind(StageKind):
     label = "Outlier review"
     role = Role.CHECKER
     template = "annotation/tasks/marco_review.html"
+    scores_gold = True
 
     def context(self, item: Item) -> dict[str, Any]:
         rows = answer_rows(item.data)
@@ -601,6 +647,20 @@ class ReviewKind(StageKind):
         return {"checked": [f"{n}:{data[f'decision-{n}']}" for n in item.data["flagged"]
                             if data.get(f"decision-{n}")],
                 "note": data.get("note", "")}
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """The share of flagged answers kept or dropped as in the gold decisions."""
+        gold = expected.get("decisions", {})
+        if not gold:
+            return float(payload.get("decisions", {}) == gold)
+        mine = payload.get("decisions", {})
+        return sum(mine.get(n) == decision for n, decision in gold.items()) / len(gold)
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        answers = item.data["answers"]
+        return " · ".join(f"Answer {int(n) + 1} ({answers[int(n)]['text'][:80]}): {decision}"
+                          for n, decision in expected.get("decisions", {}).items())
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         review = submissions[-1]

@@ -379,6 +379,7 @@ class ValidateKind(StageKind):
     label = "Validation"
     template = "annotation/tasks/newsqa_validate.html"
     overlap_param = "validators_per_question"
+    scores_gold = True
     params = {
         "validators_per_question": Param(2, "Validators per question (paper: 2.48 on "
                                          "average).", minimum=1, maximum=10),
@@ -415,6 +416,23 @@ class ValidateKind(StageKind):
                 "'the question makes no sense'"
             )
         return {"choice": choice}
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """Exact label: the same answer chosen, or the same "all answers are bad" / "the
+        question makes no sense"."""
+        return float(payload == expected)
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        if expected.get("all_bad"):
+            return "All answers are very bad."
+        if expected.get("bad_question"):
+            return "The question doesn't make sense."
+        choice = expected.get("choice", 0)
+        answer = item.data["unique_answers"][choice]
+        text = ("No answer in the article" if answer.get("no_answer") else
+                " … ".join(item.document.body[s:e] for s, e in answer.get("spans", [])))
+        return f"Answer {choice + 1}: {text}"
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         return [Emit(

@@ -539,6 +539,7 @@ class EvidenceKind(StageKind):
     label = "Evidence and answers"
     template = "annotation/tasks/reco_evidence.html"
     batched = True
+    scores_gold = True
     inspection_rules = tuple(v.value for v in Violation)
     inspection_template = "annotation/inspection/reco_item.html"
     params = {
@@ -583,6 +584,33 @@ class EvidenceKind(StageKind):
         return {"alternatives": {k: data.get(f"alt_{k}", "") for k in ANSWERS},
                 "answer": data.get("answer", ""), "doc": data.get("doc", ""),
                 "start": data.get("start", ""), "end": data.get("end", "")}
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """The mean of the exact answer label (positive / negative / uncertain) and the
+        token overlap F1 of the evidence texts (one token per Chinese character, per run of
+        other letters or digits; punctuation left out); a rejection scores 1 only against
+        a rejection."""
+        from collections import Counter
+
+        if expected.get("reject") or payload.get("reject"):
+            return float(bool(expected.get("reject")) == bool(payload.get("reject")))
+
+        def tokens(text: str) -> Counter:
+            return Counter(text[s:e].casefold() for s, e in document_tokens(text)
+                           if any(ch.isalnum() for ch in text[s:e]))
+
+        mine, gold = tokens(payload["evidence_text"]), tokens(expected["evidence_text"])
+        same = sum((mine & gold).values())
+        overlap = (2 * same / (sum(mine.values()) + sum(gold.values()))) if same else 0.0
+        return (float(payload["answer"] == expected["answer"]) + overlap) / 2
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        if expected.get("reject"):
+            return f"Reject the query: {expected.get('reason', REJECTED)}."
+        answer = expected["answer"]
+        return (f"Document {expected['doc'] + 1}, evidence: “{expected['evidence_text']}” · "
+                f"answer: {ANSWERS[answer]} (“{expected['alternatives'][answer]}”)")
 
     def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
         return {"query": item.data["query"], "label": label_view(item.data, submission.payload),
@@ -655,6 +683,8 @@ class DoubleEvidenceKind(EvidenceKind):
 class _CandidatesKind(StageKind):
     """Shared by the two stages that choose between the two test labels."""
 
+    scores_gold = True
+
     def context(self, item: Item) -> dict[str, Any]:
         return {"query": item.data["query"], "candidates": [
             {"index": n, "letter": "AB"[n], **label_view(item.data, c["payload"])}
@@ -675,6 +705,19 @@ class _CandidatesKind(StageKind):
         if choice == "reject":
             return {"reject": True}
         return {"choice": int(choice)} if choice.isdigit() else {}
+
+    def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
+                   ) -> float:
+        """Exact label: the same label chosen, or the query rejected by both."""
+        return float(payload == expected)
+
+    def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
+        if expected.get("reject"):
+            return f"Reject the query: {expected.get('reason', REJECTED)}."
+        choice = expected["choice"]
+        label = label_view(item.data, item.data["candidates"][choice]["payload"])
+        return (f"Label {'AB'[choice]}: evidence “{label['evidence']}” · answer: "
+                f"{ANSWERS[label['answer']]} (“{label['answer_text']}”)")
 
 
 @register

@@ -1,0 +1,605 @@
+"""Gold items and qualification tries: the services behind the gold and qualification pages.
+
+Gold items are items of a stage (``Item.gold``) whose ``result`` holds the expected answer
+(a payload cleaned by the stage's kind) and the reason. An admin imports them as JSONL or
+takes them from the consolidated records of an earlier project of the same recipe.
+``check`` items open three slots at ``eligibility.GOLD_PRIORITY`` and are mixed into the
+live queue by the claim (``annotation.engine`` scores them); ``training`` items have no
+slot: a worker answers them in a qualification try, seeing the expected answer and the
+reason after each, and qualifies when the try's mean score reaches the stage's
+``qualification_threshold``.
+
+Standing rows are locked (``select_for_update``) for every change of a try, so two tabs of
+one worker never answer the same item twice or count a try twice.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Avg, Count
+from django.utils import timezone
+
+from annotation import engine, quality
+from annotation.eligibility import GOLD_PRIORITY
+from annotation.models import (
+    GoldAnswer,
+    Item,
+    Project,
+    ProjectMember,
+    Stage,
+    WorkerStage,
+)
+from annotation.stages import StageKind
+
+WS = WorkerStage.Status
+PURPOSES = ("check", "training")
+#: Keys of gold items start with this, so they never meet the keys of emitted work.
+KEY_PREFIX = "gold:"
+#: Workers who may hold one gold check item at once (its open slots).
+CHECK_SLOTS = 3
+IMPORT_FIELDS = ("key", "data", "document", "expected", "reason")
+MAX_ERRORS = 30
+
+
+# Gold items --------------------------------------------------------------------------------
+
+def _gold_kind(stage: Stage, purpose: str) -> StageKind:
+    """The stage's kind, when it can take gold items of ``purpose``; else ValidationError."""
+    spec = stage.kind_spec
+    if purpose not in PURPOSES:
+        raise ValidationError(f"purpose: {purpose!r} is not one of {', '.join(PURPOSES)}")
+    if spec.automatic or not spec.scores_gold:
+        raise ValidationError(f"stage {stage.name!r} ({stage.kind}) has no gold measure: its "
+                              "answers cannot be scored against a gold answer")
+    if purpose == "check" and spec.batched:
+        raise ValidationError(f"stage {stage.name!r} hands out whole batches: gold checks are "
+                              "not mixed into it; import training items for its qualification")
+    return spec
+
+
+def _item_shown(spec: StageKind, item: Item) -> str | None:
+    """Why the task page of ``item`` cannot be built (what its kind's context misses), or
+    None when it can."""
+    try:
+        spec.context(item)
+    except KeyError as exc:
+        return f"field data: {exc.args[0]!r} is missing (the task shows it)"
+    except AttributeError:
+        if item.document_id is None:
+            return "field document: this stage's tasks show a document; give its external id"
+        raise
+    except (TypeError, IndexError, ValueError) as exc:
+        return f"field data: not the shape the task needs ({exc})"
+    return None
+
+
+def _cleaned_expected(spec: StageKind, item: Item, expected: Any) -> dict[str, Any]:
+    """``expected`` cleaned by the kind against the built item (ValidationError else)."""
+    if not isinstance(expected, dict):
+        raise ValidationError("a JSON object (a payload of the stage's kind) is required")
+    try:
+        return spec.clean_payload(item, expected)
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValidationError(f"does not fit the item ({exc!r})") from exc
+
+
+def _gold_items_create(*, stage: Stage, rows: list[tuple[Item, dict[str, Any], str]],
+                       purpose: str, source: str) -> list[Item]:
+    """Save built gold items with their expected answers; check items get their slots."""
+    created = []
+    try:
+        with transaction.atomic():
+            for item, expected, reason in rows:
+                item.result = {"expected": expected, "reason": reason, "source": source}
+                item.save()
+                if purpose == "check":
+                    engine.slots_add(item=item, n=CHECK_SLOTS)
+                created.append(item)
+    except IntegrityError as exc:
+        raise ValidationError(f"stage {stage.name!r}: a gold item with one of these keys was "
+                              "added meanwhile; nothing was imported") from exc
+    return created
+
+
+def _gold_item(stage: Stage, *, key: str, data: dict[str, Any], purpose: str,
+               document: Any = None) -> Item:
+    """An unsaved gold item of ``stage``: open, at the gold priority; a check item wants
+    ``CHECK_SLOTS`` workers at once, a training item has no slot."""
+    return Item(project=stage.project, stage=stage, key=key, data=data, document=document,
+                gold=purpose, status=Item.Status.OPEN, priority=GOLD_PRIORITY,
+                overlap=CHECK_SLOTS if purpose == "check" else 0)
+
+
+def gold_items_import(*, stage: Stage, text: str, name: str, purpose: str) -> list[Item]:
+    """Gold items from JSONL, one a line: ``{"key", "data", "document", "expected",
+    "reason"}`` (``document``: external id of a document of the project's corpus,
+    optional). Each expected answer is cleaned by the stage's kind against the item it
+    belongs to. All or nothing: every error is raised together, naming file, line and
+    field, before anything is written."""
+    from collector.models import Document
+
+    spec = _gold_kind(stage, purpose)
+    project = stage.project
+    existing = set(stage.items.filter(key__startswith=KEY_PREFIX)
+                   .values_list("key", flat=True))
+    seen: dict[str, int] = {}
+    documents: dict[str, Any] = {}
+    errors: list[str] = []
+    rows: list[tuple[Item, dict[str, Any], str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{name} line {number}"
+
+        def error(field: str | None, message: str, where: str = where) -> None:
+            errors.append(f"{where}" + (f", field {field}" if field else "") + f": {message}")
+
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            error(None, f"not valid JSON ({exc.args[0]})")
+            continue
+        if not isinstance(row, dict):
+            error(None, "a JSON object is required")
+            continue
+        unknown = sorted(set(row) - set(IMPORT_FIELDS))
+        if unknown:
+            error(unknown[0], f"unknown field; known: {', '.join(IMPORT_FIELDS)}")
+            continue
+        key, data = row.get("key"), row.get("data", {})
+        reason, external_id = row.get("reason", ""), row.get("document")
+        if not isinstance(key, str) or not key.strip():
+            error("key", "a non-empty text is required")
+            continue
+        full_key = KEY_PREFIX + key.strip()
+        if len(full_key) > 200:
+            error("key", f"longer than {200 - len(KEY_PREFIX)} characters")
+            continue
+        if full_key in seen:
+            error("key", f"{key!r} is on line {seen[full_key]} too")
+            continue
+        seen[full_key] = number
+        if full_key in existing:
+            error("key", f"the stage already has a gold item {key!r}")
+            continue
+        if not isinstance(data, dict):
+            error("data", "a JSON object is required")
+            continue
+        if not isinstance(reason, str):
+            error("reason", "a text is required")
+            continue
+        document = None
+        if external_id is not None:
+            if not isinstance(external_id, str) or not external_id:
+                error("document", "the external id of a document is required")
+                continue
+            if external_id not in documents:
+                documents[external_id] = (Document.objects.filter(
+                    corpus_id=project.corpus_id, external_id=external_id).first()
+                    if project.corpus_id else None)
+            document = documents[external_id]
+            if document is None:
+                error("document", f"no document {external_id!r} in the project's corpus")
+                continue
+        item = _gold_item(stage, key=full_key, data=data, purpose=purpose, document=document)
+        missing = _item_shown(spec, item)
+        if missing:
+            errors.append(f"{where}, {missing}")
+            continue
+        if "expected" not in row:
+            error("expected", "the expected answer is missing")
+            continue
+        try:
+            expected = _cleaned_expected(spec, item, row["expected"])
+        except ValidationError as exc:
+            error("expected", "; ".join(exc.messages))
+            continue
+        rows.append((item, expected, reason.strip()))
+    if errors:
+        more = len(errors) - MAX_ERRORS
+        raise ValidationError(errors[:MAX_ERRORS] + ([f"… and {more} more"] if more > 0 else []))
+    if not rows:
+        raise ValidationError(f"{name}: the file holds no gold item")
+    return _gold_items_create(stage=stage, rows=rows, purpose=purpose, source=name)
+
+
+# From the consolidated records of an earlier project --------------------------------------
+
+Built = tuple[dict[str, Any], dict[str, Any], str]  # data, expected payload, reason
+
+
+def _from_newsqa_record(record: Item, source: Project) -> Built | None:
+    """A NewsQA question record whose answerers agreed: the question, and the consensus
+    (one span, or no answer, or a bad question) as the expected answer."""
+    result = record.result
+    consensus = result.get("consensus") or {}
+    if not result.get("agreed") or record.document_id is None or not result.get("q"):
+        return None
+    if consensus.get("badQuestion"):
+        expected: dict[str, Any] = {"bad_question": True}
+    elif consensus.get("noAnswer"):
+        expected = {"no_answer": True}
+    elif "s" in consensus and "e" in consensus:
+        expected = {"spans": [[consensus["s"], consensus["e"]]]}
+    else:
+        return None
+    validated = " after validation" if result.get("validated") else ""
+    reason = (f"The answer the workers of {source.name} agreed on{validated} "
+              f"({len(result.get('answers', []))} answerers).")
+    return {"question": result["q"]}, expected, reason
+
+
+def _from_marco_record(record: Item, source: Project) -> Built | None:
+    """An MS MARCO final record: its query was kept (informational, answerable by a short
+    passage) with the judged query and question types."""
+    result = record.result
+    if not result.get("query"):
+        return None
+    expected = {"intent": "informational", "decision": "keep", "exclusions": [],
+                "query_type": result.get("query_type") or "",
+                "question_type": result.get("question_type") or ""}
+    types = "/".join(t for t in (expected["query_type"], expected["question_type"]) if t)
+    reason = (f"The editors of {source.name} kept this query: informational, answerable by a "
+              f"short passage" + (f"; judged {types}" if types else "") + ".")
+    return {"query": result["query"], "query_id": str(result.get("query_id", ""))}, expected, reason
+
+
+def _from_reco_record(record: Item, source: Project) -> Built | None:
+    """A ReCO final record: its document, evidence span, alternatives and answer."""
+    from annotation.stages.reco import ANSWERS
+
+    result = record.result
+    provenance = result.get("provenance") or {}
+    alternatives = str(result.get("alternatives", "")).split("|")
+    if (len(alternatives) != len(ANSWERS) or not result.get("doc")
+            or "evidence" not in provenance or result.get("answer_type") not in ANSWERS):
+        return None
+    document = {"document_id": provenance.get("document_id"),
+                "external_id": provenance.get("document_external_id", ""),
+                "title": provenance.get("title", ""), "url": result.get("url") or "",
+                "source_type": provenance.get("source_type", ""), "text": result["doc"]}
+    data = {"query": result["query"], "query_id": result.get("query_id"),
+            "language": source.language, "documents": [document]}
+    expected = {"doc": 0, "evidence": list(provenance["evidence"]),
+                "alternatives": dict(zip(ANSWERS, alternatives, strict=True)),
+                "answer": result["answer_type"]}
+    reason = f"The label {source.name} kept ({provenance.get('source', 'batch')})."
+    return data, expected, reason
+
+
+#: Stage kinds that can take gold items from a project's consolidated records.
+RECORD_GOLD: dict[str, Callable[[Item, Project], Built | None]] = {
+    "newsqa_answer": _from_newsqa_record,
+    "marco_judge": _from_marco_record,
+    "reco_evidence": _from_reco_record,
+    "reco_test_evidence": _from_reco_record,
+}
+
+
+def gold_items_from_project(*, stage: Stage, source_project: Project, purpose: str,
+                            limit: int) -> list[Item]:
+    """Up to ``limit`` gold items for ``stage`` from the consolidated records (the done
+    items of the last stage) of an earlier project of the same recipe. Records that give
+    no certain answer (no agreement, ...) or whose gold item exists already are skipped."""
+    from annotation.selectors import consolidated_items
+
+    spec = _gold_kind(stage, purpose)
+    if source_project.pk == stage.project_id:
+        raise ValidationError("source project: take gold items from an earlier project, not "
+                              "from the project itself")
+    if source_project.recipe != stage.project.recipe:
+        raise ValidationError(f"source project: {source_project.name!r} is a "
+                              f"{source_project.recipe} project; stage {stage.name!r} needs "
+                              f"records of a {stage.project.recipe} project")
+    build = RECORD_GOLD.get(stage.kind)
+    if build is None:
+        raise ValidationError(f"stage {stage.name!r} ({stage.kind}) cannot take gold items "
+                              "from consolidated records; stages that can: "
+                              f"{', '.join(RECORD_GOLD)}. Import a JSONL file instead")
+    if not isinstance(limit, int) or limit < 1:
+        raise ValidationError("limit: take at least one record")
+    existing = set(stage.items.filter(key__startswith=KEY_PREFIX)
+                   .values_list("key", flat=True))
+    rows: list[tuple[Item, dict[str, Any], str]] = []
+    records = 0
+    for record in consolidated_items(project=source_project).defer(None).iterator(
+            chunk_size=200):
+        records += 1
+        built = build(record, source_project)
+        key = f"{KEY_PREFIX}{source_project.pk}:{record.key}"
+        if built is None or key in existing or len(key) > 200:
+            continue
+        data, expected, reason = built
+        item = _gold_item(stage, key=key, data=data, purpose=purpose,
+                          document=record.document)
+        try:
+            cleaned = _cleaned_expected(spec, item, expected)
+        except ValidationError:
+            continue
+        rows.append((item, cleaned, reason))
+        if len(rows) >= limit:
+            break
+    if not rows:
+        raise ValidationError(f"project {source_project.name!r} has no consolidated record "
+                              f"usable as a new gold item ({records} record(s) read)")
+    return _gold_items_create(stage=stage, rows=rows, purpose=purpose,
+                              source=f"project {source_project.name}")
+
+
+def gold_items_overview(*, stage: Stage) -> list[dict[str, Any]]:
+    """The stage's gold items with their expected answer in words, the reason, and the
+    answers so far (count, mean score)."""
+    spec = stage.kind_spec
+    items = (stage.items.exclude(gold="").select_related("document")
+             .annotate(answers=Count("gold_answers"), mean=Avg("gold_answers__score"))
+             .order_by("gold", "id"))
+    rows = []
+    for item in items:
+        expected = quality.expected_of(item)
+        try:
+            words = spec.gold_explain(item, expected)
+        except (KeyError, TypeError, IndexError, AttributeError, NotImplementedError):
+            words = json.dumps(expected, ensure_ascii=False)
+        rows.append({"item": item, "purpose": item.gold,
+                     "key": item.key.removeprefix(KEY_PREFIX), "expected": words,
+                     "reason": item.result.get("reason", ""), "answers": item.answers,
+                     "mean": item.mean})
+    return rows
+
+
+# Qualification tries ---------------------------------------------------------------------------
+
+def _wanted(stage: Stage) -> int:
+    """Training items a qualification try of ``stage`` takes (0: no qualification)."""
+    if not stage.kind_spec.scores_gold:
+        return 0
+    return int(stage.params.get("qualification_items") or 0)
+
+
+def _tries_allowed(stage: Stage) -> int:
+    return int(stage.params.get("qualification_tries") or 2)
+
+
+def _threshold(stage: Stage) -> float:
+    value = stage.params.get("qualification_threshold")
+    return float(0.8 if value is None else value)
+
+
+def _in_progress(standing: WorkerStage) -> bool:
+    return len(standing.training_scores) < len(standing.training_items)
+
+
+def _training_ids(stage: Stage) -> list[int]:
+    return sorted(stage.items.filter(gold="training", status=Item.Status.OPEN)
+                  .values_list("pk", flat=True))
+
+
+@transaction.atomic
+def qualification_start(*, stage: Stage, worker: Any) -> WorkerStage:
+    """Start a qualification try: ``qualification_items`` training items, in an order
+    seeded by (stage, worker, try). A try already running is returned as it is. Refused
+    when the worker is qualified already, paused or blocked on the stage, has no try left,
+    or the stage has too few training items."""
+    wanted = _wanted(stage)
+    if not wanted:
+        raise ValidationError(f"stage {stage.name!r} asks for no qualification")
+    member = quality.member_of(worker=worker, stage=stage)
+    standing = quality.standing_for(member=member, stage=stage, lock=True)
+    if standing.qualified:
+        raise ValidationError(f"you are qualified for {stage.name!r} already")
+    if standing.status != WS.ACTIVE:
+        raise ValidationError(f"you are {standing.status} on {stage.name!r}"
+                              + (f": {standing.status_reason}" if standing.status_reason
+                                 else ""))
+    if _in_progress(standing):
+        return standing
+    if standing.qualification_tries >= _tries_allowed(stage):
+        raise ValidationError(f"no qualification try left for {stage.name!r} "
+                              f"({standing.qualification_tries} used)")
+    ids = _training_ids(stage)
+    if len(ids) < wanted:
+        raise ValidationError(f"stage {stage.name!r} has {len(ids)} training item(s); a try "
+                              f"needs {wanted}. Come back later")
+    number = standing.qualification_tries + 1
+    seed = f"crowdqa-qualification:{stage.pk}:{member.user_id}:{number}"
+    random.Random(seed).shuffle(ids)  # noqa: S311 - an order, not a secret
+    standing.training_items, standing.training_scores = ids[:wanted], []
+    standing.save(update_fields=["training_items", "training_scores"])
+    return standing
+
+
+def qualification_item(*, standing: WorkerStage) -> Item | None:
+    """The next training item of the running try (None when no try is running)."""
+    if not _in_progress(standing):
+        return None
+    pk = standing.training_items[len(standing.training_scores)]
+    return Item.objects.select_related("stage", "project", "document").filter(pk=pk).first()
+
+
+def _feedback(standing: WorkerStage, answer: GoldAnswer) -> dict[str, Any]:
+    """What a worker sees after a training answer: its score, the expected answer in
+    words and the reason; when the try is over, its mean and whether it passed."""
+    item = answer.item
+    spec = item.stage.kind_spec
+    finished = answer.try_number <= standing.qualification_tries
+    position = (standing.training_items.index(item.pk) + 1
+                if item.pk in standing.training_items else None)
+    feedback: dict[str, Any] = {
+        "item": item, "score": answer.score,
+        "expected": spec.gold_explain(item, quality.expected_of(item)),
+        "reason": item.result.get("reason", ""), "finished": finished,
+        "number": position, "of": len(standing.training_items), "try": answer.try_number,
+    }
+    if finished:
+        tries_left = max(0, _tries_allowed(item.stage) - standing.qualification_tries)
+        feedback.update(mean=standing.qualification_score, passed=standing.qualified,
+                        threshold=_threshold(item.stage), tries_left=tries_left)
+    return feedback
+
+
+def qualification_answer(*, standing: WorkerStage, item: Item,
+                         payload: dict[str, Any]) -> dict[str, Any]:
+    """Score the worker's answer to the next training item of their try with the stage's
+    measure, record it, and return the feedback (score, expected answer in words, reason;
+    at the end of the try its mean score and whether it passed). A finished try counts one
+    try; a mean at or above ``qualification_threshold`` qualifies the worker."""
+    with transaction.atomic():
+        standing = (WorkerStage.objects.select_for_update(of=("self",))
+                    .select_related("stage").get(pk=standing.pk))
+        stage = standing.stage
+        if item.stage_id != stage.pk or item.gold != "training":
+            raise ValidationError("this item is not a training item of the stage")
+        if not _in_progress(standing):
+            raise ValidationError("no qualification try is running; start one")
+        if item.pk not in standing.training_items:
+            raise ValidationError("this item is not part of your try")
+        position = standing.training_items.index(item.pk)
+        if position < len(standing.training_scores):
+            raise ValidationError("you answered this item already")
+        if position != len(standing.training_scores):
+            raise ValidationError("answer the items of your try in order")
+        spec = stage.kind_spec
+        cleaned = spec.clean_payload(item, payload)
+        score = float(spec.gold_score(item, cleaned, quality.expected_of(item)))
+        number = standing.qualification_tries + 1
+        answer = GoldAnswer.objects.create(standing=standing, item=item, purpose="training",
+                                           try_number=number, payload=cleaned, score=score)
+        standing.training_scores = [*standing.training_scores, score]
+        fields = ["training_scores"]
+        if not _in_progress(standing):
+            mean = sum(standing.training_scores) / len(standing.training_scores)
+            standing.qualification_tries = number
+            standing.qualification_score = mean
+            standing.qualified = mean >= _threshold(stage)
+            standing.changed_at = timezone.now()
+            fields += ["qualification_tries", "qualification_score", "qualified", "changed_at"]
+        standing.save(update_fields=fields)
+    answer.item = item
+    return _feedback(standing, answer)
+
+
+def qualification_feedback(*, standing: WorkerStage, item_id: int) -> dict[str, Any] | None:
+    """The feedback on the worker's answer to ``item_id`` in their running or last try
+    (None when they have not answered it there)."""
+    number = standing.qualification_tries + (1 if _in_progress(standing) else 0)
+    answer = (GoldAnswer.objects.select_related("item", "item__stage", "item__document")
+              .filter(standing=standing, item_id=item_id, purpose="training",
+                      try_number=number).order_by("-id").first())
+    return _feedback(standing, answer) if answer is not None else None
+
+
+STATES = {
+    "not_needed": "Not needed",
+    "todo": "To do",
+    "in_progress": "In progress",
+    "passed": "Passed",
+    "failed": "Failed, try again",
+    "failed_final": "Failed, no try left",
+    "unavailable": "Not open yet",
+    "paused": "Paused",
+    "blocked": "Blocked",
+}
+#: The badge colour of each state (the classes of the stylesheet).
+TONES = {"passed": "done", "failed_final": "failed", "blocked": "failed",
+         "in_progress": "running", "paused": "running", "unavailable": "pending"}
+
+
+def _state(stage: Stage, standing: WorkerStage | None, available: int) -> dict[str, Any]:
+    """A worker's qualification state on a stage that asks for one."""
+    tries = _tries_allowed(stage)
+    used = standing.qualification_tries if standing else 0
+    if not _wanted(stage):
+        state = "not_needed"
+    elif standing is not None and standing.qualified:
+        state = "passed"
+    elif standing is not None and standing.status != WS.ACTIVE:
+        state = standing.status
+    elif standing is not None and _in_progress(standing):
+        state = "in_progress"
+    elif used >= tries:
+        state = "failed_final"
+    elif available < _wanted(stage):
+        state = "unavailable"
+    else:
+        state = "failed" if used else "todo"
+    return {
+        "stage": stage, "project": stage.project, "state": state, "label": STATES[state],
+        "tone": TONES.get(state, "open"),
+        "items": _wanted(stage), "threshold": _threshold(stage), "tries": tries,
+        "tries_used": used, "tries_left": max(0, tries - used),
+        "score": standing.qualification_score if standing else None,
+        "answered": len(standing.training_scores) if standing and _in_progress(standing)
+        else 0,
+        "can_start": state in ("todo", "failed"),
+    }
+
+
+def qualification_status(*, stage: Stage, worker: Any) -> tuple[WorkerStage | None, dict]:
+    """The worker's standing on ``stage`` (None before their first try; nothing is written)
+    and their qualification state. ValidationError when they do not work the stage."""
+    member = quality.member_of(worker=worker, stage=stage)
+    standing = WorkerStage.objects.filter(member=member, stage=stage).first()
+    return standing, _state(stage, standing, len(_training_ids(stage)))
+
+
+def qualifications_for(*, worker: Any, project: Project | None = None) -> list[dict[str, Any]]:
+    """The stages (of projects not closed) that ask this worker for a qualification, with
+    their state: to do, in progress, passed, failed with tries left, failed for good."""
+    members = ProjectMember.objects.filter(user=worker).exclude(
+        project__status=Project.Status.CLOSED)
+    if project is not None:
+        members = members.filter(project=project)
+    roles = {(m.project_id, m.role): m for m in members}
+    if not roles:
+        return []
+    stages = [stage for stage in Stage.objects.select_related("project")
+              .filter(project_id__in={p for p, _ in roles}).order_by("project__name", "order")
+              if not stage.kind_spec.automatic and _wanted(stage)
+              and (stage.project_id, stage.kind_spec.role.value) in roles]
+    standings = {(s.member_id, s.stage_id): s for s in WorkerStage.objects.filter(
+        member__in=[m.pk for m in roles.values()], stage__in=[s.pk for s in stages])}
+    available = dict(Item.objects.filter(stage__in=[s.pk for s in stages], gold="training",
+                                         status=Item.Status.OPEN)
+                     .values("stage").annotate(n=Count("id")).values_list("stage", "n"))
+    rows = []
+    for stage in stages:
+        member = roles[(stage.project_id, stage.kind_spec.role.value)]
+        rows.append(_state(stage, standings.get((member.pk, stage.pk)),
+                           available.get(stage.pk, 0)))
+    return rows
+
+
+def worker_accuracy(*, worker: Any, project: Project | None = None) -> list[dict[str, Any]]:
+    """Per stage, the worker's own accuracy: training answers (count, mean score) and gold
+    checks (count, mean score), with their standing there."""
+    standings = (WorkerStage.objects.filter(member__user=worker)
+                 .select_related("stage", "stage__project")
+                 .order_by("stage__project__name", "stage__order"))
+    if project is not None:
+        standings = standings.filter(stage__project=project)
+    figures: dict[tuple[int, str], dict[str, Any]] = {
+        (row["standing"], row["purpose"]): row
+        for row in GoldAnswer.objects.filter(standing__in=standings)
+        .values("standing", "purpose").annotate(n=Count("id"), mean=Avg("score"))
+    }
+    rows = []
+    for standing in standings:
+        training = figures.get((standing.pk, "training"), {})
+        check = figures.get((standing.pk, "check"), {})
+        if not training and not check and not standing.qualified:
+            continue
+        rows.append({
+            "stage": standing.stage, "project": standing.stage.project,
+            "training_count": training.get("n", 0), "training_mean": training.get("mean"),
+            "check_count": check.get("n", 0), "check_mean": check.get("mean"),
+            "qualified": standing.qualified, "qualification_score":
+            standing.qualification_score, "status": standing.status,
+            "status_reason": standing.status_reason,
+        })
+    return rows
