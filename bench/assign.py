@@ -24,10 +24,27 @@ when it used them all.
 Baselines named in the output: the issue's target (p95 <= 50 ms and >= 300 submits/s on
 this 2-core machine) and the floor measured in the same run.
 
+**--quotas** (per-worker limits, ``annotation.eligibility``): the closed loop, the worker
+alone and the paced phase each run twice, limits off (the phases above, unchanged) and then
+limits on: every worker's membership has a session quota (``session_limit``) and the answer
+stage a ``max_items_per_worker``, both 10**6, so every claim pays the counting UPDATE of the
+membership row but none is refused. Each run of a pair starts alike (as many open slots as
+the first closed loop had, the engine's tables vacuumed). It prints both, their ratios
+(limits on / off: closed-loop submits/s, paced claim p95 and submit p95), whether they stay
+within 10%, and the duplicates and over-filled items of each. Last, a short check with
+small limits that do refuse: --quota-check-workers fresh workers, each claiming in
+--quota-check-threads threads at once, every other one with a session quota of
+--quota-check-limit, all under a stage limit two above it; it counts the workers whose
+live and submitted slots pass a limit (``quota_overruns``, must be 0). --quota-rounds N
+repeats the off/on pairs in alternating order (off-on, on-off, ...) and pools them. A
+default --quotas run takes about 6 minutes here; shorten it with --seconds,
+--paced-seconds, --floor-seconds 0.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench \\
         .venv/bin/python bench/assign.py [--workers 50] [--seconds 60] [--items 20000] \\
         [--processes 2] [--solo-seconds 5] [--paced-seconds 60 --paced-rate 320 \\
-        --paced-processes 50] [--floor-seconds 20]
+        --paced-processes 50] [--floor-seconds 20] [--quotas [--quota-rounds 1] \\
+        [--quota-check-workers 20 --quota-check-threads 3 --quota-check-limit 5]]
 
 It reads DATABASE_URL and refuses to run on SQLite. It migrates that database, builds its
 own project, and deletes the project afterwards.
@@ -36,6 +53,7 @@ own project, and deletes the project afterwards.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import statistics
@@ -96,6 +114,18 @@ class EngineWorker:
         from django.db import connections
 
         connections.close_all()
+
+
+class LimitWorker(EngineWorker):
+    """A worker in several tabs at once (the quota check): a claim may hand back the live
+    slot another of their threads holds, and then only the first submit of it counts."""
+
+    def submit(self, slot_id) -> None:
+        from annotation import engine
+
+        # Another thread of the same worker may have submitted this live slot first.
+        with contextlib.suppress(engine.TaskError):
+            super().submit(slot_id)
 
 
 class FloorWorker:
@@ -239,6 +269,56 @@ def _floor_tables(cursor, table: str, items: int) -> None:
     cursor.execute(f"ANALYZE {table}")
 
 
+class Run:
+    """One measured run of a phase: its latencies, errors and wall time."""
+
+    def __init__(self, claim_ms, submit_ms, errors, elapsed, dup=0, over=0, counted=None,
+                 open_at_start=0) -> None:
+        self.claim_ms, self.submit_ms, self.errors, self.elapsed = (claim_ms, submit_ms,
+                                                                    errors, elapsed)
+        self.dup, self.over, self.counted, self.open_at_start = dup, over, counted, open_at_start
+
+    @property
+    def ran_dry(self) -> bool:
+        return bool(self.open_at_start) and len(self.submit_ms) >= self.open_at_start
+
+
+class Pooled:
+    """The runs of one condition (limits off or on) of a phase, pooled."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs = runs
+        self.claim_ms = [v for run in runs for v in run.claim_ms]
+        self.submit_ms = [v for run in runs for v in run.submit_ms]
+        elapsed = sum(run.elapsed for run in runs)
+        self.submits_per_s = len(self.submit_ms) / elapsed if elapsed else float("nan")
+        self.dup = sum(run.dup for run in runs)
+        self.over = sum(run.over for run in runs)
+
+    def p(self, which: str, q: float) -> float:
+        return percentile(self.claim_ms if which == "claim" else self.submit_ms, q)
+
+    def each(self) -> str:
+        """Each run's submits/s and claim / submit p95, in the order they ran."""
+        return "; ".join(
+            f"{len(run.submit_ms) / run.elapsed:.0f}/s {percentile(run.claim_ms, 0.95):.1f} / "
+            f"{percentile(run.submit_ms, 0.95):.1f} ms" for run in self.runs)
+
+    def line(self) -> str:
+        return (f"{len(self.submit_ms):,} submits in {sum(r.elapsed for r in self.runs):.1f} s "
+                f"= {self.submits_per_s:.1f}/s, claim p50 {self.p('claim', 0.5):.1f} / p95 "
+                f"{self.p('claim', 0.95):.1f} ms, submit p50 {self.p('submit', 0.5):.1f} / p95 "
+                f"{self.p('submit', 0.95):.1f} ms; duplicates={self.dup} overfilled={self.over}")
+
+
+QUOTA_BIG = 10**6  # a limit no run reaches: every claim is counted, none refused
+QUOTA_BOUND = 0.10  # limits on must stay within 10% of limits off
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=50)
@@ -256,6 +336,21 @@ def main() -> int:
                         help="processes of the paced phase (default: one per worker)")
     parser.add_argument("--floor-seconds", type=float, default=20.0,
                         help="then the bare-SQL floor this long (0: skip)")
+    parser.add_argument("--quotas", action="store_true",
+                        help="closed loop, alone and paced twice: limits off, then on (every "
+                             "claim counted on the membership row, none refused); then a "
+                             "check with small limits")
+    parser.add_argument("--quota-rounds", type=int, default=1,
+                        help="on/off pairs of the closed loop and the paced phase (the order "
+                             "alternates: off-on, on-off, ...; pooled)")
+    parser.add_argument("--quota-check-workers", type=int, default=20,
+                        help="workers of the small-limit check (0: skip)")
+    parser.add_argument("--quota-check-threads", type=int, default=3,
+                        help="threads claiming at once for each worker of the check")
+    parser.add_argument("--quota-check-limit", type=int, default=5,
+                        help="the check's session quota (the stage limit is 2 more)")
+    parser.add_argument("--quota-check-seconds", type=float, default=30.0,
+                        help="deadline of the check (it ends when every worker is refused)")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
         print("bench/assign.py needs DATABASE_URL=postgres://... (it refuses SQLite: row "
@@ -267,9 +362,10 @@ def main() -> int:
     django.setup()
     from django.core.management import call_command
     from django.db import connections
+    from django.utils import timezone
 
     from annotation import engine
-    from annotation.models import Assignment, Item, Project
+    from annotation.models import Assignment, Item, Project, ProjectMember, Stage
     from annotation.roles import Role
     from annotation.services import user_ensure
     from collector.models import Corpus, Document
@@ -287,43 +383,56 @@ def main() -> int:
     stage = project.stages.get(kind="newsqa_answer")
     built = 0
 
-    def items_add(n: int) -> None:
-        """``n`` more open items with two slots each."""
+    def items_add(n: int, priority: int = 0) -> None:
+        """``n`` more open items with two slots each (a lower ``priority`` is claimed
+        first)."""
         nonlocal built
         items = Item.objects.bulk_create([
             Item(project=project, stage=stage, key=f"q{k}", data={"question": f"Question {k}?"},
-                 document=doc, overlap=2, status=Item.Status.OPEN)
+                 document=doc, overlap=2, status=Item.Status.OPEN, priority=priority)
             for k in range(built, built + n)
         ], batch_size=5000)
         Assignment.objects.bulk_create([
-            Assignment(item=item, stage=stage) for item in items for _ in range(2)
+            Assignment(item=item, stage=stage, priority=priority)
+            for item in items for _ in range(2)
         ], batch_size=5000)
         built += n
 
+    def open_slots() -> int:
+        return Assignment.objects.filter(stage=stage, status="open").count()
+
     def items_top_up(cycles: float) -> None:
         """Enough open slots for ``cycles`` more claims (the main phase may leave none)."""
-        open_slots = Assignment.objects.filter(stage=stage, status="open").count()
-        if open_slots < cycles:
-            items_add(int(cycles - open_slots) // 2 + 1)
+        have = open_slots()
+        if have < cycles:
+            items_add(int(cycles - have) // 2 + 1)
 
     print(f"building {args.items:,} items with overlap 2 ...", flush=True)
     items_add(args.items)
     users = []
-    for n in range(args.workers + 1):
+    # --quotas: a second worker alone, with limits on. Not the first one again: a worker
+    # alone leaves every item they answered with its other slot open, and each of their
+    # claims walks past those first, so a second run of the same worker is slower anyway.
+    for n in range(args.workers + (2 if args.quotas else 1)):
         user, _ = user_ensure(username=f"bench-worker-{n}", password="bench-password-0123",  # noqa: S106
                               roles=(Role.ANNOTATOR,))
         engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
         users.append(user)
+    solo_user_on = users.pop() if args.quotas else None
     users, solo_user = users[:-1], users[-1]
 
     # Fresh statistics and no dead rows left by earlier runs, as autovacuum keeps a live
     # database: right after a bulk load the planner would take every slot for open and plan
     # the claim badly, and the rows earlier runs deleted would still be walked by this one
     # (this machine's PostgreSQL runs with autovacuum off).
+    engine_tables = ["annotation_item", "annotation_assignment", "annotation_submission",
+                     "annotation_transitionlog"]
+    if args.quotas:  # the counted claims update the membership rows
+        engine_tables.append("annotation_projectmember")
+
     def vacuum() -> None:
         with connections["default"].cursor() as cursor:
-            for table in ("annotation_item", "annotation_assignment", "annotation_submission",
-                          "annotation_transitionlog"):
+            for table in engine_tables:
                 cursor.execute(f"VACUUM (ANALYZE) {table}")
         connections.close_all()  # never fork a process with an open connection
 
@@ -334,28 +443,128 @@ def main() -> int:
     print(f"autovacuum={autovacuum}; the engine's tables are vacuumed and analysed before "
           "each phase", flush=True)
 
-    connections.close_all()
+    # Limits (--quotas): on, every bench worker's membership has a session quota and the
+    # answer stage a per-worker limit, both out of reach, so each claim is counted on the
+    # membership row by the claim statement and none is refused; off, neither (the default
+    # of a project and of a member added by an admin).
+    bench_users = [*users, solo_user, *([solo_user_on] if solo_user_on else [])]
+    members = ProjectMember.objects.filter(project=project, user__in=bench_users)
+
+    def limits(on: bool) -> None:
+        Stage.objects.filter(pk=stage.pk).update(
+            params={**stage.params, "max_items_per_worker": QUOTA_BIG if on else 0})
+        members.update(session_limit=QUOTA_BIG if on else None, session_taken=0,
+                       stage_taken={}, session_started_at=timezone.now() if on else None)
+        connections.close_all()
+
+    def integrity() -> tuple[int, int]:
+        """Duplicates (a worker's second submission of an item) and over-filled items
+        (more submissions than overlap) of the stage so far."""
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT count(*) - count(DISTINCT (item_id, worker_id)) FROM"
+                           " annotation_assignment WHERE stage_id = %s AND status = 'submitted'",
+                           [stage.pk])
+            dup = cursor.fetchone()[0]
+            cursor.execute("SELECT count(*) FROM (SELECT item_id FROM annotation_assignment"
+                           " WHERE stage_id = %s AND status = 'submitted' GROUP BY item_id"
+                           " HAVING count(*) > 2) o", [stage.pk])
+            over = cursor.fetchone()[0]
+        connections.close_all()
+        return dup, over
+
+    def counted_since(since) -> tuple[int, int, int]:
+        """Claims of the bench workers since ``since``, and the claims their membership rows
+        counted there: session quota, stage limit."""
+        claimed = Assignment.objects.filter(stage=stage, claimed_at__gte=since,
+                                            worker__in=bench_users).count()
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT coalesce(sum(session_taken), 0), coalesce(sum((stage_taken"
+                           "->>%s)::int), 0) FROM annotation_projectmember WHERE project_id = %s"
+                           " AND user_id = ANY(%s)",
+                           [str(stage.pk), project.pk, [u.pk for u in bench_users]])
+            session_counted, stage_counted = cursor.fetchone()
+        connections.close_all()
+        return claimed, session_counted, stage_counted
+
     engine_worker = partial(EngineWorker, project_id=project.pk)
+
+    def measured(on: bool, ids, seconds, processes, period=None, top_up=0.0) -> Run:
+        """One run with limits ``on`` or off, after a top-up to ``top_up`` open slots and a
+        vacuum; with its duplicates, over-filled items and counted claims."""
+        if top_up:
+            items_top_up(top_up)
+        open_at_start = open_slots()
+        vacuum()
+        limits(on)
+        before = integrity()
+        since = timezone.now()
+        claim, submit, errs, elapsed, _ = _phase(engine_worker, ids, seconds, processes,
+                                                 period=period)
+        after = integrity()
+        counted = counted_since(since) if on else None
+        limits(False)
+        return Run(claim, submit, errs, elapsed, after[0] - before[0], after[1] - before[1],
+                   counted, open_at_start)
+
+    connections.close_all()
     claim_ms, submit_ms, errors, elapsed, n_procs = _phase(engine_worker, users, args.seconds,
                                                            args.processes)
     ran_dry = len(submit_ms) >= 2 * args.items
+    # Limits off and on: the closed loop above is the first run with limits off; each run
+    # after it starts with as many open slots as it had.
+    closed = {False: [], True: []}
+    if args.quotas:
+        dup, over = integrity()
+        closed[False].append(Run(claim_ms, submit_ms, [], elapsed, dup, over,
+                                 open_at_start=2 * args.items))
+        for r in range(args.quota_rounds):
+            for on in ((True,) if r == 0 else (True, False) if r % 2 else (False, True)):
+                print(f"closed loop, limits {'on' if on else 'off'} ...", flush=True)
+                run = measured(on, users, args.seconds, args.processes, top_up=2 * args.items)
+                closed[on].append(run)
+                errors += run.errors
     # The later phases get fresh items when the main phase took (nearly) all of them.
     items_top_up(2_000 * args.solo_seconds + (args.paced_rate * args.paced_seconds * 1.5
                                               if args.paced_seconds else 0))
+    # --quotas: each worker alone starts on fresh items claimed before all others (the
+    # first would otherwise leave the second the other slots of the items it answered, and
+    # walk past those itself: neither would measure the same claims).
+    alone_items = int(1_000 * args.solo_seconds)
+    if args.quotas and args.solo_seconds:
+        items_add(alone_items, priority=-1)
     vacuum()  # the closed loop's dead rows, as autovacuum would clear them on a live database
     # One worker alone: the service time of a claim and a submit, without queueing.
     solo_claim, solo_submit, solo_errors, _, _ = (
         _phase(engine_worker, [solo_user], args.solo_seconds, 1) if args.solo_seconds
         else ([], [], [], 0, 0))
     errors += solo_errors
+    solo_on = None
+    if args.quotas and args.solo_seconds:
+        items_add(alone_items, priority=-2)
+        solo_on = measured(True, [solo_user_on], args.solo_seconds, 1)
+        errors += solo_on.errors
     # Paced: the same workers offering --paced-rate cycles/s in all (a crowd has think
     # time), so the latencies are those of a platform serving that rate, not saturated.
     paced = None
+    paced_runs = {False: [], True: []}
     if args.paced_seconds:
-        p_claim, p_submit, p_errors, p_elapsed, _ = _phase(
-            engine_worker, users, args.paced_seconds, args.paced_processes or args.workers,
-            period=args.workers / args.paced_rate)
-        errors += p_errors
+        paced_processes = args.paced_processes or args.workers
+        period = args.workers / args.paced_rate
+        paced_slots = args.paced_rate * args.paced_seconds * 1.5
+        if args.quotas:
+            for r in range(args.quota_rounds):
+                for on in ((False, True) if r % 2 == 0 else (True, False)):
+                    print(f"paced, limits {'on' if on else 'off'} ...", flush=True)
+                    run = measured(on, users, args.paced_seconds, paced_processes,
+                                   period=period, top_up=paced_slots)
+                    paced_runs[on].append(run)
+                    errors += run.errors
+            first = paced_runs[False][0]
+            p_claim, p_submit, p_elapsed = first.claim_ms, first.submit_ms, first.elapsed
+        else:
+            p_claim, p_submit, p_errors, p_elapsed, _ = _phase(
+                engine_worker, users, args.paced_seconds, paced_processes, period=period)
+            errors += p_errors
         paced = (len(p_submit) / p_elapsed, percentile(p_claim, 0.5),
                  percentile(p_claim, 0.95), percentile(p_submit, 0.5),
                  percentile(p_submit, 0.95))
@@ -374,6 +583,12 @@ def main() -> int:
             cursor.execute(f"DROP TABLE {table}, {table}_sub")
         floor = (len(f_submit) / f_elapsed, percentile(f_claim, 0.95),
                  percentile(f_submit, 0.95))
+    # The check with small limits: several threads of each worker claim at once until the
+    # claim refuses them; nobody's live and submitted slots may pass a limit.
+    check = None
+    if args.quotas and args.quota_check_workers:
+        check = _quota_check(args, project, stage, items_top_up, integrity)
+        errors += check["errors"]
 
     submitted = Assignment.objects.filter(stage=stage, status=Assignment.Status.SUBMITTED)
     per_item = Counter(submitted.values_list("item_id", flat=True))
@@ -428,6 +643,10 @@ def main() -> int:
               f"{TARGET_SUBMITS_PER_S:.0f}; claim p95 {paced[2] / TARGET_P95_MS:.2f}x and submit "
               f"p95 {paced[4] / TARGET_P95_MS:.2f}x of {TARGET_P95_MS:.0f} ms: both targets "
               f"{'met' if met else 'NOT met'} together")
+    quota_keys, quota_ok = "", True
+    if args.quotas:
+        quota_keys, quota_ok = _quota_report(args, closed, solo_claim, solo_submit, solo_on,
+                                             paced_runs, check)
     # Clean up the bench project (history rows first: they protect what they point at).
     from annotation.models import Submission
 
@@ -442,8 +661,155 @@ def main() -> int:
           + (f" paced_submits_per_s={paced[0]:.1f} paced_claim_p95_ms={paced[2]:.1f}"
              f" paced_submit_p95_ms={paced[4]:.1f}" if paced else "")
           + (f" floor_cycles_per_s={floor[0]:.1f} floor_claim_p95_ms={floor[1]:.1f}"
-             f" floor_submit_p95_ms={floor[2]:.1f}" if floor else ""))
-    return 0 if not errors and duplicates == 0 and overfilled == 0 else 1
+             f" floor_submit_p95_ms={floor[2]:.1f}" if floor else "")
+          + quota_keys)
+    return 0 if not errors and duplicates == 0 and overfilled == 0 and quota_ok else 1
+
+
+def _quota_check(args, project, stage, items_top_up, integrity) -> dict:
+    """Small limits, refused in the end: --quota-check-workers fresh workers, each claiming
+    and submitting in --quota-check-threads threads at once (many tabs) until the claim
+    refuses them. Every other one has a session quota of --quota-check-limit; the stage's
+    limit is two more, so those without a quota stop there. Counts the workers whose live
+    and submitted slots pass their limit (overruns) and the membership counters that
+    disagree with the slots."""
+    from django.contrib.auth import get_user_model
+    from django.db import connections
+    from django.utils import timezone
+
+    from annotation import engine
+    from annotation.models import Assignment, ProjectMember, Stage
+    from annotation.roles import Role
+
+    user_model = get_user_model()
+    session_limit, stage_limit = args.quota_check_limit, args.quota_check_limit + 2
+    workers, limit_of = [], {}
+    for n in range(args.quota_check_workers):
+        user, _ = user_model.objects.get_or_create(username=f"bench-quota-{n}")
+        member = engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+        quota = session_limit if n % 2 == 0 else None
+        ProjectMember.objects.filter(pk=member.pk).update(
+            session_limit=quota, session_taken=0, stage_taken={},
+            session_started_at=timezone.now() if quota else None)
+        workers.append(user)
+        limit_of[user.pk] = min(quota or stage_limit, stage_limit)
+    Stage.objects.filter(pk=stage.pk).update(
+        params={**stage.params, "max_items_per_worker": stage_limit})
+    items_top_up(4 * stage_limit * len(workers) + 100)
+    before = integrity()
+    connections.close_all()
+    print(f"quota check: {len(workers)} workers x {args.quota_check_threads} threads ...",
+          flush=True)
+    _, _, errors, elapsed, _ = _phase(
+        partial(LimitWorker, project_id=project.pk),
+        [user for user in workers for _ in range(args.quota_check_threads)],
+        args.quota_check_seconds, args.processes)
+    after = integrity()
+    taken = Counter(Assignment.objects.filter(
+        stage=stage, worker__in=workers,
+        status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED],
+    ).values_list("worker_id", flat=True))
+    overruns = sum(1 for user in workers if taken[user.pk] > limit_of[user.pk])
+    at_limit = sum(1 for user in workers if taken[user.pk] == limit_of[user.pk])
+    mismatches = 0
+    for member in ProjectMember.objects.filter(project=project, user__in=workers):
+        stage_count = int(member.stage_taken.get(str(stage.pk), 0))
+        if stage_count != taken[member.user_id] or (
+                member.session_limit is not None and member.session_taken != taken[member.user_id]):
+            mismatches += 1
+    Stage.objects.filter(pk=stage.pk).update(params={**stage.params, "max_items_per_worker": 0})
+    connections.close_all()
+    return {"workers": len(workers), "overruns": overruns, "at_limit": at_limit,
+            "mismatches": mismatches, "dup": after[0] - before[0], "over": after[1] - before[1],
+            "taken": sum(taken.values()), "elapsed": elapsed, "errors": errors,
+            "session_limit": session_limit, "stage_limit": stage_limit}
+
+
+def _quota_report(args, closed, solo_claim, solo_submit, solo_on, paced_runs, check):
+    """Print limits off against on; return the RESULT keys and whether the run is sound
+    (no duplicate, no over-filled item, no overrun: the 10% bound is reported, not
+    enforced, as it depends on the machine's load)."""
+    print(f"limits off / on (on: every worker's session quota and the stage's per-worker "
+          f"limit {QUOTA_BIG:,}, so each claim is counted on the membership row and none is "
+          f"refused); {args.quota_rounds} round(s), order "
+          + ", ".join("off-on" if r % 2 == 0 else "on-off" for r in range(args.quota_rounds)))
+    c_off, c_on = Pooled(closed[False]), Pooled(closed[True])
+    for name, pooled in (("off", c_off), ("on", c_on)):
+        print(f"  closed loop, limits {name}: {pooled.line()}")
+        if len(pooled.runs) > 1:
+            print(f"    each run (submits/s, claim / submit p95): {pooled.each()}")
+        for run in pooled.runs:
+            if run.ran_dry:
+                print(f"    one run used all {run.open_at_start:,} open slots in "
+                      f"{run.elapsed:.1f} s: its figures cover that time")
+    for run in closed[True]:
+        claimed, session_counted, stage_counted = run.counted
+        print(f"    counted on the membership rows: {session_counted:,} of {claimed:,} claims "
+              f"(session quota), {stage_counted:,} (stage limit)")
+    if solo_on is not None and solo_claim:
+        print(f"  alone, limits off: claim p50 {statistics.median(solo_claim):.2f} / p95 "
+              f"{percentile(solo_claim, 0.95):.2f} ms, submit p50 "
+              f"{statistics.median(solo_submit):.2f} / p95 {percentile(solo_submit, 0.95):.2f} ms")
+        if solo_on.claim_ms:
+            print(f"  alone, limits on:  claim p50 {statistics.median(solo_on.claim_ms):.2f} / "
+                  f"p95 {percentile(solo_on.claim_ms, 0.95):.2f} ms, submit p50 "
+                  f"{statistics.median(solo_on.submit_ms):.2f} / p95 "
+                  f"{percentile(solo_on.submit_ms, 0.95):.2f} ms")
+    p_off = Pooled(paced_runs[False]) if paced_runs[False] else None
+    p_on = Pooled(paced_runs[True]) if paced_runs[True] else None
+    if p_off and p_on:
+        for name, pooled in (("off", p_off), ("on", p_on)):
+            print(f"  paced at {args.paced_rate:.0f}/s, limits {name}: {pooled.line()}")
+            if len(pooled.runs) > 1:
+                print(f"    each run (submits/s, claim / submit p95): {pooled.each()}")
+    closed_ratio = _ratio(c_on.submits_per_s, c_off.submits_per_s)
+    checks = [("closed-loop submits/s", closed_ratio, closed_ratio >= 1 - QUOTA_BOUND)]
+    info = [("closed-loop claim p95", _ratio(c_on.p("claim", 0.95), c_off.p("claim", 0.95))),
+            ("closed-loop submit p95", _ratio(c_on.p("submit", 0.95), c_off.p("submit", 0.95)))]
+    keys = f" quota_closed_ratio={closed_ratio:.3f}"
+    if p_off and p_on:
+        claim_ratio = _ratio(p_on.p("claim", 0.95), p_off.p("claim", 0.95))
+        submit_ratio = _ratio(p_on.p("submit", 0.95), p_off.p("submit", 0.95))
+        checks += [("paced claim p95", claim_ratio, claim_ratio <= 1 + QUOTA_BOUND),
+                   ("paced submit p95", submit_ratio, submit_ratio <= 1 + QUOTA_BOUND)]
+        info.append(("paced submits/s", _ratio(p_on.submits_per_s, p_off.submits_per_s)))
+        keys += (f" quota_paced_claim_p95_ratio={claim_ratio:.3f}"
+                 f" quota_paced_submit_p95_ratio={submit_ratio:.3f}")
+    if solo_on is not None and solo_on.claim_ms and solo_claim:
+        solo_ratio = _ratio(statistics.median(solo_on.claim_ms), statistics.median(solo_claim))
+        info.append(("alone claim p50", solo_ratio))
+        keys += f" quota_solo_claim_p50_ratio={solo_ratio:.3f}"
+    held = all(ok for _, _, ok in checks)
+    print("  ratios on / off: " + "; ".join(
+        f"{name} {value:.3f} ({'within' if ok else 'OUTSIDE'} 10%)" for name, value, ok in checks)
+        + " | also " + "; ".join(f"{name} {value:.3f}" for name, value in info))
+    print(f"  the 10% bound {'holds' if held else 'does NOT hold'} "
+          f"(submits/s on >= {1 - QUOTA_BOUND:.2f}x off; paced p95s on <= "
+          f"{1 + QUOTA_BOUND:.2f}x off)")
+    dup = c_on.dup + (p_on.dup if p_on else 0) + (solo_on.dup if solo_on else 0)
+    over = c_on.over + (p_on.over if p_on else 0) + (solo_on.over if solo_on else 0)
+    print(f"  duplicates / over-filled, limits off: closed {c_off.dup} / {c_off.over}"
+          + (f", paced {p_off.dup} / {p_off.over}" if p_off else "")
+          + f"; limits on: closed {c_on.dup} / {c_on.over}"
+          + (f", paced {p_on.dup} / {p_on.over}" if p_on else ""))
+    overruns = 0
+    if check is not None:
+        dup += check["dup"]
+        over += check["over"]
+        overruns = check["overruns"]
+        print(f"quota check ({check['workers']} workers x {args.quota_check_threads} threads "
+              f"at once; every other one with a session quota of {check['session_limit']}, all "
+              f"under a stage limit of {check['stage_limit']}): {check['taken']} slots taken in "
+              f"{check['elapsed']:.1f} s, {check['at_limit']} of {check['workers']} workers "
+              f"refused at their limit, overruns={overruns}, counters that disagree with the "
+              f"slots: {check['mismatches']}, duplicates={check['dup']} "
+              f"overfilled={check['over']}")
+    keys += (f" quota_within_10pct={int(held)} quota_closed_submits_per_s={c_on.submits_per_s:.1f}"
+             + (f" quota_paced_claim_p95_ms={p_on.p('claim', 0.95):.1f}"
+                f" quota_paced_submit_p95_ms={p_on.p('submit', 0.95):.1f}" if p_on else "")
+             + f" quota_duplicates={dup} quota_overfilled={over} quota_overruns={overruns}")
+    mismatches = check["mismatches"] if check is not None else 0
+    return keys, dup == 0 and over == 0 and overruns == 0 and mismatches == 0
 
 
 if __name__ == "__main__":
