@@ -40,7 +40,7 @@ def batches_fill(*, stage: Stage, flush: bool = False) -> int:
     """
     Stage.objects.select_for_update().filter(pk=stage.pk).first()
     size = stage.params["batch_size"]
-    ids = list(stage.items.filter(status=IS.OPEN, batch__isnull=True)
+    ids = list(stage.items.filter(status=IS.OPEN, batch__isnull=True, gold="")
                .order_by("id").values_list("pk", flat=True))
     number = (stage.batches.aggregate(n=Max("number"))["n"] or 0)
     created = 0

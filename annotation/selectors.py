@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
+from annotation.eligibility import GOLD_PRIORITY
 from annotation.models import Assignment, Item, Project, Submission
 from annotation.plots import hbar, line_plot, vbar
 from annotation.roles import Role
@@ -24,7 +25,9 @@ def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
     projects = Project.objects.filter(
         status=Project.Status.ACTIVE, members__user=worker, members__role=Role.ANNOTATOR.value
     ).annotate(
-        open_slots=Count("stages__assignments", filter=Q(stages__assignments__status=AS.OPEN))
+        open_slots=Count("stages__assignments", filter=Q(
+            stages__assignments__status=AS.OPEN,
+            stages__assignments__priority__gt=GOLD_PRIORITY))  # gold checks are not work
     ).order_by("name")
     return [{"project": p, "open_slots": p.open_slots} for p in projects]
 
@@ -40,9 +43,18 @@ def review_projects(*, checker: Any) -> list[dict[str, Any]]:
         status=Project.Status.ACTIVE, members__user=checker, members__role=Role.CHECKER.value,
     ).annotate(open_slots=Count(
         "stages__assignments",
-        filter=Q(stages__kind__in=kinds, stages__assignments__status=AS.OPEN),
+        filter=Q(stages__kind__in=kinds, stages__assignments__status=AS.OPEN,
+                 stages__assignments__priority__gt=GOLD_PRIORITY),
     )).filter(open_slots__gt=0).order_by("name")
     return [{"project": p, "open_slots": p.open_slots} for p in projects]
+
+
+def checker_projects(*, checker: Any) -> QuerySet[Project]:
+    """Active projects where ``checker`` is an active checker member (their workers pages)."""
+    return Project.objects.filter(
+        status=Project.Status.ACTIVE, members__user=checker,
+        members__role=Role.CHECKER.value, members__status="active",
+    ).distinct().order_by("name")
 
 
 def project_list() -> QuerySet[Project]:
@@ -87,7 +99,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
     stages = list(project.stages.order_by("order"))
     by_stage: dict[int, Counter] = defaultdict(Counter)
     for stage_id, status, n in (
-        Item.objects.filter(project=project).values_list("stage_id", "status")
+        Item.objects.filter(project=project, gold="").values_list("stage_id", "status")
         .annotate(n=Count("id")).order_by()
     ):
         by_stage[stage_id][status] = n

@@ -274,5 +274,5 @@ def sample_item(*, study: Study) -> Item | None:
     """For MTurk's preview, an open item of the latest stage that has one (workers are
     given the latest stages first)."""
     return (Item.objects.select_related("stage", "document")
-            .filter(project=study.project, status=Item.Status.OPEN)
+            .filter(project=study.project, status=Item.Status.OPEN, gold="")
             .order_by("-stage__order", "priority", "id").first())

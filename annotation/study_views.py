@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation import engine, pay, studies
+from annotation import engine, gold, pay, studies
 from annotation.markdown import render_markdown
 from annotation.models import Assignment, Platform, Project, Study, StudySession
 from annotation.roles import Role, role_required
@@ -106,9 +106,12 @@ def next_page(request: HttpRequest) -> HttpResponse:
         return redirect("annotation:annotator_home")
     project, member = session.study.project, session.member
     quota_done = member.session_limit is not None and member.session_taken >= member.session_limit
+    # A stage that asks for a qualification first: the worker qualifies before the code.
+    qualify = [row for row in gold.qualifications_for(worker=request.user, project=project)
+               if row["state"] in ("todo", "failed", "in_progress")]
     if quota_done:
         studies.session_finish(session=session, outcome=StudySession.Outcome.QUOTA)
-    elif not engine.work_waiting(worker=request.user, project=project):
+    elif not qualify and not engine.work_waiting(worker=request.user, project=project):
         studies.session_finish(session=session, outcome=StudySession.Outcome.NO_WORK)
     elif session.outcome != StudySession.Outcome.WORKING:
         session.outcome = StudySession.Outcome.WORKING  # work came back: carry on
@@ -118,6 +121,7 @@ def next_page(request: HttpRequest) -> HttpResponse:
         "submitted": studies.session_submitted(session), "quota": member.session_limit,
         "done": studies.completion(session=session) if finished else None,
         "earned": pay.worker_earnings(worker=request.user, project=project),
+        "qualify": qualify,
     })
 
 

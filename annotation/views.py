@@ -170,6 +170,7 @@ def checker_home(request: HttpRequest) -> HttpResponse:
         **selectors.checker_queue(checker=request.user),
         "reviews": selectors.review_projects(checker=request.user),
         "current_review": engine.task_current(worker=request.user, role=Role.CHECKER),
+        "checked_projects": selectors.checker_projects(checker=request.user),
     })
 
 
