@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import skip_or_fail
+from tests.e2e.pages import submit
 from tests.factories import PASSWORD
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM must still be
@@ -77,8 +78,7 @@ def login(page) -> Callable[[str, str], None]:
         page.goto("/accounts/login/")
         page.fill("#id_username", username)
         page.fill("#id_password", password)
-        page.click("button[type=submit]")
-        page.wait_for_load_state("networkidle")
+        submit(page, "button[type=submit]")
 
     return do_login
 
@@ -111,8 +111,7 @@ def as_user(browser, live_server) -> Iterator[Callable[..., Any]]:
         page.goto("/accounts/login/")
         page.fill("#id_username", username)
         page.fill("#id_password", password)
-        page.click("button[type=submit]")
-        page.wait_for_load_state("networkidle")
+        submit(page, "button[type=submit]")
         return page
 
     yield open_as

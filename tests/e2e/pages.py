@@ -13,3 +13,14 @@ def task_next(page: Any, ready: str | None = None) -> None:
         page.keyboard.press("n")
     if ready:
         page.wait_for_selector(ready)
+
+
+def submit(page: Any, target: str | None = None, *, key: str | None = None) -> None:
+    """Click ``target`` (or press ``key``) to submit the page's form, and wait until the
+    next page has loaded. Waiting for "networkidle" after the click is a race: it can
+    return before the browser has even sent the form (it did, on a loaded machine)."""
+    with page.expect_navigation(wait_until="load"):
+        if key is not None:
+            page.keyboard.press(key)
+        else:
+            page.click(target)

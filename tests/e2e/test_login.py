@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from tests.e2e.pages import submit
+
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 HOMES = [
@@ -45,8 +47,7 @@ def test_wrong_password_is_refused(page, login, demo_users):
 
 def test_logout_returns_to_login(page, login, demo_users):
     login("checker", demo_users)
-    page.click("text=Log out")
-    page.wait_for_load_state("networkidle")
+    submit(page, "text=Log out")
     assert "/accounts/login/" in page.url
     page.goto("/review/")
     assert "/accounts/login/?next=/review/" in page.url

@@ -12,7 +12,7 @@ from annotation.roles import Role
 from annotation.stages import Emit
 from annotation.stages import marco as marco_stages
 from tests.annotation.test_marco import GOOD, QUERY, TABLE2, make_passages
-from tests.e2e.pages import task_next
+from tests.e2e.pages import submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,18 +43,11 @@ def project(settings, monkeypatch):
     return project
 
 
-def press_and_wait(page, key):
-    """Press a key that submits the page's form, and wait for the next page."""
-    with page.expect_navigation():
-        page.keyboard.press(key)
-    page.wait_for_load_state("networkidle")
-
-
 def distil(page, answer):
     task_next(page, '[data-testid="answer"]')
     assert page.inner_text('[data-testid="query"]') == QUERY
     page.fill('[data-testid="answer"]', answer)
-    press_and_wait(page, "Control+Enter")
+    submit(page, key="Control+Enter")
 
 
 def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
@@ -66,7 +59,7 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
         judge.keyboard.press(key)
     assert judge.is_checked('[data-testid="keep"]')
     screenshot("marco-judge", of=judge)
-    press_and_wait(judge, "Enter")
+    submit(judge, key="Enter")
     judgment = Item.objects.get(stage__kind="marco_judge")
     assert judgment.result["kept"] is True and judgment.result["query_type"] == "DESCRIPTION"
     # Retrieval ran at once and the judge is offered the curation: they pass it on.
@@ -85,8 +78,7 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     curator.locator('[data-testid="passage-3"]').uncheck()
     assert curator.is_checked('[data-testid="passage-1"]')
     screenshot("marco-curate", of=curator)
-    with curator.expect_navigation():
-        curator.click('[data-testid="submit"]')
+    submit(curator, '[data-testid="submit"]')
     distill = Item.objects.get(stage__kind="marco_distill")
     assert [p["rank"] for p in distill.data["passages"] if p["is_selected"]] == [1]
 
@@ -103,7 +95,7 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     ed3.wait_for_selector('[data-testid="spelling-warning"]')
     assert "dealler" in ed3.inner_text('[data-testid="spelling"]')
     screenshot("marco-distill", of=ed3)
-    press_and_wait(ed3, "Control+Enter")  # a warning only: the answer goes in
+    submit(ed3, key="Control+Enter")  # a warning only: the answer goes in
     consensus = Item.objects.get(stage__kind="marco_consensus")
     assert consensus.result["flagged"] == [2]
 
@@ -118,7 +110,7 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     chk.keyboard.press("q")  # drop the first flagged answer
     assert chk.is_checked('[data-testid="drop-3"]')
     screenshot("marco-review", of=chk)
-    press_and_wait(chk, "Enter")
+    submit(chk, key="Enter")
     record = Item.objects.get(stage__kind="marco_record", status="done").result
     assert record["answers"] == GOOD
     assert record["dropped_answers"][0]["text"] == OUTLIER

@@ -9,7 +9,7 @@ from annotation import engine
 from annotation.models import Item
 from annotation.roles import Role
 from tests.annotation.conftest import ARTICLES
-from tests.e2e.pages import task_next
+from tests.e2e.pages import submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,8 +47,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     screenshot("newsqa-question-refused", of=asker)
     asker.fill('[data-testid="question-1"]', "Who opposed the plan?")
     asker.wait_for_selector('[data-testid="verdict-1"] .ok')
-    asker.click('[data-testid="submit"]')
-    asker.wait_for_load_state("networkidle")
+    submit(asker, '[data-testid="submit"]')
 
     # First answerer: drags over "Dario Weiss" with the mouse.
     reader1 = as_user("reader1")
@@ -63,8 +62,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     reader1.click('[data-testid="add-span"]')
     assert "Dario Weiss" in reader1.inner_text('[data-testid="spans"]')
     screenshot("newsqa-answer-span", of=reader1)
-    reader1.click('[data-testid="submit"]')
-    reader1.wait_for_load_state("networkidle")
+    submit(reader1, '[data-testid="submit"]')
 
     # Second answerer disagrees, by keyboard: selects "Lena Ortiz" and presses Enter.
     reader2 = as_user("reader2")
@@ -77,8 +75,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     reader2.keyboard.press("Shift+ArrowRight")
     reader2.keyboard.press("Enter")
     assert "Lena Ortiz" in reader2.inner_text('[data-testid="spans"]')
-    reader2.keyboard.press("Control+Enter")
-    reader2.wait_for_load_state("networkidle")
+    submit(reader2, key="Control+Enter")
 
     # No agreement and no extra answerers allowed: validation. Answerers may not validate
     # it; the questioner may, and picks the first unique answer with the "1" key.
@@ -90,8 +87,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     assert options[0].strip() == "Dario Weiss" and options[1].strip() == "Lena Ortiz"
     asker.keyboard.press("1")
     screenshot("newsqa-validation", of=asker)
-    asker.click('[data-testid="submit"]')
-    asker.wait_for_load_state("networkidle")
+    submit(asker, '[data-testid="submit"]')
 
     record = Item.objects.filter(stage__kind="newsqa_consolidate", status="done").first()
     assert record is not None

@@ -11,7 +11,7 @@ from annotation.models import Batch, Item
 from annotation.roles import Role
 from annotation.stages import reco
 from tests.annotation.test_reco import DOCUMENTS, QINCAI_PARAPHRASE, doc, rows
-from tests.e2e.pages import task_next
+from tests.e2e.pages import submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,10 +97,9 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     assert labeller.inner_text('[data-testid="evidence"]') == EVIDENCE[query]
     labeller.fill('[data-testid="alt-negative"]', ALTERNATIVES[query][1])
     screenshot("reco-evidence", of=labeller)
-    labeller.click('[data-testid="submit"]')
+    submit(labeller, '[data-testid="submit"]')
     label(labeller, answer="negative", keyboard=True)
-    labeller.keyboard.press("Control+Enter")
-    labeller.wait_for_load_state("networkidle")
+    submit(labeller, key="Control+Enter")
     batch = Batch.objects.get()
     assert batch.status == "inspection"
 
@@ -114,8 +113,7 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
         QINCAI_PARAPHRASE[:4] in checker.inner_text('[data-testid="sample-2"]')
     checker.check('[data-testid="rule-1-answer_incorrect"]')
     screenshot("reco-inspection", of=checker)
-    checker.click('[data-testid="submit-inspection"]')
-    checker.wait_for_load_state("networkidle")
+    submit(checker, '[data-testid="submit-inspection"]')
     assert "returned to its annotator" in checker.content()
     batch.refresh_from_db()
     assert (batch.status, batch.round) == ("returned", 2)
@@ -124,17 +122,15 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     labeller.goto("/tasks/")
     task_next(labeller)
     label(labeller, answer="positive", keyboard=False)
-    labeller.click('[data-testid="submit"]')
+    submit(labeller, '[data-testid="submit"]')
     label(labeller, answer="positive", keyboard=True)
-    labeller.click('[data-testid="submit"]')
-    labeller.wait_for_load_state("networkidle")
+    submit(labeller, '[data-testid="submit"]')
 
     # Second round passes.
     checker.goto("/review/")
     checker.click(f'[data-testid="inspect-{batch.number}"]')
     checker.wait_for_selector('[data-testid="sample-1"]')
-    checker.click('[data-testid="submit-inspection"]')
-    checker.wait_for_load_state("networkidle")
+    submit(checker, '[data-testid="submit-inspection"]')
     assert "accepted" in checker.content()
     checker.wait_for_selector('[data-testid="plot-accuracy"]')
     screenshot("reco-checker-dashboard", of=checker)
