@@ -8,8 +8,7 @@ import pytest
 from annotation import engine, quality
 from annotation.eligibility import GOLD_PRIORITY
 from annotation.models import Assignment, Item, ProjectMember, Submission, WorkerStage
-from annotation.roles import Role
-from annotation.stages import Emit
+from tests.annotation.test_gold import build
 
 BODY_PHRASE = "Dario Weiss"
 
@@ -33,24 +32,6 @@ def weiss(project) -> dict:
     body = project.items.filter(stage__kind="newsqa_question").first().document.body
     start = body.index(BODY_PHRASE)
     return {"spans": [[start, start + len(BODY_PHRASE)]]}
-
-
-def build(news_corpus, workers, admin_user, committed, settings, **params):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    project = engine.project_create(name="Quality", recipe="newsqa", corpus=news_corpus)
-    answer = project.stages.get(kind="newsqa_answer")
-    engine.stage_params_update(stage=answer, params=params)
-    for user in workers.values():
-        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
-    with committed():
-        engine.project_start(project=project, actor=admin_user)
-    question = project.stages.get(kind="newsqa_question")
-    doc_id = project.items.filter(stage=question).values_list("document_id", flat=True)[0]
-    engine.items_emit(source_stage=question, emits=[
-        Emit(kind="newsqa_answer", key=f"w{n}", data={"question": f"Question {n}?"},
-             document_id=doc_id) for n in range(6)])
-    answer.refresh_from_db()
-    return project, answer
 
 
 def answer_claims(project, worker):
