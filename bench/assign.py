@@ -40,11 +40,32 @@ repeats the off/on pairs in alternating order (off-on, on-off, ...) and pools th
 default --quotas run takes about 6 minutes here; shorten it with --seconds,
 --paced-seconds, --floor-seconds 0.
 
+**--quality** (qualification and gold checks, ``annotation.eligibility`` and
+``annotation.quality``): the same off/on pairs as --quotas, by the same code
+(--quality-rounds; a second worker alone; the same ratios and 10% bound), with
+qualification and gold checks off and then on. On: the answer stage asks for a
+qualification (``qualification_items`` 1; every bench worker has a qualified, active
+``WorkerStage``, so each claim checks the standing and none is refused) and mixes in gold
+checks at --quality-gold-rate (``gold_rate``, 0.1) from at least --quality-gold-items (200)
+gold check items of 3 slots each, made before the first on run and added to before each
+later one when its workers might run out (a worker sees each gold item at most once). Their
+expected answer is the bench's own ``{"no_answer": true}``, so every check scores 1, and
+``gold_min_items`` is 10**6: nobody is paused. A submitted gold slot is replaced by a fresh
+one and scored, never finished. Off: neither (``qualification_items`` and ``gold_rate``
+0; the standings stay, and the gold items, once made, stay open in the stage below the
+range the work probe reads). It prints the share of the on runs' claims that were gold,
+and checks afterwards that no gold item is done or has children, that no work slot went
+to a worker without a qualified, active standing, and (--quality-check-workers) that
+workers who are unqualified or paused get no slot while it is on, beside one qualified
+worker who does.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench \\
         .venv/bin/python bench/assign.py [--workers 50] [--seconds 60] [--items 20000] \\
         [--processes 2] [--solo-seconds 5] [--paced-seconds 60 --paced-rate 320 \\
         --paced-processes 50] [--floor-seconds 20] [--quotas [--quota-rounds 1] \\
-        [--quota-check-workers 20 --quota-check-threads 3 --quota-check-limit 5]]
+        [--quota-check-workers 20 --quota-check-threads 3 --quota-check-limit 5]] \\
+        [--quality [--quality-rounds 1] [--quality-gold-rate 0.1] \\
+        [--quality-gold-items 200] [--quality-check-workers 10]]
 
 It reads DATABASE_URL and refuses to run on SQLite. It migrates that database, builds its
 own project, and deletes the project afterwards.
@@ -54,6 +75,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import multiprocessing
 import os
 import statistics
@@ -86,11 +108,13 @@ class EngineWorker:
     """A worker through the engine: ``task_claim`` and ``task_submit``, as the pages do."""
 
     def __init__(self, user, project_id) -> None:
+        from annotation.eligibility import GOLD_PRIORITY
         from annotation.models import Project
 
         self.user = user
         self.project = Project.objects.get(pk=project_id)
         self.name = user.username
+        self.gold, self.gold_priority = False, GOLD_PRIORITY
 
     def warm(self) -> None:
         """Connect before the clock starts, as a long-lived web worker is connected."""
@@ -102,6 +126,8 @@ class EngineWorker:
         from annotation import engine
 
         task = engine.task_claim(worker=self.user, project=self.project)
+        # Whether the slot is a gold check's (--quality splits the latencies by it).
+        self.gold = task is not None and task.priority == self.gold_priority
         return task.pk if task is not None else None
 
     def submit(self, slot_id) -> None:
@@ -177,6 +203,8 @@ def _run_group(make, ids, seconds, go, results, period=None) -> None:
     connections.close_all()
     claim_ms: list[float] = []
     submit_ms: list[float] = []
+    # Each submitted cycle: claim ms, submit ms, whether the slot was a gold check's.
+    cycles: list[tuple[float, float, bool]] = []
     errors: list[str] = []
     lock = threading.Lock()
     workers = [make(each) for each in ids]
@@ -186,7 +214,7 @@ def _run_group(make, ids, seconds, go, results, period=None) -> None:
     clock: dict[str, float] = {}
 
     def work(worker, offset) -> None:
-        mine_claim, mine_submit = [], []
+        mine_claim, mine_submit, mine_cycles = [], [], []
         worker.warm()
         warmed.release()
         start.wait()
@@ -206,6 +234,8 @@ def _run_group(make, ids, seconds, go, results, period=None) -> None:
                     break
                 worker.submit(slot_id)
                 mine_submit.append((time.perf_counter() - t1) * 1000)
+                mine_cycles.append((mine_claim[-1], mine_submit[-1],
+                                    getattr(worker, "gold", False)))
         except Exception as exc:
             errors.append(f"{worker.name}: {exc!r}")
         finally:
@@ -213,6 +243,7 @@ def _run_group(make, ids, seconds, go, results, period=None) -> None:
             with lock:
                 claim_ms.extend(mine_claim)
                 submit_ms.extend(mine_submit)
+                cycles.extend(mine_cycles)
 
     # Paced workers start spread over one period, not all at once.
     threads = [threading.Thread(target=work, args=(w, (period or 0) * n / len(workers)))
@@ -226,13 +257,14 @@ def _run_group(make, ids, seconds, go, results, period=None) -> None:
     start.set()
     for t in threads:
         t.join()
-    results.put((claim_ms, submit_ms, errors))
+    results.put((claim_ms, submit_ms, errors, cycles))
 
 
-def _phase(make, ids, seconds, processes, period=None):
+def _phase(make, ids, seconds, processes, period=None, cycles=None):
     """Run a worker per id as threads spread over ``processes`` processes (the GIL limits
     one process to one core's worth of Python); returns their latencies and the wall
-    time."""
+    time. ``cycles``: a list to extend with each submitted cycle's claim ms, submit ms and
+    whether its slot was a gold check's."""
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
     groups = [group for group in (ids[i::processes] for i in range(processes)) if group]
@@ -247,7 +279,9 @@ def _phase(make, ids, seconds, processes, period=None):
     submit_ms: list[float] = []
     errors: list[str] = []
     for _ in procs:
-        claims, submits, errs = results.get()
+        claims, submits, errs, done = results.get()
+        if cycles is not None:
+            cycles += done
         claim_ms += claims
         submit_ms += submits
         errors += errs
@@ -272,11 +306,14 @@ def _floor_tables(cursor, table: str, items: int) -> None:
 class Run:
     """One measured run of a phase: its latencies, errors and wall time."""
 
-    def __init__(self, claim_ms, submit_ms, errors, elapsed, dup=0, over=0, counted=None,
-                 open_at_start=0) -> None:
+    def __init__(self, claim_ms, submit_ms, errors, elapsed, dup=0, over=0, observed=None,
+                 open_at_start=0, cycles=None) -> None:
         self.claim_ms, self.submit_ms, self.errors, self.elapsed = (claim_ms, submit_ms,
                                                                     errors, elapsed)
-        self.dup, self.over, self.counted, self.open_at_start = dup, over, counted, open_at_start
+        # observed: what the comparison's ``observe`` read after an on run (Toggle)
+        self.dup, self.over, self.observed = dup, over, observed
+        self.open_at_start = open_at_start
+        self.cycles = cycles or []  # (claim ms, submit ms, gold) of each submitted cycle
 
     @property
     def ran_dry(self) -> bool:
@@ -284,7 +321,7 @@ class Run:
 
 
 class Pooled:
-    """The runs of one condition (limits off or on) of a phase, pooled."""
+    """The runs of one condition (off or on) of a phase, pooled."""
 
     def __init__(self, runs: list[Run]) -> None:
         self.runs = runs
@@ -315,8 +352,35 @@ QUOTA_BIG = 10**6  # a limit no run reaches: every claim is counted, none refuse
 QUOTA_BOUND = 0.10  # limits on must stay within 10% of limits off
 
 
+QUALITY_GOLD_SLOTS = 3  # open slots of a gold check item, as annotation.gold makes them
+QUALITY_NEVER_PAUSE = 10**6  # gold_min_items: nobody is paused during the bench
+
+
 def _ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
+
+
+class Toggle:
+    """What an off / on comparison switches (--quotas: the per-worker limits; --quality:
+    qualification and gold checks). ``key`` prefixes its RESULT keys, ``what`` names it in
+    the output, ``title`` says what on means; ``switch(on)`` sets it for the bench workers;
+    ``prepare(cycles)`` readies an on run of about ``cycles`` claims per worker;
+    ``observe(since)`` reads what an on run did since ``since`` (kept as ``Run.observed``)
+    and ``describe(observed)`` says it."""
+
+    def __init__(self, key: str, what: str, title: str, rounds: int, switch, observe,
+                 describe, prepare=None) -> None:
+        self.key, self.what, self.title, self.rounds = key, what, title, rounds
+        self.switch, self.observe, self.describe = switch, observe, describe
+        self.prepare = prepare or (lambda cycles: None)
+
+    def orders(self, closed_first_off: bool) -> list[tuple[bool, ...]]:
+        """The order of each round's runs: off-on, on-off, ... (with ``closed_first_off``
+        the first round's off run is the main closed loop, already done)."""
+        rounds = [(False, True) if r % 2 == 0 else (True, False) for r in range(self.rounds)]
+        if closed_first_off and rounds:
+            rounds[0] = (True,)
+        return rounds
 
 
 def main() -> int:
@@ -351,7 +415,24 @@ def main() -> int:
                         help="the check's session quota (the stage limit is 2 more)")
     parser.add_argument("--quota-check-seconds", type=float, default=30.0,
                         help="deadline of the check (it ends when every worker is refused)")
+    parser.add_argument("--quality", action="store_true",
+                        help="closed loop, alone and paced twice: qualification and gold "
+                             "checks off, then on (every bench worker qualified, gold mixed "
+                             "in at --quality-gold-rate); then a check with workers the claim "
+                             "must refuse")
+    parser.add_argument("--quality-rounds", type=int, default=1,
+                        help="on/off pairs of --quality (as --quota-rounds)")
+    parser.add_argument("--quality-gold-rate", type=float, default=0.1,
+                        help="the answer stage's gold_rate when on")
+    parser.add_argument("--quality-gold-items", type=int, default=200,
+                        help="gold check items (3 slots each) at least; more are added when "
+                             "the next on run might exhaust a worker's unseen ones")
+    parser.add_argument("--quality-check-workers", type=int, default=10,
+                        help="workers of the refusal check, every other one unqualified and "
+                             "the others paused (0: skip)")
     args = parser.parse_args()
+    if args.quotas and args.quality:
+        parser.error("--quotas and --quality compare one thing each: run them apart")
     if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
         print("bench/assign.py needs DATABASE_URL=postgres://... (it refuses SQLite: row "
               "locks are the point)", file=sys.stderr)
@@ -365,7 +446,8 @@ def main() -> int:
     from django.utils import timezone
 
     from annotation import engine
-    from annotation.models import Assignment, Item, Project, ProjectMember, Stage
+    from annotation.eligibility import GOLD_PRIORITY
+    from annotation.models import Assignment, Item, Project, ProjectMember, Stage, WorkerStage
     from annotation.roles import Role
     from annotation.services import user_ensure
     from collector.models import Corpus, Document
@@ -399,7 +481,9 @@ def main() -> int:
         built += n
 
     def open_slots() -> int:
-        return Assignment.objects.filter(stage=stage, status="open").count()
+        """Open work slots (gold check slots, --quality, are not work)."""
+        return Assignment.objects.filter(stage=stage, status="open",
+                                         priority__gt=GOLD_PRIORITY).count()
 
     def items_top_up(cycles: float) -> None:
         """Enough open slots for ``cycles`` more claims (the main phase may leave none)."""
@@ -410,15 +494,20 @@ def main() -> int:
     print(f"building {args.items:,} items with overlap 2 ...", flush=True)
     items_add(args.items)
     users = []
-    # --quotas: a second worker alone, with limits on. Not the first one again: a worker
-    # alone leaves every item they answered with its other slot open, and each of their
-    # claims walks past those first, so a second run of the same worker is slower anyway.
-    for n in range(args.workers + (2 if args.quotas else 1)):
+    compare = args.quotas or args.quality  # an off / on comparison (Toggle)
+    # --quotas, --quality: a second worker alone, with the toggle on. Not the first one
+    # again: a worker alone leaves every item they answered with its other slot open, and
+    # each of their claims walks past those first, so a second run of the same worker is
+    # slower anyway.
+    for n in range(args.workers + (2 if compare else 1)):
         user, _ = user_ensure(username=f"bench-worker-{n}", password="bench-password-0123",  # noqa: S106
                               roles=(Role.ANNOTATOR,))
-        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+        member = engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+        if args.quality:  # qualified and active: the claim checks it, refuses nobody
+            WorkerStage.objects.update_or_create(member=member, stage=stage,
+                                                 defaults={"qualified": True})
         users.append(user)
-    solo_user_on = users.pop() if args.quotas else None
+    solo_user_on = users.pop() if compare else None
     users, solo_user = users[:-1], users[-1]
 
     # Fresh statistics and no dead rows left by earlier runs, as autovacuum keeps a live
@@ -429,6 +518,8 @@ def main() -> int:
                      "annotation_transitionlog"]
     if args.quotas:  # the counted claims update the membership rows
         engine_tables.append("annotation_projectmember")
+    if args.quality:  # gold answers update the standings
+        engine_tables += ["annotation_workerstage", "annotation_goldanswer"]
 
     def vacuum() -> None:
         with connections["default"].cursor() as cursor:
@@ -465,9 +556,10 @@ def main() -> int:
                            " annotation_assignment WHERE stage_id = %s AND status = 'submitted'",
                            [stage.pk])
             dup = cursor.fetchone()[0]
+            # Work items only: a gold check item (--quality) takes submissions without end.
             cursor.execute("SELECT count(*) FROM (SELECT item_id FROM annotation_assignment"
-                           " WHERE stage_id = %s AND status = 'submitted' GROUP BY item_id"
-                           " HAVING count(*) > 2) o", [stage.pk])
+                           " WHERE stage_id = %s AND status = 'submitted' AND priority > %s"
+                           " GROUP BY item_id HAVING count(*) > 2) o", [stage.pk, GOLD_PRIORITY])
             over = cursor.fetchone()[0]
         connections.close_all()
         return dup, over
@@ -486,51 +578,134 @@ def main() -> int:
         connections.close_all()
         return claimed, session_counted, stage_counted
 
+    def counted_describe(counted) -> str:
+        claimed, session_counted, stage_counted = counted
+        return (f"counted on the membership rows: {session_counted:,} of {claimed:,} claims "
+                f"(session quota), {stage_counted:,} (stage limit)")
+
+    # Qualification and gold checks (--quality): on, the answer stage asks for a
+    # qualification (every bench worker's standing is qualified and active) and mixes in gold
+    # checks at the gold rate; off, neither (the default of a stage).
+    gold_made = 0
+    quality_on = {"qualification_items": 1, "gold_rate": args.quality_gold_rate,
+                  "gold_min_items": QUALITY_NEVER_PAUSE}
+    quality_off = {"qualification_items": 0, "gold_rate": 0.0}
+
+    def quality_switch(on: bool) -> None:
+        Stage.objects.filter(pk=stage.pk).update(
+            params={**stage.params, **(quality_on if on else quality_off)})
+        connections.close_all()
+
+    def gold_seen_most() -> int:
+        """The most gold check items one worker has taken so far."""
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM"
+                           " annotation_assignment WHERE stage_id = %s AND priority = %s AND"
+                           " worker_id IS NOT NULL GROUP BY worker_id) w",
+                           [stage.pk, GOLD_PRIORITY])
+            most = cursor.fetchone()[0]
+        connections.close_all()
+        return most
+
+    def gold_ready(cycles: float) -> None:
+        """Gold check items for an on run of about ``cycles`` claims per worker: at least
+        --quality-gold-items, and more when the worker who has seen most might run out."""
+        nonlocal gold_made
+        need = max(args.quality_gold_items,
+                   gold_seen_most() + math.ceil(1.5 * cycles * args.quality_gold_rate) + 10)
+        if need <= gold_made:
+            return
+        golds = Item.objects.bulk_create([
+            Item(project=project, stage=stage, key=f"gold:bench-{k}", document=doc,
+                 data={"question": f"Gold question {k}?"}, gold="check",
+                 status=Item.Status.OPEN, priority=GOLD_PRIORITY, overlap=QUALITY_GOLD_SLOTS,
+                 result={"expected": {"no_answer": True},
+                         "reason": "The bench article does not answer it."})
+            for k in range(gold_made, need)])
+        for gold in golds:
+            engine.slots_add(item=gold, n=QUALITY_GOLD_SLOTS)
+        print(f"  gold check items: {len(golds)} more, {need} in all", flush=True)
+        gold_made = need
+        connections.close_all()
+
+    def gold_since(since) -> tuple[int, int]:
+        """Claims of the bench workers since ``since``, and how many of them were gold."""
+        claims = Assignment.objects.filter(stage=stage, claimed_at__gte=since,
+                                           worker__in=bench_users)
+        counts = claims.count(), claims.filter(priority=GOLD_PRIORITY).count()
+        connections.close_all()
+        return counts
+
+    def gold_describe(observed) -> str:
+        claimed, gold = observed
+        return f"gold checks: {gold:,} of {claimed:,} claims ({_ratio(gold, claimed):.3f})"
+
+    toggle = None
+    if args.quotas:
+        toggle = Toggle("quota", "limits",
+                        f"every worker's session quota and the stage's per-worker limit "
+                        f"{QUOTA_BIG:,}, so each claim is counted on the membership row and "
+                        "none is refused", args.quota_rounds, limits, counted_since,
+                        counted_describe)
+    elif args.quality:
+        toggle = Toggle("quality", "quality",
+                        "the answer stage asks for a qualification, every bench worker "
+                        "qualified and active, and mixes in gold checks at gold_rate "
+                        f"{args.quality_gold_rate}; gold_min_items {QUALITY_NEVER_PAUSE:,}",
+                        args.quality_rounds, quality_switch, gold_since, gold_describe,
+                        prepare=gold_ready)
+
     engine_worker = partial(EngineWorker, project_id=project.pk)
 
-    def measured(on: bool, ids, seconds, processes, period=None, top_up=0.0) -> Run:
-        """One run with limits ``on`` or off, after a top-up to ``top_up`` open slots and a
-        vacuum; with its duplicates, over-filled items and counted claims."""
+    def measured(on: bool, ids, seconds, processes, period=None, top_up=0.0,
+                 cycles=0.0) -> Run:
+        """One run with the toggle ``on`` or off, after a top-up to ``top_up`` open slots
+        (on: readied for about ``cycles`` claims per worker) and a vacuum; with its
+        duplicates, over-filled items and what ``toggle.observe`` reads of an on run."""
         if top_up:
             items_top_up(top_up)
+        if on:
+            toggle.prepare(cycles)
         open_at_start = open_slots()
         vacuum()
-        limits(on)
+        toggle.switch(on)
         before = integrity()
         since = timezone.now()
+        done: list[tuple[float, float, bool]] = []
         claim, submit, errs, elapsed, _ = _phase(engine_worker, ids, seconds, processes,
-                                                 period=period)
+                                                 period=period, cycles=done)
         after = integrity()
-        counted = counted_since(since) if on else None
-        limits(False)
+        observed = toggle.observe(since) if on else None
+        toggle.switch(False)
         return Run(claim, submit, errs, elapsed, after[0] - before[0], after[1] - before[1],
-                   counted, open_at_start)
+                   observed, open_at_start, done)
 
     connections.close_all()
     claim_ms, submit_ms, errors, elapsed, n_procs = _phase(engine_worker, users, args.seconds,
                                                            args.processes)
     ran_dry = len(submit_ms) >= 2 * args.items
-    # Limits off and on: the closed loop above is the first run with limits off; each run
-    # after it starts with as many open slots as it had.
+    # Off and on (--quotas, --quality): the closed loop above is the first run with the
+    # toggle off; each run after it starts with as many open slots as it had.
     closed = {False: [], True: []}
-    if args.quotas:
+    if toggle:
         dup, over = integrity()
         closed[False].append(Run(claim_ms, submit_ms, [], elapsed, dup, over,
                                  open_at_start=2 * args.items))
-        for r in range(args.quota_rounds):
-            for on in ((True,) if r == 0 else (True, False) if r % 2 else (False, True)):
-                print(f"closed loop, limits {'on' if on else 'off'} ...", flush=True)
-                run = measured(on, users, args.seconds, args.processes, top_up=2 * args.items)
+        for order in toggle.orders(closed_first_off=True):
+            for on in order:
+                print(f"closed loop, {toggle.what} {'on' if on else 'off'} ...", flush=True)
+                run = measured(on, users, args.seconds, args.processes, top_up=2 * args.items,
+                               cycles=len(claim_ms) / len(users))
                 closed[on].append(run)
                 errors += run.errors
     # The later phases get fresh items when the main phase took (nearly) all of them.
     items_top_up(2_000 * args.solo_seconds + (args.paced_rate * args.paced_seconds * 1.5
                                               if args.paced_seconds else 0))
-    # --quotas: each worker alone starts on fresh items claimed before all others (the
-    # first would otherwise leave the second the other slots of the items it answered, and
-    # walk past those itself: neither would measure the same claims).
+    # --quotas, --quality: each worker alone starts on fresh items claimed before all others
+    # (the first would otherwise leave the second the other slots of the items it answered,
+    # and walk past those itself: neither would measure the same claims).
     alone_items = int(1_000 * args.solo_seconds)
-    if args.quotas and args.solo_seconds:
+    if toggle and args.solo_seconds:
         items_add(alone_items, priority=-1)
     vacuum()  # the closed loop's dead rows, as autovacuum would clear them on a live database
     # One worker alone: the service time of a claim and a submit, without queueing.
@@ -539,9 +714,10 @@ def main() -> int:
         else ([], [], [], 0, 0))
     errors += solo_errors
     solo_on = None
-    if args.quotas and args.solo_seconds:
+    if toggle and args.solo_seconds:
         items_add(alone_items, priority=-2)
-        solo_on = measured(True, [solo_user_on], args.solo_seconds, 1)
+        solo_on = measured(True, [solo_user_on], args.solo_seconds, 1,
+                           cycles=len(solo_claim))
         errors += solo_on.errors
     # Paced: the same workers offering --paced-rate cycles/s in all (a crowd has think
     # time), so the latencies are those of a platform serving that rate, not saturated.
@@ -551,12 +727,13 @@ def main() -> int:
         paced_processes = args.paced_processes or args.workers
         period = args.workers / args.paced_rate
         paced_slots = args.paced_rate * args.paced_seconds * 1.5
-        if args.quotas:
-            for r in range(args.quota_rounds):
-                for on in ((False, True) if r % 2 == 0 else (True, False)):
-                    print(f"paced, limits {'on' if on else 'off'} ...", flush=True)
+        if toggle:
+            for order in toggle.orders(closed_first_off=False):
+                for on in order:
+                    print(f"paced, {toggle.what} {'on' if on else 'off'} ...", flush=True)
                     run = measured(on, users, args.paced_seconds, paced_processes,
-                                   period=period, top_up=paced_slots)
+                                   period=period, top_up=paced_slots,
+                                   cycles=args.paced_rate * args.paced_seconds / args.workers)
                     paced_runs[on].append(run)
                     errors += run.errors
             first = paced_runs[False][0]
@@ -589,9 +766,18 @@ def main() -> int:
     if args.quotas and args.quota_check_workers:
         check = _quota_check(args, project, stage, items_top_up, integrity)
         errors += check["errors"]
+    # The check with workers the claim must refuse (--quality), and what the whole run left.
+    quality_state = None
+    if args.quality:
+        if args.quality_check_workers:
+            check = _quality_check(args, project, stage, quality_switch)
+            errors += check["errors"]
+        quality_state = _quality_state(stage, gold_made, GOLD_PRIORITY)
 
     submitted = Assignment.objects.filter(stage=stage, status=Assignment.Status.SUBMITTED)
-    per_item = Counter(submitted.values_list("item_id", flat=True))
+    # Work items only: a gold check item (--quality) takes submissions without end.
+    per_item = Counter(submitted.filter(priority__gt=GOLD_PRIORITY)
+                       .values_list("item_id", flat=True))
     pairs = Counter(submitted.values_list("item_id", "worker_id"))
     duplicates = sum(n - 1 for n in pairs.values() if n > 1)
     overfilled = sum(1 for n in per_item.values() if n > 2)
@@ -643,10 +829,13 @@ def main() -> int:
               f"{TARGET_SUBMITS_PER_S:.0f}; claim p95 {paced[2] / TARGET_P95_MS:.2f}x and submit "
               f"p95 {paced[4] / TARGET_P95_MS:.2f}x of {TARGET_P95_MS:.0f} ms: both targets "
               f"{'met' if met else 'NOT met'} together")
-    quota_keys, quota_ok = "", True
-    if args.quotas:
-        quota_keys, quota_ok = _quota_report(args, closed, solo_claim, solo_submit, solo_on,
-                                             paced_runs, check)
+    toggle_keys, toggle_ok = "", True
+    if toggle:
+        compared = _compare_report(args, toggle, closed, solo_claim, solo_submit, solo_on,
+                                   paced_runs)
+        report = _quota_report if args.quotas else _quality_report
+        toggle_keys, toggle_ok = report(args, compared, check,
+                                        **({"state": quality_state} if args.quality else {}))
     # Clean up the bench project (history rows first: they protect what they point at).
     from annotation.models import Submission
 
@@ -662,8 +851,8 @@ def main() -> int:
              f" paced_submit_p95_ms={paced[4]:.1f}" if paced else "")
           + (f" floor_cycles_per_s={floor[0]:.1f} floor_claim_p95_ms={floor[1]:.1f}"
              f" floor_submit_p95_ms={floor[2]:.1f}" if floor else "")
-          + quota_keys)
-    return 0 if not errors and duplicates == 0 and overfilled == 0 and quota_ok else 1
+          + toggle_keys)
+    return 0 if not errors and duplicates == 0 and overfilled == 0 and toggle_ok else 1
 
 
 def _quota_check(args, project, stage, items_top_up, integrity) -> dict:
@@ -725,17 +914,33 @@ def _quota_check(args, project, stage, items_top_up, integrity) -> dict:
             "session_limit": session_limit, "stage_limit": stage_limit}
 
 
-def _quota_report(args, closed, solo_claim, solo_submit, solo_on, paced_runs, check):
-    """Print limits off against on; return the RESULT keys and whether the run is sound
-    (no duplicate, no over-filled item, no overrun: the 10% bound is reported, not
-    enforced, as it depends on the machine's load)."""
-    print(f"limits off / on (on: every worker's session quota and the stage's per-worker "
-          f"limit {QUOTA_BIG:,}, so each claim is counted on the membership row and none is "
-          f"refused); {args.quota_rounds} round(s), order "
-          + ", ".join("off-on" if r % 2 == 0 else "on-off" for r in range(args.quota_rounds)))
+class Compared:
+    """Off against on (``_compare_report``): the pooled runs, the RESULT keys of the ratios
+    and figures, whether the 10% bound held, and the duplicates and over-filled items of
+    the on runs."""
+
+    def __init__(self, toggle, c_off, c_on, p_off, p_on, solo_on, keys, held, dup,
+                 over) -> None:
+        self.toggle, self.c_off, self.c_on, self.p_off, self.p_on = (toggle, c_off, c_on,
+                                                                     p_off, p_on)
+        self.solo_on, self.keys, self.held, self.dup, self.over = solo_on, keys, held, dup, over
+
+    def on_runs(self) -> list[Run]:
+        return [*self.c_on.runs, *([self.solo_on] if self.solo_on is not None else []),
+                *(self.p_on.runs if self.p_on else [])]
+
+
+def _compare_report(args, toggle, closed, solo_claim, solo_submit, solo_on,
+                    paced_runs) -> Compared:
+    """Print the toggle off against on (--quotas, --quality): each condition's closed loop,
+    worker alone and paced phase, their ratios and whether they stay within 10%, and the
+    duplicates and over-filled items of each. The RESULT keys start with ``toggle.key``."""
+    what, key = toggle.what, toggle.key
+    print(f"{what} off / on (on: {toggle.title}); {toggle.rounds} round(s), order "
+          + ", ".join("off-on" if r % 2 == 0 else "on-off" for r in range(toggle.rounds)))
     c_off, c_on = Pooled(closed[False]), Pooled(closed[True])
     for name, pooled in (("off", c_off), ("on", c_on)):
-        print(f"  closed loop, limits {name}: {pooled.line()}")
+        print(f"  closed loop, {what} {name}: {pooled.line()}")
         if len(pooled.runs) > 1:
             print(f"    each run (submits/s, claim / submit p95): {pooled.each()}")
         for run in pooled.runs:
@@ -743,42 +948,43 @@ def _quota_report(args, closed, solo_claim, solo_submit, solo_on, paced_runs, ch
                 print(f"    one run used all {run.open_at_start:,} open slots in "
                       f"{run.elapsed:.1f} s: its figures cover that time")
     for run in closed[True]:
-        claimed, session_counted, stage_counted = run.counted
-        print(f"    counted on the membership rows: {session_counted:,} of {claimed:,} claims "
-              f"(session quota), {stage_counted:,} (stage limit)")
+        print(f"    {toggle.describe(run.observed)}")
     if solo_on is not None and solo_claim:
-        print(f"  alone, limits off: claim p50 {statistics.median(solo_claim):.2f} / p95 "
+        print(f"  alone, {what} off: claim p50 {statistics.median(solo_claim):.2f} / p95 "
               f"{percentile(solo_claim, 0.95):.2f} ms, submit p50 "
               f"{statistics.median(solo_submit):.2f} / p95 {percentile(solo_submit, 0.95):.2f} ms")
         if solo_on.claim_ms:
-            print(f"  alone, limits on:  claim p50 {statistics.median(solo_on.claim_ms):.2f} / "
+            print(f"  alone, {what} on:  claim p50 {statistics.median(solo_on.claim_ms):.2f} / "
                   f"p95 {percentile(solo_on.claim_ms, 0.95):.2f} ms, submit p50 "
                   f"{statistics.median(solo_on.submit_ms):.2f} / p95 "
-                  f"{percentile(solo_on.submit_ms, 0.95):.2f} ms")
+                  f"{percentile(solo_on.submit_ms, 0.95):.2f} ms; "
+                  f"{toggle.describe(solo_on.observed)}")
     p_off = Pooled(paced_runs[False]) if paced_runs[False] else None
     p_on = Pooled(paced_runs[True]) if paced_runs[True] else None
     if p_off and p_on:
         for name, pooled in (("off", p_off), ("on", p_on)):
-            print(f"  paced at {args.paced_rate:.0f}/s, limits {name}: {pooled.line()}")
+            print(f"  paced at {args.paced_rate:.0f}/s, {what} {name}: {pooled.line()}")
             if len(pooled.runs) > 1:
                 print(f"    each run (submits/s, claim / submit p95): {pooled.each()}")
+        for run in p_on.runs:
+            print(f"    {toggle.describe(run.observed)}")
     closed_ratio = _ratio(c_on.submits_per_s, c_off.submits_per_s)
     checks = [("closed-loop submits/s", closed_ratio, closed_ratio >= 1 - QUOTA_BOUND)]
     info = [("closed-loop claim p95", _ratio(c_on.p("claim", 0.95), c_off.p("claim", 0.95))),
             ("closed-loop submit p95", _ratio(c_on.p("submit", 0.95), c_off.p("submit", 0.95)))]
-    keys = f" quota_closed_ratio={closed_ratio:.3f}"
+    keys = f" {key}_closed_ratio={closed_ratio:.3f}"
     if p_off and p_on:
         claim_ratio = _ratio(p_on.p("claim", 0.95), p_off.p("claim", 0.95))
         submit_ratio = _ratio(p_on.p("submit", 0.95), p_off.p("submit", 0.95))
         checks += [("paced claim p95", claim_ratio, claim_ratio <= 1 + QUOTA_BOUND),
                    ("paced submit p95", submit_ratio, submit_ratio <= 1 + QUOTA_BOUND)]
         info.append(("paced submits/s", _ratio(p_on.submits_per_s, p_off.submits_per_s)))
-        keys += (f" quota_paced_claim_p95_ratio={claim_ratio:.3f}"
-                 f" quota_paced_submit_p95_ratio={submit_ratio:.3f}")
+        keys += (f" {key}_paced_claim_p95_ratio={claim_ratio:.3f}"
+                 f" {key}_paced_submit_p95_ratio={submit_ratio:.3f}")
     if solo_on is not None and solo_on.claim_ms and solo_claim:
         solo_ratio = _ratio(statistics.median(solo_on.claim_ms), statistics.median(solo_claim))
         info.append(("alone claim p50", solo_ratio))
-        keys += f" quota_solo_claim_p50_ratio={solo_ratio:.3f}"
+        keys += f" {key}_solo_claim_p50_ratio={solo_ratio:.3f}"
     held = all(ok for _, _, ok in checks)
     print("  ratios on / off: " + "; ".join(
         f"{name} {value:.3f} ({'within' if ok else 'OUTSIDE'} 10%)" for name, value, ok in checks)
@@ -788,11 +994,22 @@ def _quota_report(args, closed, solo_claim, solo_submit, solo_on, paced_runs, ch
           f"{1 + QUOTA_BOUND:.2f}x off)")
     dup = c_on.dup + (p_on.dup if p_on else 0) + (solo_on.dup if solo_on else 0)
     over = c_on.over + (p_on.over if p_on else 0) + (solo_on.over if solo_on else 0)
-    print(f"  duplicates / over-filled, limits off: closed {c_off.dup} / {c_off.over}"
+    print(f"  duplicates / over-filled, {what} off: closed {c_off.dup} / {c_off.over}"
           + (f", paced {p_off.dup} / {p_off.over}" if p_off else "")
-          + f"; limits on: closed {c_on.dup} / {c_on.over}"
+          + f"; {what} on: closed {c_on.dup} / {c_on.over}"
           + (f", paced {p_on.dup} / {p_on.over}" if p_on else ""))
-    overruns = 0
+    keys += (f" {key}_within_10pct={int(held)} {key}_closed_submits_per_s={c_on.submits_per_s:.1f}"
+             + (f" {key}_paced_claim_p95_ms={p_on.p('claim', 0.95):.1f}"
+                f" {key}_paced_submit_p95_ms={p_on.p('submit', 0.95):.1f}" if p_on else ""))
+    return Compared(toggle, c_off, c_on, p_off, p_on, solo_on, keys, held, dup, over)
+
+
+def _quota_report(args, compared: Compared, check):
+    """Print what is particular to the limits (the check with limits that refuse); return
+    the RESULT keys and whether the run is sound (no duplicate, no over-filled item, no
+    overrun: the 10% bound is reported, not enforced, as it depends on the machine's
+    load)."""
+    dup, over, overruns = compared.dup, compared.over, 0
     if check is not None:
         dup += check["dup"]
         over += check["over"]
@@ -804,12 +1021,164 @@ def _quota_report(args, closed, solo_claim, solo_submit, solo_on, paced_runs, ch
               f"refused at their limit, overruns={overruns}, counters that disagree with the "
               f"slots: {check['mismatches']}, duplicates={check['dup']} "
               f"overfilled={check['over']}")
-    keys += (f" quota_within_10pct={int(held)} quota_closed_submits_per_s={c_on.submits_per_s:.1f}"
-             + (f" quota_paced_claim_p95_ms={p_on.p('claim', 0.95):.1f}"
-                f" quota_paced_submit_p95_ms={p_on.p('submit', 0.95):.1f}" if p_on else "")
-             + f" quota_duplicates={dup} quota_overfilled={over} quota_overruns={overruns}")
+    keys = (compared.keys
+            + f" quota_duplicates={dup} quota_overfilled={over} quota_overruns={overruns}")
     mismatches = check["mismatches"] if check is not None else 0
     return keys, dup == 0 and over == 0 and overruns == 0 and mismatches == 0
+
+
+def _quality_check(args, project, stage, switch) -> dict:
+    """Workers the claim must refuse while qualification and gold checks are on:
+    --quality-check-workers new members of the stage, every other one with an active
+    standing that is not qualified, the others qualified but paused, claiming all at once,
+    beside one qualified, active worker (the control, who gets slots). Counts the slots of
+    the stage the refused ones got (must be 0)."""
+    from django.db import connections
+
+    from annotation import engine
+    from annotation.models import Assignment, WorkerStage
+    from annotation.roles import Role
+    from annotation.services import user_ensure
+
+    refused, control = [], None
+    for n in range(args.quality_check_workers + 1):
+        user, _ = user_ensure(username=f"bench-quality-{n}", password="bench-password-0123",  # noqa: S106
+                              roles=(Role.ANNOTATOR,))
+        member = engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+        is_control = n == args.quality_check_workers
+        WorkerStage.objects.update_or_create(member=member, stage=stage, defaults={
+            "qualified": is_control or n % 2 == 1,
+            "status": WorkerStage.Status.ACTIVE if is_control or n % 2 == 0
+            else WorkerStage.Status.PAUSED})
+        if is_control:
+            control = user
+        else:
+            refused.append(user)
+    switch(True)
+    print(f"quality check: {len(refused)} unqualified or paused workers and a qualified one "
+          "claim at once ...", flush=True)
+    claim_ms, _, errors, elapsed, _ = _phase(partial(EngineWorker, project_id=project.pk),
+                                             [*refused, control], 2.0, args.processes)
+    switch(False)
+    taken = Counter(Assignment.objects.filter(stage=stage, worker__in=[*refused, control])
+                    .values_list("worker_id", flat=True))
+    connections.close_all()
+    return {"workers": len(refused), "claims": len(claim_ms), "elapsed": elapsed,
+            "refused_slots": sum(taken[user.pk] for user in refused),
+            "control_slots": taken[control.pk], "errors": errors}
+
+
+def _quality_state(stage, gold_made: int, gold_priority: int) -> dict:
+    """What the whole run left (--quality): gold items done or with children, work slots of
+    workers without a qualified, active standing on the stage, the gold answers and their
+    scores, the standings paused, and the most gold items one worker took."""
+    from django.db import connections
+    from django.db.models import Avg
+
+    from annotation.models import GoldAnswer, Item, WorkerStage
+
+    gold = Item.objects.filter(stage=stage, gold="check")
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM annotation_assignment a WHERE a.stage_id = %s"
+            " AND a.priority > %s AND a.worker_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM"
+            " annotation_workerstage ws JOIN annotation_projectmember m ON m.id = ws.member_id"
+            " WHERE ws.stage_id = a.stage_id AND m.user_id = a.worker_id AND ws.qualified"
+            " AND ws.status = 'active')", [stage.pk, gold_priority])
+        unqualified_work = cursor.fetchone()[0]
+        cursor.execute("SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM"
+                       " annotation_assignment WHERE stage_id = %s AND priority = %s AND"
+                       " worker_id IS NOT NULL GROUP BY worker_id) w", [stage.pk, gold_priority])
+        most_seen = cursor.fetchone()[0]
+    answers = GoldAnswer.objects.filter(item__stage=stage, purpose="check")
+    state = {
+        "gold_items": gold.count(), "gold_made": gold_made,
+        "gold_done": gold.exclude(status=Item.Status.OPEN).count(),
+        "gold_children": Item.objects.filter(parent__in=gold).count(),
+        "unqualified_work": unqualified_work, "most_seen": most_seen,
+        "answers": answers.count(), "mean_score": answers.aggregate(m=Avg("score"))["m"],
+        "paused": WorkerStage.objects.filter(stage=stage, status=WorkerStage.Status.PAUSED,
+                                             member__user__username__startswith="bench-worker-"
+                                             ).count(),
+    }
+    connections.close_all()
+    return state
+
+
+def _quality_report(args, compared: Compared, check, state: dict):
+    """Print what is particular to qualification and gold checks (the share of gold claims,
+    the state the run left, the refusal check); return the RESULT keys and whether the run
+    is sound (no duplicate, no over-filled item, no gold item done or with children, no
+    work slot of an unqualified or paused worker, no slot for the refused workers: the 10%
+    bound is reported, not enforced)."""
+    phases = [("closed loop", compared.c_on.runs),
+              ("alone", [compared.solo_on] if compared.solo_on is not None else []),
+              ("paced", compared.p_on.runs if compared.p_on else [])]
+    parts, claimed, gold = [], 0, 0
+    for name, runs in phases:
+        c = sum(run.observed[0] for run in runs if run.observed)
+        g = sum(run.observed[1] for run in runs if run.observed)
+        if c:
+            parts.append(f"{name} {g:,} of {c:,} ({_ratio(g, c):.3f})")
+        claimed, gold = claimed + c, gold + g
+    share = _ratio(gold, claimed)
+    print(f"  gold share of the on runs' claims: {share:.3f} (gold_rate "
+          f"{args.quality_gold_rate}): " + "; ".join(parts))
+    # The on runs' cycles split by the slot's kind: against the off runs (all work), the
+    # work cycles of the on runs say whether qualification and gold slow the work itself,
+    # the gold cycles what the gold checks cost (10% of cycles: a p95 of the mix falls
+    # among them when they are the slower ones).
+    split_keys = ""
+    for name, off, on in (("closed loop", compared.c_off, compared.c_on),
+                          ("paced", compared.p_off, compared.p_on)):
+        if off is None or on is None:
+            continue
+        cycles = [c for run in on.runs for c in run.cycles]
+        work = [c for c in cycles if not c[2]]
+        gold_cycles = [c for c in cycles if c[2]]
+        if not work:
+            continue
+        w_claim = _ratio(percentile([c[0] for c in work], 0.95), off.p("claim", 0.95))
+        w_submit = _ratio(percentile([c[1] for c in work], 0.95), off.p("submit", 0.95))
+        print(f"  {name}, quality on, work slots only ({len(work):,} cycles): claim p50 "
+              f"{percentile([c[0] for c in work], 0.5):.1f} / p95 "
+              f"{percentile([c[0] for c in work], 0.95):.1f} ms, submit p50 "
+              f"{percentile([c[1] for c in work], 0.5):.1f} / p95 "
+              f"{percentile([c[1] for c in work], 0.95):.1f} ms (p95 / off: claim "
+              f"{w_claim:.3f}, submit {w_submit:.3f}); gold checks ({len(gold_cycles):,}): "
+              f"claim p50 {percentile([c[0] for c in gold_cycles], 0.5):.1f} / p95 "
+              f"{percentile([c[0] for c in gold_cycles], 0.95):.1f} ms, submit p50 "
+              f"{percentile([c[1] for c in gold_cycles], 0.5):.1f} / p95 "
+              f"{percentile([c[1] for c in gold_cycles], 0.95):.1f} ms")
+        if name == "paced":
+            split_keys = (f" quality_paced_work_claim_p95_ratio={w_claim:.3f}"
+                          f" quality_paced_work_submit_p95_ratio={w_submit:.3f}")
+    mean = state["mean_score"]
+    print(f"  gold check items: {state['gold_items']} of {QUALITY_GOLD_SLOTS} slots each (the "
+          f"most one worker took: {state['most_seen']}"
+          + (", ran out" if state["most_seen"] >= state["gold_items"] else "")
+          + f"); {state['answers']:,} gold answers scored, mean "
+          + (f"{mean:.3f}" if mean is not None else "-")
+          + f"; bench workers paused: {state['paused']}")
+    print(f"  gold items done: {state['gold_done']}, with children: {state['gold_children']}; "
+          f"work slots of workers without a qualified, active standing: "
+          f"{state['unqualified_work']}")
+    refused = 0
+    if check is not None:
+        refused = check["refused_slots"]
+        print(f"quality check ({check['workers']} workers, every other one unqualified, the "
+              f"others paused, and one qualified worker, claiming at once): "
+              f"{check['claims']:,} claims in {check['elapsed']:.1f} s, slots of the refused "
+              f"workers: {refused}, of the qualified one: {check['control_slots']}")
+    keys = (compared.keys + f" quality_gold_share={share:.3f}"
+            f" quality_gold_items={state['gold_items']}"
+            f" quality_duplicates={compared.dup} quality_overfilled={compared.over}"
+            f" quality_gold_done={state['gold_done'] + state['gold_children']}"
+            f" quality_unqualified_work={state['unqualified_work'] + refused}" + split_keys)
+    sound = (compared.dup == 0 and compared.over == 0 and state["gold_done"] == 0
+             and state["gold_children"] == 0 and state["unqualified_work"] == 0
+             and refused == 0)
+    return keys, sound
 
 
 if __name__ == "__main__":
