@@ -19,8 +19,10 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
+from annotation import sql
 from annotation.models import GoldAnswer, Item, ProjectMember, Stage, WorkerStage
 
 WS = WorkerStage.Status
@@ -52,21 +54,26 @@ def expected_of(item: Item) -> dict[str, Any]:
     return item.result.get("expected", {})
 
 
-@transaction.atomic
 def gold_check_record(*, item: Item, worker: Any, payload: dict[str, Any]
                       ) -> tuple[WorkerStage, bool]:
-    """Score a gold check answer and add it to the worker's record on the stage. Returns
-    the standing and whether this answer paused them (below ``gold_min_accuracy`` after at
-    least ``gold_min_items`` checks)."""
+    """Score a gold check answer and add it to the worker's record on the stage (call in
+    the submit's transaction). Returns the standing and whether this answer paused them
+    (below ``gold_min_accuracy`` after at least ``gold_min_items`` checks).
+
+    On PostgreSQL the standing's update (made when missing) and the answer's row are one
+    statement, so a gold submit costs about what a work submit does."""
     stage = item.stage
     score = float(stage.kind_spec.gold_score(item, payload, expected_of(item)))
-    standing = standing_for(member=member_of(worker=worker, stage=stage), stage=stage,
-                            lock=True)
-    GoldAnswer.objects.create(standing=standing, item=item, purpose="check", payload=payload,
-                              score=score)
-    standing.gold_seen += 1
-    standing.gold_score_sum += score
-    fields = ["gold_seen", "gold_score_sum"]
+    if sql.db().vendor == "postgresql":
+        standing = _gold_count(item=item, worker=worker, payload=payload, score=score)
+    else:
+        standing = standing_for(member=member_of(worker=worker, stage=stage), stage=stage,
+                                lock=True)
+        GoldAnswer.objects.create(standing=standing, item=item, purpose="check",
+                                  payload=payload, score=score)
+        WorkerStage.objects.filter(pk=standing.pk).update(
+            gold_seen=F("gold_seen") + 1, gold_score_sum=F("gold_score_sum") + score)
+        standing.refresh_from_db()
     p = stage.params
     paused = (standing.status == WS.ACTIVE
               and standing.gold_seen >= p.get("gold_min_items", 5)
@@ -77,9 +84,44 @@ def gold_check_record(*, item: Item, worker: Any, payload: dict[str, Any]
                                   f"{p['gold_min_accuracy']:.0%} after "
                                   f"{standing.gold_seen} checks")
         standing.changed_at = timezone.now()
-        fields += ["status", "status_reason", "changed_at"]
-    standing.save(update_fields=fields)
+        standing.save(update_fields=["status", "status_reason", "changed_at"])
     return standing, paused
+
+
+def _gold_count(*, item: Item, worker: Any, payload: dict[str, Any], score: float
+                ) -> WorkerStage:
+    """PostgreSQL: one statement adds the answer to the worker's standing on the item's
+    stage (made when missing, the row locked by the update) and writes the GoldAnswer."""
+    stage, conn = item.stage, sql.db()
+    fresh = WorkerStage(stage_id=stage.pk, gold_seen=1, gold_score_sum=score)
+    names = [f.attname for f in WorkerStage._meta.concrete_fields
+             if not f.primary_key and f.attname != "member_id"]
+    columns = [sql.db_value(WorkerStage, name, getattr(fresh, name), conn) for name in names]
+    answer = [sql.db_value(GoldAnswer, name, value, conn) for name, value in (
+        ("item_id", item.pk), ("purpose", "check"), ("try_number", 0), ("payload", payload),
+        ("score", score), ("created_at", timezone.now()))]
+    with conn.cursor() as cursor:
+        sql.execute(
+            cursor,
+            "WITH m AS (SELECT id FROM annotation_projectmember WHERE project_id = %s"
+            " AND user_id = %s AND role = %s),"
+            f" ws AS (INSERT INTO annotation_workerstage (member_id,"
+            f" {', '.join(c for c, _ in columns)}) SELECT m.id, {sql.placeholders(columns)}"
+            " FROM m ON CONFLICT (member_id, stage_id) DO UPDATE SET"
+            " gold_seen = annotation_workerstage.gold_seen + 1,"
+            " gold_score_sum = annotation_workerstage.gold_score_sum + EXCLUDED.gold_score_sum"
+            f" RETURNING {sql.columns(WorkerStage)}),"
+            f" ga AS (INSERT INTO annotation_goldanswer (standing_id,"
+            f" {', '.join(c for c, _ in answer)}) SELECT ws.id, {sql.placeholders(answer)}"
+            " FROM ws) SELECT * FROM ws",
+            [stage.project_id, worker.pk, stage.kind_spec.role.value,
+             *(v for _, v in columns), *(v for _, v in answer)],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        raise ValidationError(f"{worker} is not a {stage.kind_spec.role.value} of "
+                              f"{stage.project}")
+    return sql.rows_load(WorkerStage, rows)[0]
 
 
 @transaction.atomic
