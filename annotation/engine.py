@@ -37,7 +37,7 @@ from annotation.models import (
     WorkerStage,
 )
 from annotation.roles import Role
-from annotation.stages import Emit, stage_kind
+from annotation.stages import Emit, stage_kind, stage_kinds
 from annotation.workflow import transition
 from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.models import Job
@@ -499,17 +499,49 @@ def standing_decide(*, standing: WorkerStage, action: str, actor: Any = None,
     return standing
 
 
+def _slots_return(assignments: Any, *, actor: Any, note: str) -> int:
+    """The active slots among ``assignments`` go back to the pool (each replaced by an open
+    one, its claim no longer counted); how many."""
+    now = timezone.now()
+    returned = 0
+    for assignment in (assignments.select_for_update(of=("self",)).select_related("stage")
+                       .filter(status=AS.ACTIVE)):
+        transition(assignment, AS.RELEASED, actor=actor, ended_at=now, note=note[:300])
+        _slot_replace(assignment)
+        _count_return(assignment)
+        returned += 1
+    return returned
+
+
+def member_status_set(*, member: ProjectMember, status: str, actor: Any,
+                      reason: str = "") -> int:
+    """An admin pauses, blocks or resumes a member of a project. A paused or blocked member
+    claims nothing more there (``eligibility.stages_sql``) and their live slots of the
+    project go back to the pool; returns how many went back."""
+    if status not in ProjectMember.Status.values:
+        raise TaskError(f"unknown member status {status!r}")
+    with transaction.atomic():
+        locked = ProjectMember.objects.select_for_update().get(pk=member.pk)
+        locked.status = status
+        locked.save(update_fields=["status"])
+        member.status = status
+        if status == ProjectMember.Status.ACTIVE:
+            return 0
+        kinds = [kind for kind, spec in stage_kinds().items()
+                 if spec.role.value == locked.role]
+        note = reason or f"member {ProjectMember.Status(status).label.lower()} by an admin"
+        return _slots_return(
+            Assignment.objects.filter(stage__project_id=locked.project_id,
+                                      stage__kind__in=kinds, worker_id=locked.user_id),
+            actor=actor, note=note)
+
+
 def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any) -> None:
     """A worker was paused or blocked on ``stage``: their active slots there go back to the
     pool; with the stage's ``gold_set_aside``, their answers to items still open are set
     aside and each such item gets a replacement worker."""
-    now = timezone.now()
-    for assignment in (Assignment.objects.select_for_update().select_related("stage")
-                       .filter(stage=stage, worker=worker, status=AS.ACTIVE)):
-        transition(assignment, AS.RELEASED, actor=worker, ended_at=now,
-                   note=standing.status_reason[:300])
-        _slot_replace(assignment)
-        _count_return(assignment)
+    _slots_return(Assignment.objects.filter(stage=stage, worker=worker),
+                  actor=worker, note=standing.status_reason)
     if not stage.params.get("gold_set_aside"):
         return
     aside = list(Submission.objects.select_related("item").filter(

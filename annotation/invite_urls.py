@@ -12,5 +12,7 @@ urlpatterns = [
          name="members_import"),
     path("manage/projects/<int:pk>/invites/", invite_views.project_invite_create,
          name="project_invite_create"),
+    path("manage/members/<int:pk>/status/", invite_views.member_status,
+         name="member_status"),
     path("manage/invites/<int:pk>/revoke/", invite_views.invite_revoke, name="invite_revoke"),
 ]

@@ -14,14 +14,14 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation import invites
+from annotation import engine, invites
 from annotation.markdown import render_markdown
-from annotation.models import Invite, Project
+from annotation.models import Invite, Project, ProjectMember
 from annotation.roles import Role, role_required
 
 MEMBERS_TEMPLATE = "annotation/invites/members.html"
@@ -215,3 +215,23 @@ def members_import(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, MEMBERS_TEMPLATE, _members_page(
         request, project, import_form=form, import_result=result, import_errors=errors),
         status=200 if result else 400)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def member_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """Pause, block or resume a member (``status`` in the POST); a paused or blocked
+    member's live tasks of the project go back to the pool."""
+    member = get_object_or_404(ProjectMember.objects.select_related("user", "project"), pk=pk)
+    status = request.POST.get("status", "")
+    if status not in ProjectMember.Status.values:
+        return HttpResponseBadRequest(f"status: expected one of "
+                                      f"{', '.join(ProjectMember.Status.values)}")
+    returned = engine.member_status_set(member=member, status=status, actor=request.user)
+    label = ProjectMember.Status(status).label.lower()
+    text = f"{member.user.username} ({member.role}) is now {label}."
+    if returned:
+        text += f" {returned} live task(s) went back to the pool."
+    (messages.warning if status != ProjectMember.Status.ACTIVE else messages.success)(
+        request, text)
+    return redirect("annotation:project_members", pk=member.project_id)

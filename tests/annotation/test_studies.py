@@ -282,6 +282,42 @@ def test_stage_limit_and_paused_members(news_corpus, workers, admin_user, commit
     assert engine.task_claim(worker=other, project=project) is None
 
 
+def test_the_admin_pauses_blocks_and_resumes_a_member_from_the_members_page(
+        news_corpus, workers, admin_user, client_for, committed, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Watched", recipe="newsqa", corpus=news_corpus)
+    for user in workers.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    worker = workers["ann1"]
+    live = engine.task_claim(worker=worker, project=project)
+    assert live is not None
+    member = ProjectMember.objects.get(user=worker, project=project)
+    url = reverse("annotation:member_status", args=[member.pk])
+    # Only admins decide; a bad status names the field.
+    assert client_for(workers["ann2"]).post(url, {"status": "paused"}).status_code == 403
+    admin = client_for(admin_user)
+    bad = admin.post(url, {"status": "sleeping"})
+    assert bad.status_code == 400 and b"status" in bad.content
+    response = admin.post(url, {"status": "paused"}, follow=True)
+    member.refresh_from_db()
+    assert member.status == "paused"
+    assert "1 live task(s) went back to the pool" in response.content.decode()
+    live.refresh_from_db()
+    assert live.status == "released"
+    # Its slot is open again for someone else; the paused member gets nothing.
+    assert Assignment.objects.filter(item_id=live.item_id, stage_id=live.stage_id,
+                                     status="open").exists()
+    assert engine.task_claim(worker=worker, project=project) is None
+    page = admin.get(reverse("annotation:project_members", args=[project.pk])).content.decode()
+    assert f'data-testid="resume-{worker.username}"' in page
+    admin.post(url, {"status": "blocked"})
+    assert engine.task_claim(worker=worker, project=project) is None
+    admin.post(url, {"status": "active"})
+    assert engine.task_claim(worker=worker, project=project) is not None
+
+
 def test_stage_limit_is_not_a_parameter_of_batched_stages(db):
     from annotation.stages import stage_kind
 
