@@ -118,11 +118,21 @@ def free_port() -> int:
 class Server:
     """gunicorn serving config.wsgi as production does, on 127.0.0.1; stopped at exit."""
 
-    def __init__(self, workers: int, database_url: str) -> None:
+    #: The access log's format with ``access_log``: method, path, status, microseconds.
+    ACCESS_FORMAT = "%(m)s %(U)s %(s)s %(D)s"
+
+    def __init__(self, workers: int, database_url: str, access_log: bool = False) -> None:
         self.port = free_port()
         self.base = f"http://{HOST}:{self.port}"
-        fd, self.log_path = tempfile.mkstemp(prefix="bench-arrivals-gunicorn-", suffix=".log")
+        fd, self.log_path = tempfile.mkstemp(prefix="bench-gunicorn-", suffix=".log")
         os.close(fd)
+        self.access_path = None
+        logging = []
+        if access_log:  # each request's server time (``ACCESS_FORMAT``)
+            fd, self.access_path = tempfile.mkstemp(prefix="bench-gunicorn-", suffix=".access")
+            os.close(fd)
+            logging = ["--access-logfile", self.access_path,
+                       "--access-logformat", self.ACCESS_FORMAT]
         env = {**os.environ, "CROWDQA_ENV": "production", "DEBUG": "false",
                "SECRET_KEY": SECRET_KEY, "ALLOWED_HOSTS": HOST,
                "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false",
@@ -131,7 +141,7 @@ class Server:
             [sys.executable, "-m", "gunicorn", "config.wsgi:application",
              "--bind", f"{HOST}:{self.port}", "--workers", str(workers),
              "--worker-class", "sync", "--timeout", "60", "--graceful-timeout", "5",
-             "--log-level", "warning", "--error-logfile", self.log_path],
+             "--log-level", "warning", "--error-logfile", self.log_path, *logging],
             cwd=ROOT, env=env, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
         )
@@ -158,8 +168,10 @@ class Server:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.proc.pid, signal.SIGKILL)  # its own process group
                 self.proc.wait(timeout=5)
-        with contextlib.suppress(OSError):
-            os.unlink(self.log_path)
+        for path in (self.log_path, self.access_path):
+            if path:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
     def errors_logged(self) -> str:
         with contextlib.suppress(OSError):
@@ -273,7 +285,6 @@ def main() -> int:
         Project,
         ProjectMember,
         StudySession,
-        TransitionLog,
     )
     from collector.models import Corpus, Document
 
@@ -459,16 +470,14 @@ def main() -> int:
         print("gunicorn logged:", server_log.strip()[-1000:])
 
     if not args.keep:
-        slot_ids = list(Assignment.objects.filter(stage__project=project)
-                        .values_list("id", flat=True))
+        from benchdb import project_drop
+
         solo_users = set(ExternalAccount.objects.filter(
             platform=Platform.PROLIFIC, external_id__in=[r["pid"] for r in solo])
             .values_list("user_id", flat=True))
         keys += [r["session_key"] for r in solo_ok if r.get("session_key")]
         Session.objects.filter(session_key__in=keys).delete()
-        TransitionLog.objects.filter(model="Assignment", object_id__in=slot_ids).delete()
-        Item.objects.filter(project=project).update(parent=None)
-        Project.objects.filter(pk=project.pk).delete()
+        project_drop(project)
         get_user_model().objects.filter(pk__in=user_ids | solo_users).delete()
         print("cleaned up: the project, its study, the accounts and their sessions")
     print(f"RESULT arrivals workers={args.workers} arrival_p50_ms={percentile(whole, 0.5):.1f} "

@@ -836,12 +836,9 @@ def main() -> int:
         report = _quota_report if args.quotas else _quality_report
         toggle_keys, toggle_ok = report(args, compared, check,
                                         **({"state": quality_state} if args.quality else {}))
-    # Clean up the bench project (history rows first: they protect what they point at).
-    from annotation.models import Submission
+    from benchdb import project_drop
 
-    Submission.objects.filter(stage__project=project).delete()
-    Item.objects.filter(project=project).update(parent=None)
-    Project.objects.filter(pk=project.pk).delete()
+    project_drop(project)
     print(f"RESULT assign claims_per_s={claims_per_s:.1f} submits_per_s={submits_per_s:.1f} "
           f"claim_p95_ms={claim_p95:.1f} submit_p95_ms={submit_p95:.1f} "
           f"duplicates={duplicates} overfilled={overfilled}"

@@ -1,0 +1,385 @@
+"""Benchmark: the hot path a user takes, claim + task page + submit over HTTP.
+
+The same work as ``bench/assign.py`` (a NewsQA answer stage, overlap 2), but through the
+web server as annotators reach it: gunicorn serving ``config.wsgi`` in production mode
+(``CROWDQA_ENV=production``, ``DEBUG=false``, persistent database connections, sync
+workers, --gunicorn-workers of them, 2 x cores + 1 by default) on the PostgreSQL database
+of DATABASE_URL. --workers annotators, each with real authentication: a DRF token for the
+API (``Authorization: Token …``) and a session from logging in through ``/accounts/login/``
+for the pages. One cycle of an annotator:
+
+1. **claim**: ``POST /api/v1/tasks/next/`` with the project (token): the task as JSON;
+2. **page**: ``GET /tasks/<id>/`` (session): the task page the annotator reads, an
+   article of about 650 words;
+3. **submit**: ``POST /api/v1/tasks/<id>/submit/`` (token) with an answer.
+
+The load comes from one process (asyncio and aiohttp, one coroutine per annotator, a new
+connection per request as gunicorn's sync workers close them), which shares the machine's
+cores with the server, so it is kept lean. Two phases:
+
+- **paced**, --paced-seconds at --paced-rate cycles/s in all (100: the target): each
+  annotator's cycles are scheduled in time and a claim's latency counts from its scheduled
+  start, so an annotator who falls behind is not hidden;
+- **closed loop**, --seconds: each annotator cycles back to back (capacity).
+
+It prints per endpoint the client's p50/p95/p99 and the server's own time from gunicorn's
+access log (``%(D)s``), the submits/s of each phase, and checks the database afterwards:
+no worker submitted an item twice, no item has more submissions than its overlap
+(``duplicates``). Baseline named in the output, same run: the engine's closed loop of
+``bench/assign.py`` (the same 50 workers claiming and submitting through the engine
+in-process, no HTTP), run first for --engine-seconds; ``engine_ratio`` is the HTTP closed
+loop's submits/s over it. Targets: paced at 100 submits/s with claim, submit and page p95
+<= 50 ms; engine_ratio >= 0.5; duplicates 0.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench_http \\
+        .venv/bin/python bench/http_assign.py [--workers 50] [--paced-rate 100] \\
+        [--paced-seconds 30] [--seconds 30] [--engine-seconds 30] [--gunicorn-workers 5] \\
+        [--items 10000] [--docs 200] [--keep]
+
+It migrates that database, builds its own project and accounts and deletes the project
+afterwards (--keep leaves it). It talks only to 127.0.0.1 and stops gunicorn at exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import html
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+# The gunicorn server, the article generator and the percentiles of the arrivals bench;
+# importing it sets the environment both processes share (the secret key, no broker).
+import arrivals  # noqa: E402
+from arrivals import Server, article, percentile  # noqa: E402
+
+ROOT = arrivals.ROOT
+TARGET_P95_MS = 50.0
+TARGET_PACED = 100.0
+TARGET_ENGINE_RATIO = 0.5
+PASSWORD = "bench-password-0123"  # noqa: S105
+ENDPOINTS = ("claim", "page", "submit")
+ROUTES = (  # access-log path -> endpoint
+    ("claim", "POST", re.compile(r"^/api/v1/tasks/next/$")),
+    ("submit", "POST", re.compile(r"^/api/v1/tasks/\d+/submit/$")),
+    ("page", "GET", re.compile(r"^/tasks/\d+/$")),
+)
+
+
+class Annotator:
+    """One simulated annotator: their token, their session cookie, their latencies."""
+
+    def __init__(self, username: str, token: str, session: str) -> None:
+        self.username, self.token, self.session = username, token, session
+        self.times: dict[str, list[float]] = {name: [] for name in ENDPOINTS}
+        self.cycles = 0
+        self.errors: list[str] = []
+
+
+async def cycle(http, base: str, project_id: int, who: Annotator, start: float) -> bool:
+    """Claim, read the task page, submit; the claim's latency from ``start`` (its
+    scheduled time when paced). False when nothing was left to claim or a step failed."""
+    api = {"Authorization": f"Token {who.token}"}
+    async with http.post(f"{base}/api/v1/tasks/next/", json={"project": project_id},
+                         headers=api) as response:
+        body = await response.read()
+        status = response.status
+    claimed = time.perf_counter()
+    if status == 204:
+        return False
+    if status != 200:
+        who.errors.append(f"claim: HTTP {status} {body[:200]!r}")
+        return False
+    task = int(re.search(rb'"id":\s*(\d+)', body).group(1))
+    who.times["claim"].append((claimed - start) * 1000)
+    async with http.get(f"{base}/tasks/{task}/",
+                        headers={"Cookie": f"sessionid={who.session}"}) as response:
+        page = await response.read()
+        status = response.status
+    read = time.perf_counter()
+    if status != 200 or b'data-testid="article"' not in page:
+        who.errors.append(f"page: HTTP {status}")
+        return False
+    who.times["page"].append((read - claimed) * 1000)
+    async with http.post(f"{base}/api/v1/tasks/{task}/submit/", headers=api,
+                         json={"payload": {"no_answer": True}}) as response:
+        await response.read()
+        status = response.status
+    if status != 201:
+        who.errors.append(f"submit: HTTP {status}")
+        return False
+    who.times["submit"].append((time.perf_counter() - read) * 1000)
+    who.cycles += 1
+    return True
+
+
+async def phase(base: str, project_id: int, annotators: list[Annotator], seconds: float,
+                period: float | None) -> float:
+    """Every annotator cycling for ``seconds``: back to back, or (``period``) one cycle
+    every ``period`` seconds each, staggered. Returns the elapsed seconds."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(force_close=True, limit=0)
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout,
+                                     cookie_jar=aiohttp.DummyCookieJar()) as http:
+        began = time.perf_counter()
+        end = began + seconds
+
+        async def loop(n: int, who: Annotator) -> None:
+            start = began + (period * n / len(annotators) if period else 0.0)
+            while True:
+                if period:
+                    if start >= end:
+                        return
+                    await asyncio.sleep(max(0.0, start - time.perf_counter()))
+                else:
+                    start = time.perf_counter()
+                    if start >= end:
+                        return
+                try:
+                    if not await cycle(http, base, project_id, who, start):
+                        if not who.errors:
+                            who.errors.append("nothing left to claim")
+                        return
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    who.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                    return
+                if period:
+                    start += period
+
+        await asyncio.gather(*(loop(n, who) for n, who in enumerate(annotators)))
+        return time.perf_counter() - began
+
+
+def server_times(path: str, offset: int, expected: int, deadline_s: float = 30.0
+                 ) -> tuple[dict[str, list[float]], int]:
+    """The server's time (ms) per endpoint in the access log from ``offset``, once it holds
+    ``expected`` lines of the three endpoints (gunicorn logs a request after answering
+    it), and the offset after them."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        with open(path, "rb") as log:
+            log.seek(offset)
+            data = log.read()
+        times: dict[str, list[float]] = {name: [] for name in ENDPOINTS}
+        for line in data.decode(errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) != 4:
+                continue
+            method, url, _status, micros = parts
+            for name, verb, route in ROUTES:
+                if method == verb and route.match(url):
+                    times[name].append(int(micros) / 1000)
+        if sum(map(len, times.values())) >= expected or time.monotonic() > deadline:
+            return times, offset + len(data)
+        time.sleep(0.05)  # the last responses' log lines are being written
+
+
+def engine_closed_loop(args, database_url: str) -> float:
+    """bench/assign.py's closed loop (engine in-process, no HTTP), same machine, same
+    run: its submits/s."""
+    command = [sys.executable, str(BENCH / "assign.py"), "--workers", str(args.workers),
+               "--seconds", str(args.engine_seconds), "--solo-seconds", "0",
+               "--paced-seconds", "0", "--floor-seconds", "0"]
+    print("baseline: " + " ".join(command[1:]), flush=True)
+    done = subprocess.run(command, cwd=ROOT, env={**os.environ, "DATABASE_URL": database_url},
+                          capture_output=True, text=True, timeout=900, check=False)
+    found = re.search(r"^RESULT assign .*\bsubmits_per_s=([\d.]+)", done.stdout, re.M)
+    if done.returncode not in (0, 1) or not found:
+        raise RuntimeError(f"bench/assign.py failed ({done.returncode}): "
+                           f"{(done.stdout + done.stderr)[-2000:]}")
+    return float(found.group(1))
+
+
+def login(base: str, username: str) -> str:
+    """A real login through the form: the session key."""
+    client = arrivals.new_client()
+    page = client.get(f"{base}/accounts/login/", timeout=60)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    if page.status_code != 200 or not token:
+        raise RuntimeError(f"login page: HTTP {page.status_code}")
+    done = client.post(f"{base}/accounts/login/", allow_redirects=False, timeout=60,
+                       data={"csrfmiddlewaretoken": html.unescape(token.group(1)),
+                             "username": username, "password": PASSWORD},
+                       headers={"Referer": f"{base}/accounts/login/", "Origin": base})
+    session = client.cookies.get("sessionid")
+    if done.status_code != 302 or not session:
+        raise RuntimeError(f"login of {username}: HTTP {done.status_code}")
+    return session
+
+
+def report(name: str, client: dict[str, list[float]], server: dict[str, list[float]]) -> None:
+    for endpoint in ENDPOINTS:
+        c, s = client[endpoint], server[endpoint]
+        print(f"  {name} {endpoint:<6} client p50 {percentile(c, .5):6.1f} / p95 "
+              f"{percentile(c, .95):6.1f} / p99 {percentile(c, .99):6.1f} ms;"
+              f" server p50 {percentile(s, .5):6.1f} / p95 {percentile(s, .95):6.1f} ms"
+              f" ({len(c):,} requests)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=50, help="annotators")
+    parser.add_argument("--paced-rate", type=float, default=TARGET_PACED,
+                        help="cycles per second the annotators offer in all when paced")
+    parser.add_argument("--paced-seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=30.0, help="the closed loop")
+    parser.add_argument("--engine-seconds", type=float, default=30.0,
+                        help="the engine's closed loop (bench/assign.py), the baseline")
+    parser.add_argument("--gunicorn-workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument("--items", type=int, default=10_000, help="open items (overlap 2)")
+    parser.add_argument("--docs", type=int, default=200, help="articles the items are about")
+    parser.add_argument("--seed", type=int, default=20261125)
+    parser.add_argument("--keep", action="store_true", help="leave the project")
+    args = parser.parse_args()
+    database_url = os.environ.get("DATABASE_URL", "")
+    if not database_url.startswith(("postgres://", "postgresql://")):
+        print("bench/http_assign.py needs DATABASE_URL=postgres://...", file=sys.stderr)
+        return 2
+
+    engine_submits = engine_closed_loop(args, database_url)
+    print(f"engine closed loop (bench/assign.py, {args.workers} workers): "
+          f"{engine_submits:.1f} submits/s", flush=True)
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection, connections
+    from rest_framework.authtoken.models import Token
+
+    from annotation import engine
+    from annotation.models import Assignment, Item, Project
+    from annotation.roles import Role
+    from annotation.services import user_ensure
+    from collector.models import Corpus, Document
+
+    call_command("migrate", verbosity=0)
+    rng = random.Random(args.seed)
+    stamp = time.strftime("%Y%m%d%H%M%S")
+    print(f"building {args.docs} articles and {args.items:,} answer items ...", flush=True)
+    corpus, _ = Corpus.objects.get_or_create(name="bench-http", defaults={"language": "en"})
+    docs = []
+    for n in range(args.docs):
+        doc, _ = Document.objects.get_or_create(
+            corpus=corpus, external_id=f"bench-http-{n}",
+            defaults={"title": f"Bench article {n}", "body": article(rng, rng.randint(550, 750)),
+                      "highlights": ["A highlight of the story."]})
+        docs.append(doc)
+    project = engine.project_create(name=f"bench-http-{stamp}", recipe="newsqa", corpus=corpus)
+    Project.objects.filter(pk=project.pk).update(status=Project.Status.ACTIVE)
+    stage = project.stages.get(kind="newsqa_answer")
+    items = Item.objects.bulk_create([
+        Item(project=project, stage=stage, key=f"q{k}", document=docs[k % len(docs)],
+             data={"question": f"What did the report say about question {k}?"},
+             overlap=2, status=Item.Status.OPEN) for k in range(args.items)
+    ], batch_size=5000)
+    Assignment.objects.bulk_create([Assignment(item=item, stage=stage) for item in items
+                                    for _ in range(2)], batch_size=5000)
+    users = []
+    for n in range(args.workers):
+        user, _ = user_ensure(username=f"bench-http-{n}", password=PASSWORD,
+                              roles=(Role.ANNOTATOR,))
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+        users.append((user.username, Token.objects.get_or_create(user=user)[0].key))
+    with connection.cursor() as cursor:  # this machine's PostgreSQL runs autovacuum off
+        for table in ("annotation_item", "annotation_assignment", "annotation_submission",
+                      "annotation_projectmember", "annotation_transitionlog", "django_session",
+                      "authtoken_token", "auth_user"):
+            cursor.execute(f"VACUUM (ANALYZE) {table}")
+    connections.close_all()
+
+    server = Server(args.gunicorn_workers, database_url, access_log=True)
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        server.wait_ready(arrivals.new_client())
+        annotators = [Annotator(name, token, login(server.base, name)) for name, token in users]
+        # Warm-up: every gunicorn worker has its connection, its prepared statements and
+        # its templates before the measured phases.
+        asyncio.run(phase(server.base, project.pk, annotators[:10], 3.0, None))
+        for who in annotators:
+            who.times = {name: [] for name in ENDPOINTS}
+            who.cycles = 0
+        offset = Path(server.access_path).stat().st_size
+        results = {}
+        for name, seconds, period in (
+                ("paced", args.paced_seconds, args.workers / args.paced_rate),
+                ("closed", args.seconds, None)):
+            print(f"{name}: {args.workers} annotators, {seconds:.0f} s"
+                  + (f", offering {args.paced_rate:.0f} cycles/s" if period else "")
+                  + f"; gunicorn {args.gunicorn_workers} sync workers ...", flush=True)
+            elapsed = asyncio.run(phase(server.base, project.pk, annotators, seconds, period))
+            client = {e: [t for who in annotators for t in who.times[e]] for e in ENDPOINTS}
+            requests_made = sum(map(len, client.values()))
+            server_ms, offset = server_times(server.access_path, offset, requests_made)
+            errors = [e for who in annotators for e in who.errors]
+            results[name] = {"client": client, "server": server_ms, "errors": errors,
+                             "submits_per_s": len(client["submit"]) / elapsed}
+            print(f"  {len(client['submit']):,} submits in {elapsed:.1f} s: "
+                  f"{results[name]['submits_per_s']:.1f} submits/s; errors {len(errors)}"
+                  + (f" (first: {errors[0]})" if errors else ""), flush=True)
+            report(name, client, server_ms)
+            for who in annotators:
+                who.times = {e: [] for e in ENDPOINTS}
+                who.errors = []
+        logged_errors = [line for line in server.errors_logged().splitlines()
+                         if "Traceback" in line or "Error" in line]
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) - count(DISTINCT (item_id, worker_id)) FROM"
+                       " annotation_assignment WHERE stage_id = %s AND status = 'submitted'",
+                       [stage.pk])
+        twice = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM (SELECT item_id FROM annotation_assignment"
+                       " WHERE stage_id = %s AND status = 'submitted' GROUP BY item_id"
+                       " HAVING count(*) > 2) over", [stage.pk])
+        overfilled = cursor.fetchone()[0]
+    duplicates = twice + overfilled
+    if not args.keep:
+        from benchdb import project_drop
+
+        project_drop(project)
+
+    paced, closed = results["paced"], results["closed"]
+    p95 = {e: percentile(paced["client"][e], 0.95) for e in ENDPOINTS}
+    ratio = closed["submits_per_s"] / engine_submits if engine_submits else float("nan")
+    met = (paced["submits_per_s"] >= 0.95 * args.paced_rate
+           and all(value <= TARGET_P95_MS for value in p95.values())
+           and ratio >= TARGET_ENGINE_RATIO and duplicates == 0)
+    print(f"baseline, same run: the engine's closed loop {engine_submits:.1f} submits/s; "
+          f"over HTTP {closed['submits_per_s']:.1f} submits/s = {ratio:.3f} x (target >= "
+          f"{TARGET_ENGINE_RATIO}); paced {paced['submits_per_s']:.1f}/s of "
+          f"{args.paced_rate:.0f} offered, p95 claim {p95['claim']:.1f} / page "
+          f"{p95['page']:.1f} / submit {p95['submit']:.1f} ms (target <= {TARGET_P95_MS:.0f});"
+          f" duplicates {duplicates} (twice {twice}, over-filled {overfilled});"
+          f" server errors logged {len(logged_errors)}; targets {'met' if met else 'NOT met'}")
+    server_p95 = {e: percentile(paced["server"][e], 0.95) for e in ENDPOINTS}
+    print(f"RESULT http_assign paced_submits_per_s={paced['submits_per_s']:.1f} "
+          f"claim_p95_ms={p95['claim']:.1f} submit_p95_ms={p95['submit']:.1f} "
+          f"page_p95_ms={p95['page']:.1f} closed_submits_per_s={closed['submits_per_s']:.1f} "
+          f"engine_ratio={ratio:.3f} duplicates={duplicates} "
+          f"engine_submits_per_s={engine_submits:.1f} "
+          f"server_claim_p95_ms={server_p95['claim']:.1f} "
+          f"server_submit_p95_ms={server_p95['submit']:.1f} "
+          f"server_page_p95_ms={server_p95['page']:.1f} "
+          f"errors={len(paced['errors']) + len(closed['errors'])} "
+          f"gunicorn_workers={args.gunicorn_workers}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(main())
