@@ -20,7 +20,8 @@ cores with the server, so it is kept lean. Two phases:
 - **paced**, --paced-seconds at --paced-rate cycles/s in all (100: the target): each
   annotator's cycles are scheduled in time and a claim's latency counts from its scheduled
   start, so an annotator who falls behind is not hidden;
-- **closed loop**, --seconds: each annotator cycles back to back (capacity).
+- **closed loop**, --seconds: each annotator claims and submits through the API back to
+  back (capacity; no page, so that it does what the engine's closed loop does).
 
 It prints per endpoint the client's p50/p95/p99 and the server's own time from gunicorn's
 access log (``%(D)s``), the submits/s of each phase, and checks the database afterwards:
@@ -85,9 +86,11 @@ class Annotator:
         self.errors: list[str] = []
 
 
-async def cycle(http, base: str, project_id: int, who: Annotator, start: float) -> bool:
-    """Claim, read the task page, submit; the claim's latency from ``start`` (its
-    scheduled time when paced). False when nothing was left to claim or a step failed."""
+async def cycle(http, base: str, project_id: int, who: Annotator, start: float,
+                page: bool = True) -> bool:
+    """Claim, read the task page (unless not ``page``), submit; the claim's latency from
+    ``start`` (its scheduled time when paced). False when nothing was left to claim or a
+    step failed."""
     api = {"Authorization": f"Token {who.token}"}
     async with http.post(f"{base}/api/v1/tasks/next/", json={"project": project_id},
                          headers=api) as response:
@@ -101,15 +104,17 @@ async def cycle(http, base: str, project_id: int, who: Annotator, start: float) 
         return False
     task = int(re.search(rb'"id":\s*(\d+)', body).group(1))
     who.times["claim"].append((claimed - start) * 1000)
-    async with http.get(f"{base}/tasks/{task}/",
-                        headers={"Cookie": f"sessionid={who.session}"}) as response:
-        page = await response.read()
-        status = response.status
-    read = time.perf_counter()
-    if status != 200 or b'data-testid="article"' not in page:
-        who.errors.append(f"page: HTTP {status}")
-        return False
-    who.times["page"].append((read - claimed) * 1000)
+    read = claimed
+    if page:
+        async with http.get(f"{base}/tasks/{task}/",
+                            headers={"Cookie": f"sessionid={who.session}"}) as response:
+            text = await response.read()
+            status = response.status
+        read = time.perf_counter()
+        if status != 200 or b'data-testid="article"' not in text:
+            who.errors.append(f"page: HTTP {status}")
+            return False
+        who.times["page"].append((read - claimed) * 1000)
     async with http.post(f"{base}/api/v1/tasks/{task}/submit/", headers=api,
                          json={"payload": {"no_answer": True}}) as response:
         await response.read()
@@ -123,9 +128,10 @@ async def cycle(http, base: str, project_id: int, who: Annotator, start: float) 
 
 
 async def phase(base: str, project_id: int, annotators: list[Annotator], seconds: float,
-                period: float | None) -> float:
+                period: float | None, page: bool = True) -> float:
     """Every annotator cycling for ``seconds``: back to back, or (``period``) one cycle
-    every ``period`` seconds each, staggered. Returns the elapsed seconds."""
+    every ``period`` seconds each, staggered; with ``page`` each cycle reads the task
+    page. Returns the elapsed seconds."""
     import aiohttp
 
     connector = aiohttp.TCPConnector(force_close=True, limit=0)
@@ -147,7 +153,7 @@ async def phase(base: str, project_id: int, annotators: list[Annotator], seconds
                     if start >= end:
                         return
                 try:
-                    if not await cycle(http, base, project_id, who, start):
+                    if not await cycle(http, base, project_id, who, start, page):
                         if not who.errors:
                             who.errors.append("nothing left to claim")
                         return
@@ -221,6 +227,8 @@ def login(base: str, username: str) -> str:
 def report(name: str, client: dict[str, list[float]], server: dict[str, list[float]]) -> None:
     for endpoint in ENDPOINTS:
         c, s = client[endpoint], server[endpoint]
+        if not c:
+            continue
         print(f"  {name} {endpoint:<6} client p50 {percentile(c, .5):6.1f} / p95 "
               f"{percentile(c, .95):6.1f} / p99 {percentile(c, .99):6.1f} ms;"
               f" server p50 {percentile(s, .5):6.1f} / p95 {percentile(s, .95):6.1f} ms"
@@ -312,13 +320,14 @@ def main() -> int:
             who.cycles = 0
         offset = Path(server.access_path).stat().st_size
         results = {}
-        for name, seconds, period in (
-                ("paced", args.paced_seconds, args.workers / args.paced_rate),
-                ("closed", args.seconds, None)):
+        for name, seconds, period, page in (
+                ("paced", args.paced_seconds, args.workers / args.paced_rate, True),
+                ("closed", args.seconds, None, False)):
             print(f"{name}: {args.workers} annotators, {seconds:.0f} s"
                   + (f", offering {args.paced_rate:.0f} cycles/s" if period else "")
                   + f"; gunicorn {args.gunicorn_workers} sync workers ...", flush=True)
-            elapsed = asyncio.run(phase(server.base, project.pk, annotators, seconds, period))
+            elapsed = asyncio.run(phase(server.base, project.pk, annotators, seconds, period,
+                                        page))
             client = {e: [t for who in annotators for t in who.times[e]] for e in ENDPOINTS}
             requests_made = sum(map(len, client.values()))
             server_ms, offset = server_times(server.access_path, offset, requests_made)
