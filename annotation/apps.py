@@ -6,5 +6,6 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation: projects, stages, assignments and reviews"
 
     def ready(self) -> None:
-        # Registers the engine's job kinds (stage runs, lease expiry).
-        from annotation import engine, releases  # noqa: F401
+        # Registers the engine's job kinds (stage runs, lease expiry) and the invalidation
+        # signals of the user and token cache (annotation.auth).
+        from annotation import auth, engine, releases  # noqa: F401

@@ -139,11 +139,19 @@ def roles_context(request: HttpRequest) -> dict[str, Any]:
 
 
 class RoleBackend(ModelBackend):
-    """Authentication backend: members of the ``admin`` group hold every model permission.
+    """Authentication backend: members of the ``admin`` group hold every model permission,
+    and the session's user comes from the cache (``annotation.auth``).
 
     So the Django admin works for admins without granting permissions model by model,
     including for models added later.
     """
+
+    def get_user(self, user_id: Any) -> Any:
+        """The session's user, with their roles, from the cache (``annotation.auth``)."""
+        from annotation.auth import user_cached
+
+        user = user_cached(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
 
     def has_perm(self, user_obj: Any, perm: str, obj: Any = None) -> bool:
         if user_obj.is_active and Role.ADMIN in user_roles(user_obj):

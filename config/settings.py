@@ -161,7 +161,7 @@ CROWDQA_PREPARED_STATEMENTS = env.bool("CROWDQA_PREPARED_STATEMENTS", default=Tr
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "annotation.auth.CachedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -176,3 +176,7 @@ LOGGING = {
 }
 
 AUTHENTICATION_BACKENDS = ["annotation.roles.RoleBackend"]
+# How long the user behind a session or an API token, with their roles, stays in the shared
+# cache (annotation.auth; dropped at once when the user, their groups or token change).
+# 0 turns it off.
+CROWDQA_AUTH_CACHE_SECONDS = env.int("CROWDQA_AUTH_CACHE_SECONDS", default=300)
