@@ -164,3 +164,29 @@ def test_admin_creates_a_project_and_edits_parameters_before_start(
                          "param:answers_per_question": '"x"'}, follow=True)
     stage.refresh_from_db()
     assert stage.params["answers_per_question"] == 3
+
+
+def test_article_spans_are_the_template_loops_output_and_give_the_body_back():
+    """``token_spans`` renders what the template loop did (escaping, no localized numbers),
+    and the page's text is the article verbatim."""
+    import html as html_module
+    import re
+
+    from django.template import Context, Template
+
+    from annotation.stages.newsqa import article_tokens
+    from annotation.templatetags.crowdqa_tasks import token_spans
+
+    body = ('Costs rose 12,345 dollars in 2026 & "prices" <b>doubled</b>\n\n'
+            "O'Neil said: it's 1000000 -- a record.  Tabs\there.")
+    tokens = article_tokens(body)
+    loop = Template(
+        "{% load l10n %}{% localize off %}{% for t in tokens %}<span class=\"tok\" "
+        'data-i="{{ t.i }}" data-s="{{ t.s }}" data-e="{{ t.e }}">{{ t.t }}</span>'
+        "{{ t.after }}{% endfor %}{% endlocalize %}").render(Context({"tokens": tokens}))
+    assert token_spans(tokens) == loop
+    rendered = Template("{% load crowdqa_tasks %}{{ tokens|token_spans }}").render(
+        Context({"tokens": tokens}))
+    assert rendered == loop
+    assert "<b>" not in rendered and "&lt;" in rendered and "&quot;" in rendered
+    assert html_module.unescape(re.sub(r"<[^>]+>", "", rendered)) == body
