@@ -49,6 +49,14 @@ class TaskError(Exception):
     """A task request that cannot be honoured (not yours, expired, already submitted)."""
 
 
+class TaskNotFound(TaskError):
+    """No task has that id."""
+
+
+class TaskNotYours(TaskError):
+    """The task is another worker's."""
+
+
 def lease_duration() -> timedelta:
     return timedelta(minutes=getattr(settings, "CROWDQA_LEASE_MINUTES", 30))
 
@@ -450,10 +458,10 @@ def task_submit(
     with transaction.atomic():
         locked = slots.slot_for_submit(assignment_id)
         if locked is None:
-            raise TaskError("this task does not exist")
+            raise TaskNotFound("this task does not exist")
         item, assignment = locked
         if assignment.worker_id != worker.pk:
-            raise TaskError("this task is not yours")
+            raise TaskNotYours("this task is not yours")
         if assignment.status != AS.ACTIVE:
             raise TaskError(
                 "your time for this task ran out and it went back to the pool"

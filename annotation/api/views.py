@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -101,7 +101,8 @@ class TaskSubmitApi(APIView):
     permission_classes = (IsAnnotator,)
 
     def post(self, request: Request, pk: int) -> Response:
-        _own_assignment(request, pk)
+        # The engine reads, locks and checks the slot (it is the worker's, live): no read
+        # of it here before.
         data = TaskSubmitInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -111,6 +112,10 @@ class TaskSubmitApi(APIView):
             )
         except ValidationError as exc:
             return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+        except engine.TaskNotFound as exc:
+            raise NotFound(str(exc)) from exc
+        except engine.TaskNotYours as exc:
+            raise PermissionDenied(str(exc)) from exc
         except engine.TaskError as exc:
             return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
         return Response({"submission": submission.pk, "payload": submission.payload},

@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import engine
-from annotation.models import Item
+from annotation.models import Item, Submission
 from tests.annotation.test_newsqa_flow import claim_item
 
 
@@ -116,6 +116,16 @@ def test_api_round_trip_with_validation_errors(newsqa_project, workers, committe
     again = api.post(reverse("api_task_submit", args=[pk]),
                      {"payload": {"no_answer": True}}, format="json")
     assert again.status_code == 409
+    # Another worker's task: 403; no such task: a JSON 404; nothing written either way.
+    other = APIClient()
+    other.force_authenticate(workers["ann2"])
+    theirs = other.post(reverse("api_task_submit", args=[pk]),
+                        {"payload": {"no_answer": True}}, format="json")
+    assert theirs.status_code == 403 and "not yours" in theirs.json()["detail"]
+    missing = other.post(reverse("api_task_submit", args=[pk + 10**6]),
+                         {"payload": {"no_answer": True}}, format="json")
+    assert missing.status_code == 404 and "does not exist" in missing.json()["detail"]
+    assert Submission.objects.filter(assignment_id=pk).count() == 1
 
 
 @pytest.mark.parametrize("name", ["api_task_next"])
