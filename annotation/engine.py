@@ -328,9 +328,12 @@ def task_current(
 
 
 def task_claim(
-    *, worker: Any, project: Project | None = None, role: Role | None = None
+    *, worker: Any, project: Project | None = None, role: Role | None = None,
+    related: bool = False,
 ) -> Assignment | None:
     """Give the worker the next open slot they may work, or None when there is none.
+    With ``related``, the slot comes with its item, document, stage and project loaded (on
+    PostgreSQL by the claim statement itself).
 
     Never an item they already hold or did, never an item they are excluded from (the
     questioner of the article...), never more workers than the item's slots; on
@@ -344,16 +347,20 @@ def task_claim(
     """
     for attempt in range(3):
         try:
-            return _task_claim(worker=worker, project=project, role=role)
+            slot = _task_claim(worker=worker, project=project, role=role, related=related)
         except IntegrityError as exc:
             if (attempt == 2 or sql.db().in_atomic_block
                     or "annotation_assignment_one_per_worker" not in str(exc)):
                 raise
+        else:
+            if related and slot is not None and "item" not in slot._state.fields_cache:
+                slot = assignment_for_worker(assignment_id=slot.pk, worker=worker)
+            return slot
     return None
 
 
 def _task_claim(
-    *, worker: Any, project: Project | None, role: Role | None
+    *, worker: Any, project: Project | None, role: Role | None, related: bool = False,
 ) -> Assignment | None:
     # Later stages first: finishing started pipelines beats starting new ones. Each stage's
     # open slots are walked in order on a partial index that stops at the first slot this
@@ -364,7 +371,7 @@ def _task_claim(
         # The live slot, the stages and the claim in one statement (batched stages aside).
         got, slot, stages = slots.slot_claim_next(
             worker=worker, now=now, lease=lease_duration(), batched_kinds=batched,
-            **_queue_scope(project, role),
+            related=related, **_queue_scope(project, role),
         )
         if got:
             return slot

@@ -41,7 +41,7 @@ from django.db import transaction
 
 from annotation import eligibility, sql
 from annotation.eligibility import QueueStage
-from annotation.models import Assignment, Item, Stage, Submission
+from annotation.models import Assignment, Item, Project, Stage, Submission
 from annotation.workflow import TransitionError, transition, transition_cte, transition_rows
 from collector.models import Document
 
@@ -211,9 +211,13 @@ def _slot_claim_of(
 def slot_claim_next(
     *, worker: Any, kinds_by_role: dict[str, Sequence[str]], now: datetime,
     lease: timedelta, project_id: int | None = None, live_kinds: Sequence[str] | None = None,
-    batched_kinds: Sequence[str] = (),
+    batched_kinds: Sequence[str] = (), related: bool = False,
 ) -> tuple[str, Assignment | None, list[QueueStage]]:
     """PostgreSQL only: ``worker_queue`` and ``slot_claim`` in one statement.
+
+    With ``related`` the slot comes with its item, document, stage and project loaded by
+    the same statement (what a task shows; the API's claim answers with it, no second
+    read).
 
     Returns ``("live", slot, stages)`` when the worker holds a live slot (nothing is
     claimed), ``("claimed", slot, stages)`` when the first open slot they may take of their
@@ -263,19 +267,52 @@ def slot_claim_next(
         returning=sql.column_names(Assignment), before=before,
     )
     names = ", ".join(sql.db().ops.quote_name(c) for c in sql.column_names(Assignment))
+    joined, joins = "", ""
+    if related:
+        joined = "".join(f", {sql.columns(model, alias)}" for model, alias in _RELATED)
+        joins = (" LEFT JOIN annotation_item ri ON ri.id = got.item_id"
+                 " LEFT JOIN annotation_stage rs ON rs.id = got.stage_id"
+                 " LEFT JOIN annotation_project rp ON rp.id = rs.project_id"
+                 " LEFT JOIN collector_document rd ON rd.id = ri.document_id")
     with sql.db().cursor() as cursor:
         sql.execute(
             cursor,
-            f"{prefix} SELECT got.*, (SELECT coalesce(json_agg(json_build_array(s.id, s.kind,"
-            " s.member_id, s.item_limit, s.session_limited, s.gold_rate)"
+            f"{prefix} SELECT got.*{joined}, (SELECT coalesce(json_agg(json_build_array("
+            "s.id, s.kind, s.member_id, s.item_limit, s.session_limited, s.gold_rate)"
             """ ORDER BY s."order" DESC, s.id), '[]') FROM stages s) FROM (SELECT 1) one"""
             f" LEFT JOIN (SELECT 'claimed' AS got, {names} FROM moved UNION ALL"
-            f" SELECT 'live', {names} FROM live) got ON true",
+            f" SELECT 'live', {names} FROM live) got ON true{joins}",
             params,
         )
         got, *row, stage_list = cursor.fetchone()
-    slot = sql.rows_load(Assignment, [row])[0] if got else None
+    slot = None
+    if got:
+        slot, *loaded = _rows_split(row, (Assignment, *(m for m, _ in _RELATED)))
+        if related:
+            item, stage, project, document = loaded
+            stage.project = project
+            item.stage = stage
+            if document is not None:
+                item.document = document
+            slot.item, slot.stage = item, stage
     return got or "", slot, [eligibility.queue_stage(each) for each in stage_list]
+
+
+#: What a claim with ``related`` loads beside the slot, and the aliases it joins them as.
+_RELATED = ((Item, "ri"), (Stage, "rs"), (Project, "rp"), (Document, "rd"))
+
+
+def _rows_split(row: Sequence[Any], models: Sequence[type]) -> list[Any]:
+    """Instances of ``models`` from one row holding each one's ``sql.columns`` in turn;
+    None for a model whose columns are all NULL (a LEFT JOIN that found nothing)."""
+    loaded, start = [], 0
+    for model in models:
+        end = start + len(sql.column_names(model))
+        part = row[start:end]
+        loaded.append(sql.rows_load(model, [part])[0] if any(v is not None for v in part)
+                      else None)
+        start = end
+    return loaded
 
 
 def slot_for_submit(assignment_id: int) -> tuple[Item, Assignment] | None:
@@ -303,14 +340,9 @@ def slot_for_submit(assignment_id: int) -> tuple[Item, Assignment] | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    ends = []
-    for model in (Item, Stage, Document):
-        ends.append((ends[-1] if ends else 0) + len(sql.column_names(model)))
-    (item,) = sql.rows_load(Item, [row[:ends[0]]])
-    (item.stage,) = sql.rows_load(Stage, [row[ends[0]:ends[1]]])
-    if item.document_id is not None:
-        (item.document,) = sql.rows_load(Document, [row[ends[1]:ends[2]]])
-    (slot,) = sql.rows_load(Assignment, [row[ends[2]:]])
+    item, item.stage, document, slot = _rows_split(row, (Item, Stage, Document, Assignment))
+    if document is not None:
+        item.document = document
     slot.item = item
     return item, slot
 

@@ -82,11 +82,12 @@ class TaskNextApi(APIView):
     def post(self, request: Request) -> Response:
         data = TaskNextInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        # The claim loads what the task shows (item, document, stage, project) itself.
         assignment = engine.task_claim(worker=request.user,
-                                       project=data.validated_data.get("project"))
+                                       project=data.validated_data.get("project"),
+                                       related=True)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        assignment = _own_assignment(request, assignment.pk)
         return Response(TaskOutputSerializer(assignment).data)
 
 

@@ -327,3 +327,37 @@ def test_a_claim_is_one_statement_and_a_submit_two_or_three(answer_items, worker
     assert slot.item_id == answer_items[2].pk
     assert (claim, last) == (["EXECUTE"], ["EXECUTE", "EXECUTE", "EXECUTE"])
     assert Item.objects.get(pk=answer_items[2].pk).status == "done"
+
+
+def test_the_api_claim_answers_from_the_claim_statement_alone(answer_items, workers):
+    """``POST /api/v1/tasks/next/``: once the worker's token is cached and the statement
+    prepared, the project lookup and the claim, which loads the slot's item, document,
+    stage and project itself; the answer is the task the ORM would give. A live slot is
+    answered the same way."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    project = answer_items[0].project
+    worker = workers["ann1"]
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=worker).key}")
+    url = "/api/v1/tasks/next/"
+    for _ in range(2):  # the token cached, the statement prepared at its second use
+        first = api.post(url, {"project": project.pk}, format="json").json()
+        engine.task_submit(assignment_id=first["id"], worker=worker,
+                           payload={"no_answer": True})
+    with CaptureQueriesContext(connection) as seen:
+        claimed = api.post(url, {"project": project.pk}, format="json")
+    assert claimed.status_code == 200
+    sqls = [q["sql"] for q in seen.captured_queries]
+    assert len(sqls) == (2 if connection.vendor == "postgresql" else len(sqls))
+    if connection.vendor == "postgresql":
+        assert sqls[1].startswith("EXECUTE")
+    from annotation.api.serializers import TaskOutputSerializer
+
+    expected = TaskOutputSerializer(engine.assignment_for_worker(
+        assignment_id=claimed.json()["id"], worker=worker)).data
+    assert claimed.json() == expected
+    assert claimed.json()["task"]["tokens"] and claimed.json()["project"] == project.name
+    # Claiming again while it is live gives the same task, as fully loaded.
+    assert api.post(url, {"project": project.pk}, format="json").json() == expected
