@@ -138,6 +138,9 @@ CROWDQA_SEARCH_BACKEND = env.str("CROWDQA_SEARCH_BACKEND",
                                  default="collector.search.whoosh_backend.WhooshBackend")
 CROWDQA_INDEX_PROCS = env.int("CROWDQA_INDEX_PROCS", default=2)
 CROWDQA_IMPORT_MAX_BYTES = env.int("CROWDQA_IMPORT_MAX_BYTES", default=2 * 1024**3)
+# One record of an import (a line, a CSV record, one element of a JSON file's list).
+CROWDQA_IMPORT_MAX_RECORD_BYTES = env.int("CROWDQA_IMPORT_MAX_RECORD_BYTES",
+                                          default=32 * 1024**2)
 CROWDQA_DEMO_PASSWORD = env.str("CROWDQA_DEMO_PASSWORD", default="crowdqa-demo")
 
 # Celery: eager in the embedded mode, real workers once a broker is configured.

@@ -26,6 +26,9 @@ from collector.importers.records import (
     ImportUnit,
     QueryRecord,
     QuestionRecord,
+    http_url_problem,
+    query_check,
+    unit_check,
 )
 from collector.importers.source import ByteCounter, Source, source_open
 from collector.importers.squad import read_squad
@@ -79,8 +82,12 @@ def units_read(fmt: Format, source: Source, *, counter: ByteCounter,
         raise ImportFailure(f"format {fmt.name!r} takes no --map (only jsonl, csv and tsv do)",
                             file=source.name)
     empty = True
+    # Records name no file: a single file (maybe inside a zip) names itself; story folders
+    # check their files as they read them.
+    file = source.files[0].name if len(source.files) == 1 else source.name
     for unit in fmt.reader(source, **kwargs):
         empty = False
+        unit_check(unit, file=file)
         yield unit
     if empty:
         raise ImportFailure("contains no records", file=source.name)
@@ -90,6 +97,7 @@ def queries_read(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecor
     empty = True
     for record in read_queries(source, counter=counter):
         empty = False
+        query_check(record, file=source.files[0].name)
         yield record
     if empty:
         raise ImportFailure("contains no queries", file=source.name)
@@ -97,6 +105,6 @@ def queries_read(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecor
 
 __all__ = [
     "FORMATS", "SOURCE_TYPES", "ByteCounter", "DocumentRecord", "Format", "ImportFailure",
-    "ImportUnit", "QueryRecord", "QuestionRecord", "Source", "format_get", "mapping_parse",
-    "queries_read", "source_open", "units_read",
+    "ImportUnit", "QueryRecord", "QuestionRecord", "Source", "format_get", "http_url_problem",
+    "mapping_parse", "queries_read", "source_open", "units_read",
 ]

@@ -10,10 +10,10 @@ at all (every paragraph blank) is left out and counted in the question's metadat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
+from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
 
@@ -30,11 +30,7 @@ def read_dureader(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator
             if not line.strip():
                 continue
             where = f"line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise check.fail(f"invalid JSON: {exc.msg} (column {exc.colno})",
-                                 where=where) from None
+            record = json_record(line, file=check.file, where=where)
             yield _record(record, where=where, check=check, source_type=source_type)
 
 

@@ -11,11 +11,11 @@ document's metadata.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from collector.importers.errors import ImportFailure, shorten
+from collector.importers.jsonvalues import json_record
 from collector.importers.records import SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
 from collector.importers.source import ByteCounter, Source, iter_csv_rows, iter_lines
 
@@ -77,13 +77,14 @@ def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[st
             raise check.fail(f"should be text, found {shorten(value)}", where=where,
                              field=field)
         text_fields[field] = value.strip() if field != "title" else value
+    url = check.url(text_fields["url"], where=where, field="url")
     source_type = text_fields["source_type"] or default_source_type
     if source_type and source_type not in SOURCE_TYPES:
         raise check.fail(f"{source_type!r} is not one of {', '.join(SOURCE_TYPES)}",
                          where=where, field="source_type")
     return DocumentRecord(
         external_id=ident, body=body, where=where, title=text_fields["title"],
-        url=text_fields["url"], source_type=source_type,
+        url=url, source_type=source_type,
         highlights=_highlights(values.get("highlights"), check=check, where=where),
         metadata=extra,
     )
@@ -94,11 +95,8 @@ def _highlights(value: Any, *, check: Checker, where: str) -> list[str]:
         return []
     if isinstance(value, str):
         if value.lstrip().startswith("["):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise check.fail(f"is not a JSON list ({exc.msg})", where=where,
-                                 field="highlights") from None
+            value = json_record(value, file=check.file, where=where, field="highlights",
+                                invalid="is not a JSON list")
         else:
             return [line.strip() for line in value.splitlines() if line.strip()]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -126,11 +124,7 @@ def read_jsonl(source: Source, *, counter: ByteCounter, mapping: dict[str, str] 
             if not line.strip():
                 continue
             where = f"line {number}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise check.fail(f"invalid JSON: {exc.msg} (column {exc.colno})",
-                                 where=where) from None
+            record = json_record(line, file=check.file, where=where)
             if not isinstance(record, dict):
                 raise check.fail("expected a JSON object on each line", where=where)
             values = {field: record.get(path) if len(parts) == 1 else _dig(record, parts)

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from collector.importers.errors import ImportFailure
-from collector.importers.source import ByteCounter, SourceFile, not_utf8
+from collector.importers.jsonvalues import join_path, nesting_problem, too_deep, value_problem
+from collector.importers.source import ByteCounter, SourceFile, not_utf8, record_too_big
 
 _WS = re.compile(r"[ \t\r\n]*")
 _STRUCT = re.compile(r'[\[\]{}"]')
@@ -29,8 +30,8 @@ class JsonStream:
     def __init__(self, source_file: SourceFile, counter: ByteCounter, *,
                  chunk_size: int = 1 << 16) -> None:
         self.name = source_file.name
-        self._fh = source_file.path.open("rb")
-        self._counter = counter
+        self._file = source_file
+        self._fh = source_file.open(counter)
         self._chunk = chunk_size
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._buf = ""
@@ -41,6 +42,7 @@ class JsonStream:
         self._column_base = 0  # column of buf[0] within its line
         self._lc_pos = 0  # newline count cache: self._lc_count newlines in buf[:_lc_pos]
         self._lc_count = 0
+        self._record_start: int | None = None  # buffer position of the value being read
 
     def __enter__(self) -> JsonStream:
         return self
@@ -78,8 +80,11 @@ class JsonStream:
         """Append more decoded text to the buffer; False at the end of the file."""
         while not self._eof:
             # Grow reads with the element being scanned, so long elements cost linear time.
+            if (self._record_start is not None
+                    and len(self._buf) - self._record_start > self._file.max_record_bytes):
+                raise record_too_big(self._file,
+                                     where=f"line {self._line_at(self._record_start)}")
             raw = self._fh.read(max(self._chunk, len(self._buf) - self._pos))
-            self._counter.add(len(raw))
             if self._first_read:
                 self._first_read = False
                 if raw.startswith(codecs.BOM_UTF8):
@@ -177,15 +182,41 @@ class JsonStream:
                 return len(self._buf)
 
     # -- public reading -------------------------------------------------------------
-    def read_value(self) -> Any:
-        """Decode the next value in full."""
+    def read_value(self, *, path: str | None = None) -> Any:
+        """Decode the next value in full: one record, at most the per-record limit.
+
+        With ``path`` (the value's place in the document, such as ``data[3]``) the value
+        is also checked: a string that cannot be stored (NUL, lone surrogate) or nesting
+        deeper than the limit raises :class:`ImportFailure` naming the field below
+        ``path``. Nesting too deep for Python's decoder is refused in any case.
+        """
         if not self.peek():
             raise self.error("the file ends where a value was expected")
-        self._value_end()  # make sure the whole value is in the buffer
+        start = self._pos
+        self._record_start = start
+        try:
+            end = self._value_end()  # make sure the whole value is in the buffer
+        finally:
+            self._record_start = None
+        limit = self._file.max_record_bytes
+        if (end - start) * 4 > limit and len(self._buf[start:end].encode()) > limit:
+            raise record_too_big(self._file, where=f"line {self._line_at(start)}")
         try:
             value, stop = _DECODER.raw_decode(self._buf, self._pos)
         except json.JSONDecodeError as exc:
             raise self.error(exc.msg, pos=exc.pos) from None
+        except RecursionError:
+            found = nesting_problem(self._buf, start)
+            pos, field = (found[0], found[1].field) if found else (start, "")
+            raise ImportFailure(too_deep(), file=self.name,
+                                where=f"line {self._line_at(pos)}",
+                                field=join_path(path or "", field) or None) from None
+        if path is not None:
+            problem = value_problem(value)
+            if problem is not None:
+                raise ImportFailure(problem.detail, file=self.name,
+                                    where=f"line {self._line_at(start)}",
+                                    field=join_path(path, problem.field) or None)
         self._pos = stop
         return value
 

@@ -9,12 +9,12 @@ reader per column, so a row is assembled without loading the file.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
 from collector.importers.jsonstream import JsonStream
+from collector.importers.jsonvalues import join_path, json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, SourceFile, iter_lines
 
@@ -47,11 +47,7 @@ def _read_rows(source_file: SourceFile, counter: ByteCounter) -> Iterator[Import
         if not line.strip():
             continue
         where = f"line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise check.fail(f"invalid JSON: {exc.msg} (column {exc.colno})",
-                             where=where) from None
+        record = json_record(line, file=check.file, where=where)
         yield _record(record, where=where, check=check)
 
 
@@ -97,7 +93,7 @@ def _column_rows(stream: JsonStream, column: str) -> Iterator[tuple[str, Any]]:
         if stream.peek() != "{":
             raise stream.error(f"column {column!r} should map row keys to values")
         for row_key in stream.iter_object():
-            yield row_key, stream.read_value()
+            yield row_key, stream.read_value(path=join_path(column, row_key))
         return
 
 
@@ -111,15 +107,16 @@ def _record(record: Any, *, where: str, check: Checker) -> ImportUnit:
     for rank, passage in enumerate(passages):
         prefix = f"passages[{rank}]."
         text = check.text(passage, "passage_text", where=where, prefix=prefix)
-        url = check.get(passage, "url", where=where, kind=str, required=False, default="",
-                        prefix=prefix)
+        url = check.url(check.get(passage, "url", where=where, kind=str, required=False,
+                                  default="", prefix=prefix),
+                        where=where, field=f"{prefix}url")
         is_selected = check.get(passage, "is_selected", where=where, kind=(int, bool),
                                 required=False, default=0, prefix=prefix)
         doc_id = f"{query_id}-{rank}"
         if is_selected:
             selected.append(doc_id)
         documents.append(DocumentRecord(
-            external_id=doc_id, body=text, where=where, url=url.strip(), source_type="web",
+            external_id=doc_id, body=text, where=where, url=url, source_type="web",
             metadata={"query_id": query_id, "rank": rank, "is_selected": int(is_selected)},
         ))
     answers_raw = check.get(record, "answers", where=where, kind=list, required=False,

@@ -9,13 +9,13 @@ the document title stays empty until someone supplies one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
 from collector.importers.errors import shorten
 from collector.importers.jsonstream import JsonStream
+from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, iter_csv_rows, read_text
 
@@ -85,7 +85,8 @@ def read_newsqa_json(source: Source, *, counter: ByteCounter, **_: Any) -> Itera
                                  field="data")
             for s in stream.iter_array():
                 line = stream.line()
-                yield _json_story(stream.read_value(), path=f"data[{s}]", line=line,
+                path = f"data[{s}]"
+                yield _json_story(stream.read_value(path=path), path=path, line=line,
                                   check=check)
         stream.finish()
     if not found:
@@ -275,10 +276,7 @@ def _range(part: str, *, where: str, field: str, check: Checker) -> tuple[int, i
 
 def _csv_validated(raw: str, *, body: str, where: str, check: Checker) -> list[dict[str, Any]]:
     field = "validated_answers"
-    try:
-        choices = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise check.fail(f"is not JSON ({exc.msg})", where=where, field=field) from None
+    choices = json_record(raw, file=check.file, where=where, field=field, invalid="is not JSON")
     if not isinstance(choices, dict):
         raise check.fail("should be a JSON object", where=where, field=field)
     result = []

@@ -9,10 +9,10 @@ text, so importing the same list twice is idempotent.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from typing import Any
 
+from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, QueryRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
 
@@ -40,11 +40,7 @@ def read_queries(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecor
         if not json_lines:
             yield QueryRecord(external_id=text_id(stripped), text=stripped, where=where)
             continue
-        try:
-            record = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise check.fail(f"invalid JSON: {exc.msg} (column {exc.colno})",
-                             where=where) from None
+        record = json_record(stripped, file=check.file, where=where)
         if not isinstance(record, dict):
             raise check.fail("expected a JSON object on each line", where=where)
         yield _record(record, where=where, check=check)

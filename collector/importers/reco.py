@@ -7,11 +7,11 @@ the document when it occurs there verbatim.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from collector.importers.jsonstream import JsonStream
+from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
 
@@ -25,18 +25,14 @@ def read_reco(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Imp
         with JsonStream(source_file, counter) as stream:
             for i in stream.iter_array():
                 where = f"[{i}] (line {stream.line()})"
-                yield _record(stream.read_value(), where=where, check=check)
+                yield _record(stream.read_value(path=f"[{i}]"), where=where, check=check)
             stream.finish()
         return
     for number, line in iter_lines(source_file, counter):
         if not line.strip():
             continue
         where = f"line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise check.fail(f"invalid JSON: {exc.msg} (column {exc.colno})",
-                             where=where) from None
+        record = json_record(line, file=check.file, where=where)
         yield _record(record, where=where, check=check)
 
 
@@ -45,7 +41,8 @@ def _record(record: Any, *, where: str, check: Checker) -> ImportUnit:
                            where=where, field="query_id")
     query = check.text(record, "query", where=where)
     doc = check.text(record, "doc", where=where)
-    url = check.get(record, "url", where=where, kind=str, required=False, default="")
+    url = check.url(check.get(record, "url", where=where, kind=str, required=False,
+                              default=""), where=where, field="url")
     alternatives_raw = check.text(record, "alternatives", where=where)
     alternatives = [item.strip() for item in alternatives_raw.split("|")]
     if len(alternatives) != 3 or not all(alternatives):
@@ -62,7 +59,7 @@ def _record(record: Any, *, where: str, check: Checker) -> ImportUnit:
         start = doc.find(evidence)
         metadata["evidence"] = {"text": evidence, "start": start if start >= 0 else None,
                                 "end": start + len(evidence) if start >= 0 else None}
-    document = DocumentRecord(external_id=qid, body=doc, where=where, url=url.strip(),
+    document = DocumentRecord(external_id=qid, body=doc, where=where, url=url,
                               source_type="web", metadata={"query_id": qid})
     question = QuestionRecord(
         external_id=qid, text=query, where=where, document_id=qid,

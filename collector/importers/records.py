@@ -17,12 +17,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from collector.importers.errors import ImportFailure, shorten
+from collector.importers.jsonvalues import MAX_DEPTH, value_problem
 
 MAX_EXTERNAL_ID = 255
 
 SOURCE_TYPES = ("news", "forum", "vertical", "encyclopedia", "web", "other")
+URL_SCHEMES = ("http", "https")
+
+
+def http_url_problem(url: str) -> str | None:
+    """Why ``url`` is not a plain http(s) link (None when it is one).
+
+    Only these are stored and rendered as links: ``javascript:``, ``data:`` and other
+    schemes could run code in a reader's browser. Control characters are refused too, as
+    browsers drop them (``java\tscript:`` is ``javascript:`` to a browser).
+    """
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in url):
+        return "contains a control character (tab, newline, …)"
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if not parts.scheme:
+        return f"{shorten(url)} is not an http(s) URL (it has no scheme such as https://)"
+    if parts.scheme.lower() not in URL_SCHEMES:
+        return (f"{shorten(url)} is not an http(s) URL (scheme {parts.scheme!r}); only "
+                "http:// and https:// links are accepted")
+    if not host:
+        return f"{shorten(url)} has no host name"
+    return None
 
 
 @dataclass(slots=True)
@@ -115,6 +142,14 @@ class Checker:
                             f"{MAX_EXTERNAL_ID}", where=where, field=field)
         return ident
 
+    def url(self, value: str, *, where: str, field: str) -> str:
+        """A document's link: empty, or an http(s) URL (stripped)."""
+        value = value.strip()
+        problem = http_url_problem(value) if value else None
+        if problem:
+            raise self.fail(problem, where=where, field=field)
+        return value
+
     def span(self, body: str, start: Any, end: Any, *, where: str, field: str,
              expect: str | None = None) -> dict[str, Any]:
         """A character span of ``body``: inside the text, and equal to ``expect`` if given."""
@@ -134,6 +169,34 @@ class Checker:
                 f"({shorten(text)})", where=where, field=field,
             )
         return {"text": text, "start": start, "end": end}
+
+
+def unit_check(unit: ImportUnit, *, file: str) -> None:
+    """Every string a unit would store (ids, texts, answers, metadata) can be stored: no
+    NUL character, no lone surrogate. Readers of JSON check this as they decode, naming
+    the source's own fields; this catches the rest (CSV, TSV, story files)."""
+    for document in unit.documents:
+        _stored_check({"id": document.external_id, "title": document.title,
+                       "url": document.url, "source_type": document.source_type,
+                       "body": document.body, "highlights": document.highlights,
+                       "metadata": document.metadata}, file=file, where=document.where)
+    for question in unit.questions:
+        _stored_check({"id": question.external_id, "text": question.text,
+                       "answers": question.answers, "metadata": question.metadata},
+                      file=file, where=question.where)
+
+
+def query_check(record: QueryRecord, *, file: str) -> None:
+    """As :func:`unit_check`, for a query."""
+    _stored_check({"id": record.external_id, "text": record.text,
+                   "metadata": record.metadata}, file=file, where=record.where)
+
+
+def _stored_check(values: dict[str, Any], *, file: str, where: str) -> None:
+    # The record's own fields sit two levels above what they were read from.
+    problem = value_problem(values, max_depth=MAX_DEPTH + 2)
+    if problem is not None:
+        raise ImportFailure(problem.detail, file=file, where=where, field=problem.field)
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:

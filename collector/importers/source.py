@@ -1,19 +1,41 @@
-"""Opening input files: size limit, emptiness, strict UTF-8, line numbers, bytes read."""
+"""Opening input files: size limits, emptiness, compression, strict UTF-8, line numbers, bytes
+read.
+
+Files compressed with gzip, and zip archives that hold one file, are read transparently
+(recognised by their first bytes, whatever their name): errors name the file inside
+(``books.zip/books.jsonl``) and the import limit applies to the decompressed bytes too.
+Other compressed formats and tar archives are refused with a message saying so.
+"""
 
 from __future__ import annotations
 
 import codecs
 import csv
+import gzip
+import io
 import sys
+import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from collector.importers.errors import ImportFailure
 
+DEFAULT_MAX_RECORD_BYTES = 32 * 1024**2
+
+GZIP, ZIP = "gzip", "zip"
+_MAGIC = ((b"\x1f\x8b", GZIP), (b"PK\x03\x04", ZIP), (b"PK\x05\x06", ZIP))
+_UNSUPPORTED = ((b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
+                (b"7z\xbc\xaf\x27\x1c", "7-Zip"), (b"Rar!\x1a\x07", "RAR"))
+_TAR_MAGIC_AT = 257  # "ustar" in a tar header
+
 
 class ByteCounter:
-    """Bytes read so far across the files of one import (drives the progress bar)."""
+    """Bytes read so far across the files of one import (drives the progress bar).
+
+    For a compressed file these are bytes of the file on disk, as the total is."""
 
     __slots__ = ("value",)
 
@@ -27,11 +49,101 @@ class ByteCounter:
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     path: Path
-    name: str  # how errors name the file
+    name: str  # how errors name the file (for an archive: the file inside it)
+    compression: str = ""  # "", GZIP or ZIP
+    member: str = ""  # the zip member read
+    max_bytes: int = sys.maxsize  # decompressed bytes allowed
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
 
     @property
     def size(self) -> int:
         return self.path.stat().st_size
+
+    def open(self, counter: ByteCounter) -> BinaryIO:
+        """The file's content as a binary stream; its bytes on disk go to ``counter``.
+
+        Compressed content is decompressed on the fly; a corrupt archive, or one that
+        decompresses to more than ``max_bytes``, raises :class:`ImportFailure`."""
+        raw = io.BufferedReader(_Counted(self.path.open("rb", buffering=0), counter))
+        if not self.compression:
+            return raw
+        try:
+            if self.compression == GZIP:
+                inner: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb")
+            else:
+                archive = zipfile.ZipFile(raw)
+                inner = archive.open(self.member)
+        except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
+            raw.close()
+            raise _corrupt(self, exc) from None
+        return io.BufferedReader(_Decompressed(inner, raw, self))
+
+
+class _Counted(io.RawIOBase):
+    """A raw file whose reads are added to a :class:`ByteCounter`."""
+
+    def __init__(self, raw: BinaryIO, counter: ByteCounter) -> None:
+        self._raw = raw
+        self._counter = counter
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return self._raw.seekable()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        n = self._raw.readinto(buffer) or 0
+        self._counter.add(n)
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _Decompressed(io.RawIOBase):
+    """Decompressed bytes, at most ``max_bytes`` of them; archive errors become
+    :class:`ImportFailure`."""
+
+    def __init__(self, inner: BinaryIO, raw: BinaryIO, source_file: SourceFile) -> None:
+        self._inner = inner
+        self._raw = raw
+        self._file = source_file
+        self._total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        try:
+            n = self._inner.readinto(buffer) or 0
+        except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
+            raise _corrupt(self._file, exc) from None
+        self._total += n
+        if self._total > self._file.max_bytes:
+            raise ImportFailure(
+                f"decompresses to more than {self._file.max_bytes:,} bytes, over the import "
+                "limit (setting CROWDQA_IMPORT_MAX_BYTES)", file=self._file.name,
+            )
+        return n
+
+    def close(self) -> None:
+        self._inner.close()
+        self._raw.close()
+        super().close()
+
+
+def _corrupt(source_file: SourceFile, exc: BaseException) -> ImportFailure:
+    kind = "gzip file" if source_file.compression == GZIP else "zip archive"
+    return ImportFailure(f"is a damaged {kind}: cannot decompress it ({exc})",
+                         file=source_file.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,26 +153,79 @@ class Source:
     total_bytes: int
 
 
+def _examine(source_file: SourceFile) -> SourceFile:
+    """``source_file`` with its compression (and zip member) found from its first bytes;
+    refuses formats that cannot be read."""
+    with source_file.path.open("rb") as handle:
+        head = handle.read(_TAR_MAGIC_AT + 8)
+    compression = next((kind for magic, kind in _MAGIC if head.startswith(magic)), "")
+    unsupported = next((kind for magic, kind in _UNSUPPORTED if head.startswith(magic)), None)
+    name = source_file.name
+    if unsupported:
+        raise ImportFailure(f"is a {unsupported}-compressed file, which cannot be read: "
+                            "decompress it, or compress it with gzip (.gz) or zip", file=name)
+    if compression == ZIP:
+        try:
+            with zipfile.ZipFile(source_file.path) as archive:
+                members = [info for info in archive.infolist() if not info.is_dir()]
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise ImportFailure(f"is a damaged zip archive ({exc})", file=name) from None
+        if len(members) != 1:
+            listed = ", ".join(info.filename for info in members[:5])
+            more = ", …" if len(members) > 5 else ""
+            raise ImportFailure(
+                f"is a zip archive of {len(members)} files ({listed}{more}); an import reads "
+                "one file: unzip it and import its files one by one", file=name,
+            )
+        member = members[0]
+        if member.flag_bits & 0x1:
+            raise ImportFailure("is an encrypted zip archive, which cannot be read", file=name)
+        if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED,
+                                        zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
+            raise ImportFailure(f"is a zip archive compressed with method "
+                                f"{member.compress_type}, which cannot be read: re-create it "
+                                "with the usual (deflate) compression", file=name)
+        source_file = SourceFile(source_file.path, f"{name}/{member.filename}", ZIP,
+                                 member.filename, source_file.max_bytes,
+                                 source_file.max_record_bytes)
+    elif compression:
+        source_file = SourceFile(source_file.path, name, compression, "",
+                                 source_file.max_bytes, source_file.max_record_bytes)
+    if compression:
+        with source_file.open(ByteCounter()) as stream:
+            head = stream.read(_TAR_MAGIC_AT + 8)
+    if head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + 5] == b"ustar":
+        raise ImportFailure("is a tar archive, which cannot be read: extract it and import "
+                            "its files one by one", file=name)
+    return source_file
+
+
 def source_open(path: Path, *, max_bytes: int, name: str | None = None,
-                folder_suffix: str | None = None) -> Source:
-    """Check ``path`` before reading: it exists, is not empty and not over ``max_bytes``.
+                folder_suffix: str | None = None,
+                max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> Source:
+    """Check ``path`` before reading: it exists, is not empty and not over ``max_bytes``,
+    and is plain text or a readable compressed file (see the module's docstring).
 
     A folder is accepted only by formats that read many files (``folder_suffix`` such as
-    ``".story"``); its matching files are read in name order.
+    ``".story"``); its matching files are read in name order. ``max_record_bytes`` bounds
+    one record (a line, a CSV record, an element of a JSON document's list, a file of a
+    folder).
     """
     display = name or path.name
     if path.is_dir():
         if not folder_suffix:
             raise ImportFailure("is a folder; this format reads a single file", file=display)
         files = tuple(
-            SourceFile(child, f"{display}/{child.name}")
+            SourceFile(child, f"{display}/{child.name}", max_bytes=max_bytes,
+                       max_record_bytes=max_record_bytes)
             for child in sorted(path.iterdir())
             if child.is_file() and child.name.endswith(folder_suffix)
         )
         if not files:
             raise ImportFailure(f"the folder holds no {folder_suffix} files", file=display)
     elif path.is_file():
-        files = (SourceFile(path, display),)
+        files = (SourceFile(path, display, max_bytes=max_bytes,
+                            max_record_bytes=max_record_bytes),)
     else:
         raise ImportFailure("no such file or folder", file=display)
     total = 0
@@ -74,6 +239,7 @@ def source_open(path: Path, *, max_bytes: int, name: str | None = None,
             f"is {total:,} bytes, over the import limit of {max_bytes:,} bytes "
             "(setting CROWDQA_IMPORT_MAX_BYTES)", file=display,
         )
+    files = tuple(_examine(source_file) for source_file in files)
     return Source(files=files, name=display, total_bytes=total)
 
 
@@ -84,14 +250,26 @@ def not_utf8(file: str, *, line: int, column: int) -> ImportFailure:
     )
 
 
+def record_too_big(source_file: SourceFile, *, where: str) -> ImportFailure:
+    return ImportFailure(
+        f"this record is over {source_file.max_record_bytes:,} bytes, the limit for one "
+        "record (setting CROWDQA_IMPORT_MAX_RECORD_BYTES)", file=source_file.name, where=where,
+    )
+
+
 def iter_lines(source_file: SourceFile, counter: ByteCounter) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` for each line, decoded as strict UTF-8 (a BOM is dropped).
 
-    Lines keep their line ending, as the csv module needs.
+    Lines keep their line ending, as the csv module needs. A line over the per-record
+    limit is refused without being read in full.
     """
-    with source_file.path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            counter.add(len(raw))
+    limit = source_file.max_record_bytes
+    with source_file.open(counter) as handle:
+        number = 0
+        while raw := handle.readline(limit + 1):
+            number += 1
+            if len(raw) > limit:
+                raise record_too_big(source_file, where=f"line {number}")
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
             try:
@@ -102,27 +280,50 @@ def iter_lines(source_file: SourceFile, counter: ByteCounter) -> Iterator[tuple[
 
 
 def read_text(source_file: SourceFile, counter: ByteCounter) -> str:
-    """A whole (small) file as text, strict UTF-8; errors name the line."""
-    raw = source_file.path.read_bytes()
-    counter.add(len(raw))
+    """A whole (small) file as text, strict UTF-8; errors name the line. The file is one
+    record: over the per-record limit it is refused without being read in full."""
+    limit = source_file.max_record_bytes
+    with source_file.open(counter) as handle:
+        raw = handle.read(limit + 1)
+    if len(raw) > limit:
+        raise record_too_big(source_file, where="whole file")
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8):]
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        line, column = _line_column(raw, exc.start)
         raise not_utf8(source_file.name, line=line, column=column) from None
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line, column = _line_column(raw, nul)
+        raise ImportFailure(f"contains a NUL character (at column {column}), which cannot be "
+                            "stored", file=source_file.name, where=f"line {line}")
+    return text
+
+
+def _line_column(raw: bytes, offset: int) -> tuple[int, int]:
+    line = raw.count(b"\n", 0, offset) + 1
+    return line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
 
 
 def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: str = ",",
                   quoting: int = csv.QUOTE_MINIMAL) -> Iterator[tuple[str, list[str]]]:
     """``("line N", row)`` for each non-blank CSV/TSV record (N is the record's first line;
-    a quoted field may span lines). A malformed record raises :class:`ImportFailure`
-    naming its line."""
+    a quoted field may span lines). A malformed record, or one over the per-record limit,
+    raises :class:`ImportFailure` naming its line."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.reader((line for _, line in iter_lines(source_file, counter)),
-                        delimiter=delimiter, quoting=quoting, strict=True)
+    limit = source_file.max_record_bytes
+    pending = [0]  # characters of the record being read
+
+    def lines() -> Iterator[str]:
+        for _, line in iter_lines(source_file, counter):
+            pending[0] += len(line)
+            if pending[0] > limit:
+                raise record_too_big(source_file, where=f"line {line_start}")
+            yield line
+
+    reader = csv.reader(lines(), delimiter=delimiter, quoting=quoting, strict=True)
     line_start = 1
     while True:
         try:
@@ -132,6 +333,7 @@ def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: s
         except csv.Error as exc:
             raise ImportFailure(f"bad CSV: {exc}", file=source_file.name,
                                 where=f"line {line_start}") from None
+        pending[0] = 0
         where = f"line {line_start}"
         line_start = reader.line_num + 1
         if not row or (len(row) == 1 and not row[0].strip()):

@@ -31,7 +31,7 @@ def read_squad(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Im
                                  field="data")
             for a in stream.iter_array():
                 line = stream.line()
-                article = stream.read_value()
+                article = stream.read_value(path=f"data[{a}]")
                 yield from _article(article, index=a, line=line, check=check)
         stream.finish()
     if not found_data:

@@ -144,10 +144,6 @@ class _Preparer:
                                 f"(first used at {first})", file=file, where=record.where,
                                 field="id")
         self.documents[record.external_id] = record.where
-        for name in ("body", "title"):
-            if "\x00" in getattr(record, name):
-                raise ImportFailure("contains a NUL character", file=file, where=record.where,
-                                    field=name)
         corpus = self.corpus
         spans = passage_spans(record.body, mode=corpus.split_mode, size=corpus.window_tokens,
                               overlap=corpus.window_overlap, language=corpus.language,
@@ -199,7 +195,8 @@ def corpus_import(*, path: Path, corpus: str, language: str, format: str,
     except ValueError as exc:
         raise ImportFailure(str(exc), file=name) from None
     source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=name,
-                         folder_suffix=fmt.folder_suffix)
+                         folder_suffix=fmt.folder_suffix,
+                         max_record_bytes=settings.CROWDQA_IMPORT_MAX_RECORD_BYTES)
     counter = ByteCounter()
     progress.start(total=source.total_bytes, message=f"reading {source.name}")
     options = {"source_type": source_type} if fmt.takes_mapping else {}
@@ -259,7 +256,8 @@ def queries_import(*, path: Path, corpus: str, language: str, source_name: str |
     """Import a query list into ``corpus``, all or nothing; known ids are skipped."""
     progress = progress or NullProgress()
     name = source_name or path.name
-    source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=name)
+    source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=name,
+                         max_record_bytes=settings.CROWDQA_IMPORT_MAX_RECORD_BYTES)
     counter = ByteCounter()
     progress.start(total=source.total_bytes, message=f"reading {source.name}")
     with transaction.atomic():

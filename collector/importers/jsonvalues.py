@@ -1,0 +1,153 @@
+"""Decoding one JSON record safely, for every reader that reads JSON.
+
+Python's decoder turns input nested thousands of levels deep into a ``RecursionError``,
+and accepts text no database stores: NUL characters (``\\u0000``) and lone surrogates
+(``"\\ud800"``, which UTF-8 cannot encode). :func:`json_record` decodes a JSON Lines
+record and :func:`value_problem` checks any decoded value, so each of these is reported
+like any bad input: file, place and the field's path inside the record
+(``passages[2].url``). Nesting is limited to :data:`MAX_DEPTH` levels, which real
+datasets stay far below (SQuAD's deepest value is 6 levels down).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+from collector.importers.errors import ImportFailure
+
+MAX_DEPTH = 100
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Outside strings, the characters that matter for nesting; strings whole (keys included).
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]', re.DOTALL)
+_PATH_SHOWN = 8  # path parts named in a too-deep error
+
+
+class Problem(NamedTuple):
+    field: str  # path inside the value ("" for the value itself)
+    detail: str
+
+
+def text_problem(text: str) -> str | None:
+    """What makes ``text`` unstorable (a NUL, a lone surrogate), or None."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    if not text.isascii():
+        found = _SURROGATE.search(text)
+        if found:
+            return (f"contains a lone surrogate (\\u{ord(found.group()):04x} at character "
+                    f"{found.start() + 1}), which is not valid Unicode: fix the text or its "
+                    "\\u escapes")
+    return None
+
+
+def too_deep() -> str:
+    return f"is nested more than {MAX_DEPTH} levels deep (lists and objects inside each other)"
+
+
+def join_path(prefix: str, field: str) -> str:
+    if not prefix:
+        return field
+    if not field:
+        return prefix
+    return prefix + field if field.startswith("[") else f"{prefix}.{field}"
+
+
+def _render(parts: list[str | int], *, limit: int | None = None) -> str:
+    shown = parts if limit is None or len(parts) <= limit else parts[:limit]
+    path = ""
+    for part in shown:
+        path = f"{path}[{part}]" if isinstance(part, int) else join_path(path, part)
+    return path + ("…" if len(shown) < len(parts) else "")
+
+
+def value_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> Problem | None:
+    """The first string in ``value`` (keys too) that cannot be stored, or the first place
+    nested deeper than ``max_depth``; None when all is well. Walks without recursion."""
+    # (node, depth, path as a linked list (parent, part)); paths are built only on error.
+    stack: list[tuple[Any, int, tuple[Any, str | int] | None]] = [(value, 0, None)]
+    while stack:
+        node, depth, link = stack.pop()
+        if isinstance(node, str):
+            detail = text_problem(node)
+            if detail:
+                return Problem(_render(_unlink(link)), detail)
+        elif isinstance(node, dict | list):
+            if depth >= max_depth:
+                return Problem(_render(_unlink(link), limit=_PATH_SHOWN), too_deep())
+            if isinstance(node, dict):
+                children = []
+                for key, child in node.items():
+                    detail = text_problem(key)
+                    if detail:
+                        return Problem(_render(_unlink(link)), f"has a key that {detail}")
+                    children.append((child, depth + 1, (link, key)))
+            else:
+                children = [(child, depth + 1, (link, i)) for i, child in enumerate(node)]
+            stack.extend(reversed(children))
+    return None
+
+
+def _unlink(link: tuple[Any, str | int] | None) -> list[str | int]:
+    parts: list[str | int] = []
+    while link is not None:
+        link, part = link
+        parts.append(part)
+    parts.reverse()
+    return parts
+
+
+def nesting_problem(text: str, start: int = 0) -> tuple[int, Problem] | None:
+    """Where the JSON value at ``text[start:]`` first nests deeper than :data:`MAX_DEPTH`:
+    (position, problem); None if it does not. For text the decoder could not take."""
+    stack: list[list[Any]] = []  # [is an object, current key or index]
+    for match in _TOKEN.finditer(text, start):
+        token = match.group()
+        char = token[0]
+        if char in "[{":
+            if len(stack) >= MAX_DEPTH:
+                parts = [part for _, part in stack if part is not None]
+                return match.start(), Problem(_render(parts, limit=_PATH_SHOWN), too_deep())
+            stack.append([char == "{", None if char == "{" else 0])
+        elif char in "]}":
+            if not stack:
+                return None
+            stack.pop()
+            if not stack:
+                return None
+        elif char == "," and stack and not stack[-1][0]:
+            stack[-1][1] += 1
+        elif char == '"' and stack and stack[-1][0]:
+            following = text[match.end():match.end() + 64].lstrip()
+            if following.startswith(":"):
+                try:
+                    stack[-1][1] = json.loads(token)
+                except (ValueError, RecursionError):
+                    stack[-1][1] = token[1:-1]
+    return None
+
+
+def json_record(text: str, *, file: str, where: str, field: str = "",
+                invalid: str = "invalid JSON") -> Any:
+    """``text`` (one whole JSON value, such as a JSON Lines line) decoded and checked.
+
+    Bad JSON, a value nested too deep and text that cannot be stored raise
+    :class:`ImportFailure` naming ``file``, ``where`` and the field inside the value
+    (below ``field``); ``invalid`` starts the message for malformed JSON.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailure(f"{invalid}: {exc.msg} (column {exc.colno})", file=file,
+                            where=where, field=field or None) from None
+    except RecursionError:
+        found = nesting_problem(text)
+        problem = found[1] if found else Problem("", too_deep())
+    else:
+        problem = value_problem(value)
+    if problem is not None:
+        raise ImportFailure(problem.detail, file=file, where=where,
+                            field=join_path(field, problem.field) or None)
+    return value
