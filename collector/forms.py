@@ -21,7 +21,8 @@ CORPUS_NAME = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="UTF-8 text: JSON, JSONL, CSV, TSV or a .story file.")
+    file = forms.FileField(help_text="UTF-8 text: JSON, JSONL, CSV, TSV or a .story file; "
+                                     "it may be gzipped (.gz) or alone in a .zip.")
     corpus = forms.CharField(max_length=100, validators=[CORPUS_NAME],
                              help_text="An existing corpus, or the name of a new one.")
     language = forms.ChoiceField(choices=Language.choices)

@@ -240,6 +240,8 @@ def source_open(path: Path, *, max_bytes: int, name: str | None = None,
             "(setting CROWDQA_IMPORT_MAX_BYTES)", file=display,
         )
     files = tuple(_examine(source_file) for source_file in files)
+    if not path.is_dir():
+        display = files[0].name  # a zip archive's file is named inside it
     return Source(files=files, name=display, total_bytes=total)
 
 

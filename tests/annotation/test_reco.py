@@ -589,6 +589,25 @@ def test_evidence_page_and_form_post(make_project, people, client_for, committed
                                                                  "reason": reco.REJECTED}]
 
 
+def test_evidence_page_links_document_urls_only_when_http(make_project, people, client_for):
+    project = make_project(["孕妇能吃芹菜吗", "can pregnant women eat celery"],
+                           params={**TRAIN_ONLY, 6: {"batch_size": 2}})
+    join(project, people)
+    client = client_for(people["ann1"])
+    url = client.post(reverse("annotation:task_next"))["Location"]
+    task = Assignment.objects.get(worker=people["ann1"], status="active")
+    data = task.item.data
+    for link in ("javascript:alert(4)", "https://example.org/page"):
+        data["documents"][0]["url"] = link
+        Item.objects.filter(pk=task.item.pk).update(data=data)
+        page = client.get(url).content.decode()
+        assert link in page
+        if link.startswith("https:"):
+            assert f'<a href="{link}" rel="noreferrer noopener nofollow"' in page
+        else:
+            assert 'href="javascript' not in page
+
+
 def Submission_payloads(project):  # noqa: N802 - reads like the model it lists
     from annotation.models import Submission
 
