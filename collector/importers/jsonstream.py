@@ -17,7 +17,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from collector.importers.errors import ImportFailure
-from collector.importers.jsonvalues import join_path, nesting_problem, too_deep, value_problem
+from collector.importers.jsonvalues import (
+    join_path,
+    needs_check,
+    nesting_problem,
+    too_deep,
+    value_problem,
+)
 from collector.importers.source import ByteCounter, SourceFile, not_utf8, record_too_big
 
 _WS = re.compile(r"[ \t\r\n]*")
@@ -211,7 +217,7 @@ class JsonStream:
             raise ImportFailure(too_deep(), file=self.name,
                                 where=f"line {self._line_at(pos)}",
                                 field=join_path(path or "", field) or None) from None
-        if path is not None:
+        if path is not None and needs_check(self._buf, start, stop):
             problem = value_problem(value)
             if problem is not None:
                 raise ImportFailure(problem.detail, file=self.name,

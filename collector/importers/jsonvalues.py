@@ -23,6 +23,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # Outside strings, the characters that matter for nesting; strings whole (keys included).
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]', re.DOTALL)
 _PATH_SHOWN = 8  # path parts named in a too-deep error
+# Decoded JSON can hold a NUL or a lone surrogate only through these escapes (strict UTF-8
+# input has no surrogates, and the decoder refuses raw control characters in strings).
+_RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 class Problem(NamedTuple):
@@ -41,6 +44,16 @@ def text_problem(text: str) -> str | None:
                     f"{found.start() + 1}), which is not valid Unicode: fix the text or its "
                     "\\u escapes")
     return None
+
+
+def needs_check(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether the JSON text ``text[start:end]`` may decode to something
+    :func:`value_problem` refuses: a risky ``\\u`` escape, or more brackets than levels
+    allowed. Most records have neither, and skip the walk."""
+    end = len(text) if end is None else end
+    return (text.count("[", start, end) + text.count("{", start, end) >= MAX_DEPTH
+            or (text.find("\\", start, end) >= 0
+                and _RISKY_ESCAPE.search(text, start, end) is not None))
 
 
 def too_deep() -> str:
@@ -146,7 +159,7 @@ def json_record(text: str, *, file: str, where: str, field: str = "",
         found = nesting_problem(text)
         problem = found[1] if found else Problem("", too_deep())
     else:
-        problem = value_problem(value)
+        problem = value_problem(value) if needs_check(text) else None
     if problem is not None:
         raise ImportFailure(problem.detail, file=file, where=where,
                             field=join_path(field, problem.field) or None)

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from collector.importers.errors import ImportFailure, shorten
-from collector.importers.jsonvalues import MAX_DEPTH, value_problem
+from collector.importers.jsonvalues import MAX_DEPTH, join_path, text_problem, value_problem
 
 MAX_EXTERNAL_ID = 255
 
@@ -176,27 +176,36 @@ def unit_check(unit: ImportUnit, *, file: str) -> None:
     NUL character, no lone surrogate. Readers of JSON check this as they decode, naming
     the source's own fields; this catches the rest (CSV, TSV, story files)."""
     for document in unit.documents:
-        _stored_check({"id": document.external_id, "title": document.title,
-                       "url": document.url, "source_type": document.source_type,
-                       "body": document.body, "highlights": document.highlights,
-                       "metadata": document.metadata}, file=file, where=document.where)
+        _stored_check((("id", document.external_id), ("title", document.title),
+                       ("url", document.url), ("source_type", document.source_type),
+                       ("body", document.body)),
+                      (("highlights", document.highlights), ("metadata", document.metadata)),
+                      file=file, where=document.where)
     for question in unit.questions:
-        _stored_check({"id": question.external_id, "text": question.text,
-                       "answers": question.answers, "metadata": question.metadata},
+        _stored_check((("id", question.external_id), ("text", question.text)),
+                      (("answers", question.answers), ("metadata", question.metadata)),
                       file=file, where=question.where)
 
 
 def query_check(record: QueryRecord, *, file: str) -> None:
     """As :func:`unit_check`, for a query."""
-    _stored_check({"id": record.external_id, "text": record.text,
-                   "metadata": record.metadata}, file=file, where=record.where)
+    _stored_check((("id", record.external_id), ("text", record.text)),
+                  (("metadata", record.metadata),), file=file, where=record.where)
 
 
-def _stored_check(values: dict[str, Any], *, file: str, where: str) -> None:
-    # The record's own fields sit two levels above what they were read from.
-    problem = value_problem(values, max_depth=MAX_DEPTH + 2)
-    if problem is not None:
-        raise ImportFailure(problem.detail, file=file, where=where, field=problem.field)
+def _stored_check(texts: tuple[tuple[str, str], ...], nested: tuple[tuple[str, Any], ...], *,
+                  file: str, where: str) -> None:
+    for name, text in texts:
+        detail = text_problem(text)
+        if detail:
+            raise ImportFailure(detail, file=file, where=where, field=name)
+    for name, value in nested:
+        if value:
+            # One level above what it was read from (the record's field holds it).
+            problem = value_problem(value, max_depth=MAX_DEPTH + 1)
+            if problem is not None:
+                raise ImportFailure(problem.detail, file=file, where=where,
+                                    field=join_path(name, problem.field))
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
