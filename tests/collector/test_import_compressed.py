@@ -11,9 +11,10 @@ import tarfile
 import zipfile
 
 import pytest
+from django.urls import reverse
 
 from collector.importers import ByteCounter, ImportFailure, format_get, source_open, units_read
-from collector.models import Document, Query, SourceQuestion
+from collector.models import Corpus, Document, Job, Query, SourceQuestion
 from collector.services import corpus_import, queries_import
 from tests.collector.corpus_support import (
     MSMARCO_COLUMNAR,
@@ -176,3 +177,29 @@ def test_decompressing_past_the_import_limit_is_refused(tmp_path, settings):
     assert str(caught.value) == ("bomb.jsonl.gz: decompresses to more than 1,000,000 bytes, "
                                  "over the import limit (setting CROWDQA_IMPORT_MAX_BYTES)")
     assert row_counts() == rows
+
+
+def test_uploads_may_be_compressed_and_errors_reach_the_job_page(
+        django_capture_on_commit_callbacks, client_for, admin_user, tmp_path):
+    client = client_for(admin_user)
+    packed = _gzip(NEWSQA_CSV, tmp_path / "newsqa.csv.gz")
+    bad = _zip(tmp_path / "links.zip", {"links.jsonl": (
+        b'{"id": "a", "body": "First text.", "url": "https://example.org/a"}\n'
+        b'{"id": "b", "body": "Second text.", "url": "javascript:alert(4)"}\n')})
+    for path, fmt in ((packed, "newsqa-csv"), (bad, "jsonl")):
+        with path.open("rb") as upload, django_capture_on_commit_callbacks(execute=True):
+            client.post(reverse("collector:import"), {
+                "file": upload, "corpus": path.stem.replace(".", "-"), "language": "en",
+                "format": fmt,
+            })
+    done, failed = Job.objects.filter(kind="corpus_import").order_by("pk")
+    assert done.status == Job.Status.DONE, done.error
+    assert done.result["documents_created"] == 1 and done.result["questions_created"] == 4
+    assert done.result["source"] == "newsqa.csv.gz"
+    assert failed.status == Job.Status.FAILED
+    assert failed.error == ("links.zip/links.jsonl: line 2: field 'url': 'javascript:alert(4)' "
+                            "is not an http(s) URL (scheme 'javascript'); only http:// and "
+                            "https:// links are accepted")
+    assert not Corpus.objects.filter(name="links").exists()
+    page = client.get(reverse("collector:job_detail", args=[failed.pk])).content.decode()
+    assert "links.zip/links.jsonl: line 2: field &#x27;url&#x27;" in page
