@@ -11,6 +11,7 @@ at all (every paragraph blank) is left out and counted in the question's metadat
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import PurePosixPath
 from typing import Any
 
 from collector.importers.jsonvalues import json_record
@@ -25,7 +26,8 @@ def read_dureader(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator
     for source_file in source.files:
         check = Checker(source_file.name)
         # DuReader ships a web-search part (search.*) and a community Q&A part (zhidao.*).
-        source_type = "forum" if source_file.path.name.startswith("zhidao") else "web"
+        file_name = PurePosixPath(source_file.member).name or source_file.path.name
+        source_type = "forum" if file_name.startswith("zhidao") else "web"
         for number, line in iter_lines(source_file, counter):
             if not line.strip():
                 continue

@@ -17,6 +17,7 @@ from collector.importers import ByteCounter, ImportFailure, format_get, source_o
 from collector.models import Corpus, Document, Job, Query, SourceQuestion
 from collector.services import corpus_import, queries_import
 from tests.collector.corpus_support import (
+    DUREADER_DEV,
     MSMARCO_COLUMNAR,
     NEWSQA_CSV,
     QUERIES_EN,
@@ -203,3 +204,9 @@ def test_uploads_may_be_compressed_and_errors_reach_the_job_page(
     assert not Corpus.objects.filter(name="links").exists()
     page = client.get(reverse("collector:job_detail", args=[failed.pk])).content.decode()
     assert "links.zip/links.jsonl: line 2: field &#x27;url&#x27;" in page
+
+
+def test_dureader_in_a_zip_takes_its_source_type_from_the_file_inside(tmp_path):
+    archive = _zip(tmp_path / "dureader.zip", {"zhidao.dev.json": DUREADER_DEV.read_bytes()})
+    corpus_import(path=archive, corpus="zhidao", language="zh", format="dureader")
+    assert set(Document.objects.values_list("source_type", flat=True)) == {"forum"}
