@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from collector.models import Corpus, Document
-from collector.templatetags.links import source_link
+from collector.templatetags.crowdqa_links import source_link
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""``{% load links %}``: links to documents' sources, made only for http(s) URLs.
+"""``{% load crowdqa_links %}``: links to documents' sources, made only for http(s) URLs.
 
 A document's ``url`` comes from imported data. The importers accept only http(s) URLs,
 but rows imported earlier, or written some other way, may hold anything; every template
