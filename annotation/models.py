@@ -472,6 +472,12 @@ class Release(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.BUILDING)
     formats = models.JSONField(help_text="The formats written, e.g. ['squad-v2', 'hf'].")
     omit_workers = models.BooleanField(default=False)
+    unagreed_questions = models.CharField(
+        max_length=16, default="unanswerable",
+        choices=[("unanswerable", "Not answerable"), ("omit", "Left out"),
+                 ("consensus", "Answerable when the official consensus is a span")],
+        help_text="NewsQA: how SQuAD and Hugging Face get questions without agreement "
+                  "after validation (annotation.release_records.UNAGREED_CHOICES).")
     pseudonym_salt = models.CharField(max_length=64, editable=False)
     stage_params = models.JSONField(default=list, help_text="The exact stage parameters.")
     split_counts = models.JSONField(default=dict)

@@ -100,8 +100,8 @@ def test_every_newsqa_format_reloads_with_the_database_values(
 
     newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())
     stories = {s["storyId"]: s for s in newsqa["data"]}
-    assert set(stories) == {"./cnn/stories/portvale-library.story",
-                            "./cnn/stories/riverton-bridge.story"}
+    # Not CNN story files (no story_file / story_id metadata): the source's own ids.
+    assert set(stories) == {"portvale-library", "riverton-bridge"}
     for story in stories.values():
         for q in story["questions"]:
             item = records[q["q"]]
@@ -125,11 +125,11 @@ def test_every_newsqa_format_reloads_with_the_database_values(
     assert rows == 4
     import datasets
 
-    loaded = datasets.load_dataset(str(root / "hf"))
+    loaded = datasets.load_dataset(str(root / releases.hf_folder(release)))
     assert sum(len(split) for split in loaded.values()) == 4
     assert set(loaded) == {f.split for f in hf_files}
     assert {row["question"] for split in loaded.values() for row in split} == set(ANSWERS)
-    assert (root / "hf" / "README.md").read_text().startswith("---")
+    assert (root / "newsqa-test-1.0.0" / "README.md").read_text().startswith("---")
 
     # Checksums verify; no worker name anywhere.
     for f in release.files.all():
@@ -399,3 +399,43 @@ def test_flush_keeps_the_continuing_document_and_loads_new_ones(db):
     second = list(_flush([{"document_id": d2.pk}, {"document_id": d3.pk}], cache))
     assert [doc.pk for _, doc in second] == [d2.pk, d3.pk]
     assert set(cache) == {d2.pk, d3.pk}
+
+
+def test_two_releases_load_through_one_datasets_cache(finished_project, admin_user, committed,
+                                                       tmp_path):
+    """Each release's HF folder and card configuration are ``<project-slug>-<version>``, so
+    ``datasets`` keeps their caches apart (a shared folder name and ``default`` config
+    returned one release's rows for the other)."""
+    import datasets
+
+    from annotation.stages import reco
+
+    newsqa = _release(finished_project, admin_user, committed, ["hf"])
+    sample = json.loads((REPO / "data/datasets/reco/synthetic/ReCO.synthetic.json").read_text())
+    project = engine.project_create(name="ReCO release", recipe="reco", language="zh")
+    records = []
+    for n, row in enumerate(sample):
+        alternatives = dict(zip(list(reco.ANSWERS), row["alternatives"].split("|"),
+                                strict=True))
+        start = row["doc"].index(row["passage"])
+        data = {"query_id": row["query_id"], "query": row["query"], "source": "batch",
+                "annotators": [admin_user.pk],
+                "document": {"text": row["doc"], "url": row["url"], "external_id": f"d{n}"},
+                "label": {"evidence_text": row["passage"], "alternatives": alternatives,
+                          "answer": next(k for k, v in alternatives.items()
+                                         if v == row["answer"]),
+                          "evidence": [start, start + len(row["passage"])]}}
+        records.append((reco.final_record(data, "train"), "train"))
+    _final_items(project, records)
+    other = _release(project, admin_user, committed, ["hf"])
+    cache = str(tmp_path / "one-cache")
+    first = datasets.load_dataset(str(releases.release_path(newsqa) /
+                                      releases.hf_folder(newsqa)), cache_dir=cache)
+    second = datasets.load_dataset(str(releases.release_path(other) /
+                                       releases.hf_folder(other)), cache_dir=cache)
+    assert {r["question"] for s in first.values() for r in s} == set(ANSWERS)
+    assert {r["query"] for s in second.values() for r in s} == {r["query"] for r in sample}
+    assert (releases.hf_folder(newsqa), releases.hf_folder(other)) == (
+        "newsqa-test-1.0.0", "reco-release-1.0.0")
+    assert datasets.get_dataset_config_names(
+        str(releases.release_path(other) / releases.hf_folder(other))) == ["reco-release-1.0.0"]
