@@ -176,7 +176,7 @@ def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[di
 
 
 # What SQuAD and Hugging Face get for a question without agreement after validation.
-UNAGREED_CHOICES = {
+UNAGREED_CHOICES = {  # the values of Release.UnagreedQuestions, in full
     "unanswerable": "not answerable (SQuAD v2.0 is_impossible, with the answers as "
                     "plausible answers; left out of SQuAD v1.1), as the NewsQA paper "
                     "suggests treating them",

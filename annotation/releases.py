@@ -11,8 +11,8 @@ the database), or not at all.
 
 from __future__ import annotations
 
-import shutil
 import statistics
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -21,6 +21,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils import timezone
 
@@ -74,12 +76,82 @@ def hf_folder(release: Release) -> str:
     return f"{slugify(release.project.name) or 'project'}-{release.version}"
 
 
-def release_root() -> Path:
-    return Path(settings.MEDIA_ROOT)
+CHECKSUMS = "SHA256SUMS"
 
 
-def release_path(release: Release) -> Path:
-    return release_root() / release.directory
+def release_storage() -> Storage:
+    """Where every release's files live: ``STORAGES["releases"]`` when configured, else
+    Django's default storage (``MEDIA_ROOT`` on the file system by default). The build
+    writes there, downloads stream from there, scoring and ``create_release --out`` read
+    from there; nothing else holds a release's files."""
+    from django.core.files.storage import default_storage, storages
+
+    return storages["releases"] if "releases" in settings.STORAGES else default_storage
+
+
+def release_file_name(release: Release, path: str) -> str:
+    """The storage name of a file of the release (``path`` relative to the release)."""
+    return f"{release.directory}/{path}"
+
+
+def release_open(release: Release, path: str) -> File:
+    """Open a recorded file of the release (or its ``SHA256SUMS``) from the storage, for
+    reading in binary. ``FileNotFoundError`` names the storage name when it is gone."""
+    if path != CHECKSUMS and not release.files.filter(path=path).exists():
+        raise FileNotFoundError(f"release {release}: no file {path!r}")
+    name = release_file_name(release, path)
+    storage = release_storage()
+    if not storage.exists(name):
+        raise FileNotFoundError(f"release {release}: {name} is missing from the storage")
+    return storage.open(name, "rb")
+
+
+def release_copy(*, release: Release, out_dir: Path) -> list[Path]:
+    """Copy the release's files and checksums from the storage into ``out_dir`` (never
+    over an existing file), checking each against its recorded SHA-256."""
+    import hashlib
+
+    recorded = {f.path: f.sha256 for f in release.files.all()}
+    written = []
+    for path in [*recorded, CHECKSUMS]:
+        target = out_dir / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        with release_open(release, path) as source, target.open("xb") as out:
+            for chunk in source.chunks():
+                digest.update(chunk)
+                out.write(chunk)
+        if path in recorded and digest.hexdigest() != recorded[path]:
+            raise JobError(f"{release_file_name(release, path)}: SHA-256 {digest.hexdigest()} "
+                           f"differs from the recorded {recorded[path]}")
+        written.append(target)
+    return written
+
+
+def _storage_names(storage: Storage, directory: str) -> Iterable[str]:
+    try:
+        folders, files = storage.listdir(directory)
+    except FileNotFoundError:
+        return
+    for name in files:
+        yield f"{directory}/{name}"
+    for folder in folders:
+        yield from _storage_names(storage, f"{directory}/{folder}")
+
+
+def _store(release: Release, staging: Path) -> None:
+    """Put the files built in ``staging`` into the storage under the release directory.
+    Files there already come from a crashed earlier run (nothing of it was recorded) and
+    are removed first; the storage must keep every name as given."""
+    storage = release_storage()
+    for stale in list(_storage_names(storage, release.directory)):
+        storage.delete(stale)
+    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+        name = release_file_name(release, path.relative_to(staging).as_posix())
+        with path.open("rb") as handle:
+            saved = storage.save(name, File(handle, name=path.name))
+        if saved != name:
+            raise JobError(f"the storage saved {name} as {saved}; releases keep their names")
 
 
 @transaction.atomic
@@ -148,20 +220,23 @@ def release_build_job(job: Job, progress: Progress) -> dict[str, Any]:
         raise
 
 
-def release_build(*, release: Release, progress: Progress | None = None,
-                  out_dir: Path | None = None) -> dict[str, Any]:
-    """Write every format of the release; record files and checksums; mark it ready.
+def release_build(*, release: Release, progress: Progress | None = None) -> dict[str, Any]:
+    """Write every format of the release into the storage (``release_storage``); record
+    files and checksums; mark it ready.
 
-    Runs once: a release that is not building is refused, and a directory that exists
-    already (a crashed earlier run) is removed first, since nothing of it was recorded.
+    The files are written in a local staging folder (atomic, checksummed) and then put
+    into the storage. Runs once: a release that is not building is refused, and files
+    under its directory in the storage (a crashed earlier run) are removed first, since
+    nothing of them was recorded.
     """
     if release.status != Release.Status.BUILDING:
         raise JobError(f"release {release} is {release.status}: releases are built once")
+    with tempfile.TemporaryDirectory(prefix="crowdqa-release-") as staging:
+        return _build(release, Path(staging), progress)
+
+
+def _build(release: Release, root: Path, progress: Progress | None) -> dict[str, Any]:
     project = release.project
-    root = out_dir or release_path(release)
-    if root.exists() and out_dir is None:
-        shutil.rmtree(root)
-    root.mkdir(parents=True, exist_ok=out_dir is not None)
     total = rr.final_items(project).count()
     steps = len(release.formats) + 1
     if progress:
@@ -187,7 +262,8 @@ def release_build(*, release: Release, progress: Progress | None = None,
         base += total
     entries.append(("datasheet", "", write_datasheet(root / "DATASHEET.md", datasheet,
                                                      pseudonyms=pseudonyms)))
-    write_checksums(root / "SHA256SUMS", [e for _, _, e in entries], root=root)
+    write_checksums(root / CHECKSUMS, [e for _, _, e in entries], root=root)
+    _store(release, root)
     splits = rr.split_counts(project)
     with transaction.atomic():
         ReleaseFile.objects.bulk_create([

@@ -20,6 +20,7 @@ from annotation import engine, releases
 from annotation.models import Item
 from annotation.roles import Role
 from tests.annotation.test_newsqa_flow import claim_item
+from tests.annotation.test_releases import release_folder
 from tests.factories import user_with_roles
 
 FUND = (
@@ -157,7 +158,7 @@ def _release(project, admin_user, committed, version, **options):
 
 def test_release_consensus_is_the_official_loaders(consensus_project, admin_user, committed):
     release = _release(consensus_project, admin_user, committed, "1.0.0")
-    root = releases.release_path(release)
+    root = release_folder(release)
     records = {i.result["q"]: i.result for i in Item.objects.filter(
         stage__kind="newsqa_consolidate")}
     # The platform's own choices stay in the records.
@@ -214,7 +215,7 @@ def test_release_consensus_is_the_official_loaders(consensus_project, admin_user
 def test_unagreed_questions_option_leaves_them_out(consensus_project, admin_user, committed):
     release = _release(consensus_project, admin_user, committed, "1.1.0",
                        unagreed_questions="omit")
-    root = releases.release_path(release)
+    root = release_folder(release)
     v2 = {qa["question"] for a in json.loads((root / "squad-v2.0.json").read_text())["data"]
           for p in a["paragraphs"] for qa in p["qas"]}
     assert v2 == {SHARE, WHEN, ENGINEER}
