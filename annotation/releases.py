@@ -2,10 +2,12 @@
 
 ``release_create`` records the release and enqueues its build job; the job streams the
 project's consolidated records into the writers of ``collector.exporters`` (atomic files,
-SHA-256 computed while writing), writes the datasheet, the checksums and, for ``hf``, a
-Hugging Face folder with a dataset card. A release is never changed after its build: its
-directory is written once, an existing file is never replaced, and a new version is a new
-release. Workers appear only as per-release pseudonyms (HMAC with a salt that stays in
+SHA-256 computed while writing) in a staging folder, writes the datasheet, the checksums
+and, for ``hf``, a Hugging Face folder ``<project-slug>-<version>`` with a dataset card,
+and puts them into the release storage (``release_storage``), the one place a release's
+files live: downloads, scoring and ``create_release --out`` read them from there. A
+release is never changed after its build: its directory is written once, an existing file
+is never replaced, and a new version is a new release. Workers appear only as per-release pseudonyms (HMAC with a salt that stays in
 the database), or not at all.
 """
 
