@@ -7,8 +7,8 @@ and, for ``hf``, a Hugging Face folder ``<project-slug>-<version>`` with a datas
 and puts them into the release storage (``release_storage``), the one place a release's
 files live: downloads, scoring and ``create_release --out`` read them from there. A
 release is never changed after its build: its directory is written once, an existing file
-is never replaced, and a new version is a new release. Workers appear only as per-release pseudonyms (HMAC with a salt that stays in
-the database), or not at all.
+is never replaced, and a new version is a new release. Workers appear only as per-release
+pseudonyms (HMAC with a salt that stays in the database), or not at all.
 """
 
 from __future__ import annotations
