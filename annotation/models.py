@@ -454,6 +454,15 @@ class ReleaseStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class UnagreedQuestions(models.TextChoices):
+    """NewsQA: what SQuAD and Hugging Face get for a question without agreement after
+    validation (``release_records.UNAGREED_CHOICES`` says it in full)."""
+
+    UNANSWERABLE = "unanswerable", "Not answerable"
+    OMIT = "omit", "Left out"
+    CONSENSUS = "consensus", "Answerable when the official consensus is a span"
+
+
 class Release(models.Model):
     """A frozen, versioned snapshot of a project's consolidated data, in loadable formats.
 
@@ -463,6 +472,7 @@ class Release(models.Model):
     """
 
     Status = ReleaseStatus
+    UnagreedQuestions = UnagreedQuestions
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="releases")
     version = models.CharField(
@@ -472,6 +482,10 @@ class Release(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.BUILDING)
     formats = models.JSONField(help_text="The formats written, e.g. ['squad-v2', 'hf'].")
     omit_workers = models.BooleanField(default=False)
+    unagreed_questions = models.CharField(
+        max_length=16, default="unanswerable", choices=UnagreedQuestions.choices,
+        help_text="NewsQA: how SQuAD and Hugging Face get questions without agreement "
+                  "after validation (annotation.release_records.UNAGREED_CHOICES).")
     pseudonym_salt = models.CharField(max_length=64, editable=False)
     stage_params = models.JSONField(default=list, help_text="The exact stage parameters.")
     split_counts = models.JSONField(default=dict)

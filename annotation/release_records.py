@@ -32,6 +32,7 @@ from collector.exporters import (
     SquadArticle,
     SquadParagraph,
     SquadQuestion,
+    newsqa_consensus,
     squad_id,
 )
 from collector.models import Document
@@ -74,7 +75,8 @@ def _flush(buffer: list[dict[str, Any]], cache: dict[int, Document]
         del cache[stale]
     missing = needed - set(cache)
     if missing:
-        cache.update(Document.objects.only("id", "external_id", "title", "url", "body")
+        cache.update(Document.objects.only("id", "external_id", "title", "url", "body",
+                                           "metadata")
                      .in_bulk(missing))
     for row in buffer:
         yield row, cache.get(row["document_id"])
@@ -109,6 +111,28 @@ def _choice(obj: dict[str, Any] | None) -> Any:
     return CharSpan(obj["s"], obj["e"])
 
 
+def newsqa_story_id(doc: Document) -> str:
+    """The ``storyId`` of a document in the NewsQA files: the source's own id.
+
+    A story imported from NewsQA data keeps its ``storyId`` (``metadata["story_id"]``); a
+    CNN story file becomes ``./cnn/stories/<file name>`` as in NewsQA; any other document
+    (a SQuAD paragraph, a news article from elsewhere) keeps its own external id (e.g.
+    ``Super_Bowl_50#0``), never a made-up CNN path.
+    """
+    meta = doc.metadata or {}
+    if meta.get("story_id"):
+        return str(meta["story_id"])
+    if meta.get("story_file"):
+        return f"./cnn/stories/{meta['story_file']}"
+    return doc.external_id
+
+
+def story_id_kind(doc: Document) -> str:
+    """Which rule of :func:`newsqa_story_id` applies (counted in the datasheet)."""
+    meta = doc.metadata or {}
+    return "newsqa" if meta.get("story_id") else "cnn" if meta.get("story_file") else "source"
+
+
 def _newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
     answers = [
         NewsqaSourcerAnswer(spans=[CharSpan(s["s"], s["e"]) for s in a["sourcerAnswers"]
@@ -121,8 +145,16 @@ def _newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
         is_question_bad=record.get("isQuestionBad"),
         validated_answers=[NewsqaValidatedAnswer(choice=_choice(v), count=v["count"])
                            for v in validated] if validated is not None else None,
-        consensus=_choice(record.get("consensus")),
     )
+
+
+def newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
+    """The question as the NewsQA files carry it, with the consensus Maluuba's loader
+    computes from its answers (:func:`collector.exporters.newsqa_consensus`); the
+    platform's own choice stays in the record's ``consensus``."""
+    question = _newsqa_question(record)
+    question.consensus = newsqa_consensus(question)
+    return question
 
 
 def newsqa_stories(project: Project, *, split: str | None = None) -> Iterator[NewsqaStory]:
@@ -132,9 +164,9 @@ def newsqa_stories(project: Project, *, split: str | None = None) -> Iterator[Ne
         first_row, doc = next(pairs)
         rest = (row for row, _ in pairs)
         yield NewsqaStory(
-            story_id=f"./cnn/stories/{doc.external_id}.story", text=doc.body,
+            story_id=newsqa_story_id(doc), text=doc.body,
             type=first_row["split"] or "train",
-            questions=(_newsqa_question(r["result"]) for r in _chain(first_row, rest)),
+            questions=(newsqa_question(r["result"]) for r in _chain(first_row, rest)),
         )
 
 
@@ -143,31 +175,52 @@ def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[di
     yield from rest
 
 
-def squad_articles(project: Project, *, split: str | None = None,
-                   namespace: str) -> Iterator[SquadArticle]:
-    """One article and one paragraph (the document body) per document."""
+# What SQuAD and Hugging Face get for a question without agreement after validation.
+UNAGREED_CHOICES = {  # the values of Release.UnagreedQuestions, in full
+    "unanswerable": "not answerable (SQuAD v2.0 is_impossible, with the answers as "
+                    "plausible answers; left out of SQuAD v1.1), as the NewsQA paper "
+                    "suggests treating them",
+    "omit": "left out of SQuAD and Hugging Face, as the NewsQA paper's experiments use "
+            "only questions with answer agreement",
+    "consensus": "answerable when the official NewsQA consensus is a span",
+}
+
+
+def squad_articles(project: Project, *, split: str | None = None, namespace: str,
+                   unagreed: str = "unanswerable") -> Iterator[SquadArticle]:
+    """One article and one paragraph (the document body) per document. The answer is the
+    consensus Maluuba's loader computes (:func:`newsqa_question`); a question without
+    agreement after validation (the record's ``agreed`` false) is exported as
+    ``unagreed`` says (:data:`UNAGREED_CHOICES`)."""
+    if unagreed not in UNAGREED_CHOICES:
+        raise ValueError(f"unagreed: {unagreed!r} is not one of {', '.join(UNAGREED_CHOICES)}")
     for _, group in groupby(_rows_with_documents(project, split=split),
                             key=lambda pair: pair[0]["document_id"]):
         pairs = iter(group)
         first_row, doc = next(pairs)
         rows = _chain(first_row, (row for row, _ in pairs))
-        questions = (_squad_question(doc.body, row, namespace) for row in rows)
+        questions = (q for q in (_squad_question(doc.body, row, namespace, unagreed)
+                                 for row in rows) if q is not None)
         yield SquadArticle(title=doc.title or doc.external_id,
                            paragraphs=iter([SquadParagraph(context=doc.body, qas=questions)]))
 
 
-def _squad_question(body: str, row: dict[str, Any], namespace: str) -> SquadQuestion:
+def _squad_question(body: str, row: dict[str, Any], namespace: str,
+                    unagreed: str) -> SquadQuestion | None:
     record = row["result"]
+    agreed = record.get("agreed", True)
+    if not agreed and unagreed == "omit":
+        return None
     spans = [(a["sourcerAnswers"][0]["s"], a["sourcerAnswers"][-1]["e"])
              for a in record["answers"] if "s" in a["sourcerAnswers"][0]]
-    consensus = record.get("consensus") or {}
+    consensus = newsqa_question(record).consensus
     qid = squad_id(namespace, row["key"])
-    if "s" not in consensus:
+    if not isinstance(consensus, CharSpan) or (not agreed and unagreed != "consensus"):
         return SquadQuestion(
             id=qid, question=record["q"], answers=(), is_impossible=True,
             plausible_answers=[SquadAnswer(body[s:e], s) for s, e in dict.fromkeys(spans)],
         )
-    first = (consensus["s"], consensus["e"])
+    first = (consensus.s, consensus.e)
     ordered = [first] + [span for span in spans if span != first]
     return SquadQuestion(id=qid, question=record["q"],
                          answers=[SquadAnswer(body[s:e], s) for s, e in ordered])

@@ -2,17 +2,19 @@
 
 ``release_create`` records the release and enqueues its build job; the job streams the
 project's consolidated records into the writers of ``collector.exporters`` (atomic files,
-SHA-256 computed while writing), writes the datasheet, the checksums and, for ``hf``, a
-Hugging Face folder with a dataset card. A release is never changed after its build: its
-directory is written once, an existing file is never replaced, and a new version is a new
-release. Workers appear only as per-release pseudonyms (HMAC with a salt that stays in
-the database), or not at all.
+SHA-256 computed while writing) in a staging folder, writes the datasheet, the checksums
+and, for ``hf``, a Hugging Face folder ``<project-slug>-<version>`` with a dataset card,
+and puts them into the release storage (``release_storage``), the one place a release's
+files live: downloads, scoring and ``create_release --out`` read them from there. A
+release is never changed after its build: its directory is written once, an existing file
+is never replaced, and a new version is a new release. Workers appear only as per-release
+pseudonyms (HMAC with a salt that stays in the database), or not at all.
 """
 
 from __future__ import annotations
 
-import shutil
 import statistics
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -21,6 +23,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils import timezone
 
@@ -55,7 +59,7 @@ FORMATS: dict[str, tuple[frozenset[str], str]] = {
     "msmarco": (frozenset({"marco"}), "msmarco_v2.1.jsonl"),
     "dureader": (frozenset({"marco"}), "dureader.jsonl"),
     "reco": (frozenset({"reco"}), "reco.json"),
-    "hf": (frozenset({"newsqa", "marco", "reco"}), "hf"),
+    "hf": (frozenset({"newsqa", "marco", "reco"}), "<project-slug>-<version>"),  # hf_folder
 }
 HF_KIND = {"newsqa": "squad_v2", "marco": "msmarco", "reco": "reco"}
 LICENCE_SPDX = {"CC BY-SA 4.0": "cc-by-sa-4.0", "Apache-2.0": "apache-2.0"}
@@ -65,19 +69,104 @@ def formats_for(recipe: str) -> list[str]:
     return [name for name, (recipes, _) in FORMATS.items() if recipe in recipes]
 
 
-def release_root() -> Path:
-    return Path(settings.MEDIA_ROOT)
+def hf_folder(release: Release) -> str:
+    """The Hugging Face folder of a release, also its card's configuration name:
+    ``<project-slug>-<version>``. ``datasets`` caches a local folder under its name and
+    configuration, so two releases loaded through one ``cache_dir`` must differ in both."""
+    from django.utils.text import slugify
+
+    return f"{slugify(release.project.name) or 'project'}-{release.version}"
 
 
-def release_path(release: Release) -> Path:
-    return release_root() / release.directory
+CHECKSUMS = "SHA256SUMS"
+
+
+def release_storage() -> Storage:
+    """Where every release's files live: ``STORAGES["releases"]`` when configured, else
+    Django's default storage (``MEDIA_ROOT`` on the file system by default). The build
+    writes there, downloads stream from there, scoring and ``create_release --out`` read
+    from there; nothing else holds a release's files."""
+    from django.core.files.storage import default_storage, storages
+
+    return storages["releases"] if "releases" in settings.STORAGES else default_storage
+
+
+def release_file_name(release: Release, path: str) -> str:
+    """The storage name of a file of the release (``path`` relative to the release)."""
+    return f"{release.directory}/{path}"
+
+
+def release_open(release: Release, path: str) -> File:
+    """Open a recorded file of the release (or its ``SHA256SUMS``) from the storage, for
+    reading in binary. ``FileNotFoundError`` names the storage name when it is gone."""
+    if path != CHECKSUMS and not release.files.filter(path=path).exists():
+        raise FileNotFoundError(f"release {release}: no file {path!r}")
+    name = release_file_name(release, path)
+    storage = release_storage()
+    if not storage.exists(name):
+        raise FileNotFoundError(f"release {release}: {name} is missing from the storage")
+    return storage.open(name, "rb")
+
+
+def release_copy(*, release: Release, out_dir: Path) -> list[Path]:
+    """Copy the release's files and checksums from the storage into ``out_dir`` (never
+    over an existing file), checking each against its recorded SHA-256."""
+    import hashlib
+
+    recorded = {f.path: f.sha256 for f in release.files.all()}
+    written = []
+    for path in [*recorded, CHECKSUMS]:
+        target = out_dir / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        with release_open(release, path) as source, target.open("xb") as out:
+            for chunk in source.chunks():
+                digest.update(chunk)
+                out.write(chunk)
+        if path in recorded and digest.hexdigest() != recorded[path]:
+            raise JobError(f"{release_file_name(release, path)}: SHA-256 {digest.hexdigest()} "
+                           f"differs from the recorded {recorded[path]}")
+        written.append(target)
+    return written
+
+
+def _storage_names(storage: Storage, directory: str) -> Iterable[str]:
+    try:
+        folders, files = storage.listdir(directory)
+    except FileNotFoundError:
+        return
+    for name in files:
+        yield f"{directory}/{name}"
+    for folder in folders:
+        yield from _storage_names(storage, f"{directory}/{folder}")
+
+
+def _store(release: Release, staging: Path) -> None:
+    """Put the files built in ``staging`` into the storage under the release directory.
+    Files there already come from a crashed earlier run (nothing of it was recorded) and
+    are removed first; the storage must keep every name as given."""
+    storage = release_storage()
+    for stale in list(_storage_names(storage, release.directory)):
+        storage.delete(stale)
+    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+        name = release_file_name(release, path.relative_to(staging).as_posix())
+        with path.open("rb") as handle:
+            saved = storage.save(name, File(handle, name=path.name))
+        if saved != name:
+            raise JobError(f"the storage saved {name} as {saved}; releases keep their names")
 
 
 @transaction.atomic
 def release_create(*, project: Project, version: str, formats: Iterable[str], user: Any = None,
-                   omit_workers: bool = False, build: bool = True) -> Release:
+                   omit_workers: bool = False, unagreed_questions: str = "unanswerable",
+                   build: bool = True) -> Release:
     """Record a release of ``project`` and enqueue its build (admins only, checked by
-    callers). Refuses unknown or inapplicable formats and an existing version."""
+    callers). Refuses unknown or inapplicable formats and an existing version.
+    ``unagreed_questions``: how SQuAD / Hugging Face get NewsQA questions without
+    agreement after validation (``release_records.UNAGREED_CHOICES``)."""
+    if unagreed_questions not in rr.UNAGREED_CHOICES:
+        raise ValidationError(f"unagreed_questions: {unagreed_questions!r} is not one of "
+                              f"{', '.join(rr.UNAGREED_CHOICES)}")
     wanted = list(dict.fromkeys(formats))
     if not wanted:
         raise ValidationError("formats: choose at least one format")
@@ -95,6 +184,7 @@ def release_create(*, project: Project, version: str, formats: Iterable[str], us
         raise ValidationError("the project has no consolidated records yet")
     release = Release(
         project=project, version=version, formats=wanted, omit_workers=omit_workers,
+        unagreed_questions=unagreed_questions,
         pseudonym_salt=new_release_salt(), created_by=user if getattr(user, "pk", None) else None,
         stage_params=[{"order": s.order, "kind": s.kind, "name": s.name, "params": s.params}
                       for s in project.stages.order_by("order")],
@@ -132,20 +222,23 @@ def release_build_job(job: Job, progress: Progress) -> dict[str, Any]:
         raise
 
 
-def release_build(*, release: Release, progress: Progress | None = None,
-                  out_dir: Path | None = None) -> dict[str, Any]:
-    """Write every format of the release; record files and checksums; mark it ready.
+def release_build(*, release: Release, progress: Progress | None = None) -> dict[str, Any]:
+    """Write every format of the release into the storage (``release_storage``); record
+    files and checksums; mark it ready.
 
-    Runs once: a release that is not building is refused, and a directory that exists
-    already (a crashed earlier run) is removed first, since nothing of it was recorded.
+    The files are written in a local staging folder (atomic, checksummed) and then put
+    into the storage. Runs once: a release that is not building is refused, and files
+    under its directory in the storage (a crashed earlier run) are removed first, since
+    nothing of them was recorded.
     """
     if release.status != Release.Status.BUILDING:
         raise JobError(f"release {release} is {release.status}: releases are built once")
+    with tempfile.TemporaryDirectory(prefix="crowdqa-release-") as staging:
+        return _build(release, Path(staging), progress)
+
+
+def _build(release: Release, root: Path, progress: Progress | None) -> dict[str, Any]:
     project = release.project
-    root = out_dir or release_path(release)
-    if root.exists() and out_dir is None:
-        shutil.rmtree(root)
-    root.mkdir(parents=True, exist_ok=out_dir is not None)
     total = rr.final_items(project).count()
     steps = len(release.formats) + 1
     if progress:
@@ -171,7 +264,8 @@ def release_build(*, release: Release, progress: Progress | None = None,
         base += total
     entries.append(("datasheet", "", write_datasheet(root / "DATASHEET.md", datasheet,
                                                      pseudonyms=pseudonyms)))
-    write_checksums(root / "SHA256SUMS", [e for _, _, e in entries], root=root)
+    write_checksums(root / CHECKSUMS, [e for _, _, e in entries], root=root)
+    _store(release, root)
     splits = rr.split_counts(project)
     with transaction.atomic():
         ReleaseFile.objects.bulk_create([
@@ -193,12 +287,14 @@ def _write_format(release: Release, name: str, root: Path, report: Callable[[int
     project = release.project
     filename = FORMATS[name][1]
     namespace = f"{project.pk}:{project.name}"
+    unagreed = release.unagreed_questions
     writers: dict[str, Callable[[], ManifestEntry]] = {
         "squad-v1": lambda: write_squad_v1(
-            root / filename, rr.squad_articles(project, namespace=namespace),
+            root / filename, rr.squad_articles(project, namespace=namespace, unagreed=unagreed),
             progress=report, skip_unanswerable=True),
         "squad-v2": lambda: write_squad_v2(
-            root / filename, rr.squad_articles(project, namespace=namespace), progress=report),
+            root / filename, rr.squad_articles(project, namespace=namespace, unagreed=unagreed),
+            progress=report),
         "newsqa-json": lambda: write_newsqa_json(root / filename, rr.newsqa_stories(project),
                                                  progress=report),
         "newsqa-csv": lambda: write_newsqa_csv(root / filename, rr.newsqa_stories(project),
@@ -211,7 +307,7 @@ def _write_format(release: Release, name: str, root: Path, report: Callable[[int
     }
     if name != "hf":
         return [(name, "", writers[name]())]
-    return _write_hf(release, root / "hf", report, pseudonyms, datasheet)
+    return _write_hf(release, root / hf_folder(release), report, pseudonyms, datasheet)
 
 
 def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
@@ -221,7 +317,8 @@ def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
     kind = HF_KIND[project.recipe]
     namespace = f"{project.pk}:{project.name}"
     sources: dict[str, Callable[[str], Iterable[Any]]] = {
-        "squad_v2": lambda split: rr.squad_articles(project, split=split, namespace=namespace),
+        "squad_v2": lambda split: rr.squad_articles(project, split=split, namespace=namespace,
+                                                    unagreed=release.unagreed_questions),
         "msmarco": lambda split: rr.marco_records(project, split=split),
         "reco": lambda split: rr.reco_records(project, split=split),
     }
@@ -237,7 +334,7 @@ def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
         folder, kind=kind, splits=split_entries, datasheet=datasheet, pseudonyms=pseudonyms,
         pretty_name=f"{project.name} {release.version}",
         license_id=LICENCE_SPDX.get(licence.strip().split("\n")[0].strip()),
-        language=(project.language,),
+        language=(project.language,), config_name=hf_folder(release),
     )
     out.append(("hf", "", card))
     return out
@@ -301,7 +398,69 @@ def datasheet_build(*, release: Release) -> dict[str, Any]:
     }
     if project.recipe == "newsqa":
         sheet["human_performance"] = human_performance(project)
+        consensus, ids = newsqa_consensus_statistics(project)
+        sheet["agreement"] = {**sheet["agreement"], **consensus}
+        sheet["notes"] = [*sheet["notes"], *newsqa_notes(release, consensus, ids)]
     return sheet
+
+
+def _choice_label(choice: Any) -> str:
+    from collector.exporters import CharSpan
+
+    return f"{choice.s}:{choice.e}" if isinstance(choice, CharSpan) else str(choice)
+
+
+def newsqa_consensus_statistics(project: Project) -> tuple[dict[str, int], dict[str, int]]:
+    """Where the platform's consensus (its agreement over normalised merged spans, kept in
+    the record) and the official NewsQA consensus (``rr.newsqa_question``) differ, and
+    which story-id rule the released documents follow (``rr.story_id_kind``)."""
+    from collector.exporters import CharSpan
+
+    stats = {"consensus_differs": 0, "consensus_differs_span": 0,
+             "consensus_differs_answerable": 0}
+    ids: dict[str, int] = {"newsqa": 0, "cnn": 0, "source": 0}
+    seen: set[int] = set()
+    for row, doc in rr._rows_with_documents(project):
+        if doc is not None and doc.pk not in seen:
+            seen.add(doc.pk)
+            ids[rr.story_id_kind(doc)] += 1
+        official = rr.newsqa_question(row["result"]).consensus
+        platform = rr._choice(row["result"].get("consensus")) or official
+        if _choice_label(platform) == _choice_label(official):
+            continue
+        stats["consensus_differs"] += 1
+        if isinstance(platform, CharSpan) and isinstance(official, CharSpan):
+            stats["consensus_differs_span"] += 1
+        elif isinstance(platform, CharSpan) or isinstance(official, CharSpan):
+            stats["consensus_differs_answerable"] += 1
+    return stats, ids
+
+
+def newsqa_notes(release: Release, consensus: dict[str, int], ids: dict[str, int]
+                 ) -> list[str]:
+    option = release.unagreed_questions
+    others = ", ".join(f"{name} ({text})" for name, text in rr.UNAGREED_CHOICES.items()
+                       if name != option)
+    return [
+        "Consensus in the NewsQA JSON and CSV: the one Maluuba's loader computes from the "
+        "same answers. With validation, the answer most validators chose when it has at "
+        "least half of their votes (max_count >= total / 2); without validation, the "
+        "sourcer range most answerers gave; with no span consensus, badQuestion when "
+        "isQuestionBad >= 0.5, else noAnswer (the NewsQA paper's marking of questions "
+        "without agreement). The platform's own agreement (SQuAD-normalised text of the "
+        "merged spans of at least min_agree answerers, or validators) decides whether a "
+        f"question is agreed; the two choose differently on {consensus['consensus_differs']} "
+        f"question(s): {consensus['consensus_differs_span']} with two different spans, "
+        f"{consensus['consensus_differs_answerable']} where only one of them is a span.",
+        f"Questions without agreement after validation, in SQuAD and Hugging Face: "
+        f"{rr.UNAGREED_CHOICES[option]} (release option unagreed_questions={option}; the "
+        f"others: {others}). In SQuAD and Hugging Face the first answer is the official "
+        "consensus.",
+        f"Story ids (NewsQA storyId / story_id): {ids['newsqa']} stor(ies) imported from "
+        f"NewsQA keep their storyId, {ids['cnn']} CNN story file(s) are "
+        f"./cnn/stories/<file name>, and {ids['source']} document(s) from other sources "
+        "keep the source's own id (e.g. a SQuAD paragraph is <title>#<paragraph index>).",
+    ]
 
 
 def _stage_split_counts(project: Project) -> Iterable[tuple[str, str, int]]:

@@ -246,11 +246,14 @@ def project_create(request: HttpRequest) -> HttpResponse:
 @role_required(Role.ADMIN)
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
+    from annotation.release_records import UNAGREED_CHOICES
     from annotation.releases import formats_for
 
     context = {"project": project, **selectors.project_dashboard(project=project),
                "releases": selectors.releases_visible(user=request.user, project=project),
-               "release_formats": formats_for(project.recipe)}
+               "release_formats": formats_for(project.recipe),
+               "unagreed_choices": (UNAGREED_CHOICES.items() if project.recipe == "newsqa"
+                                    else ())}
     template = "annotation/project_detail.html"
     if request.htmx and request.GET.get("part") == "dashboard":
         template += "#dashboard"
@@ -306,19 +309,21 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
 def release_file(request: HttpRequest, pk: int, path: str) -> HttpResponse:
-    """Download one file of a release (unpublished releases: admins only)."""
+    """Download one file of a release (unpublished releases: admins only), streamed from
+    the release storage."""
     from django.http import FileResponse, Http404
 
-    from annotation.releases import release_path
+    from annotation.releases import release_open
 
     release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
     entry = release.files.filter(path=path).first()
     if entry is None:
         raise Http404("no such file in this release")
-    full = release_path(release) / entry.path
-    if not full.is_file():
-        raise Http404("the file is missing from the release directory")
-    return FileResponse(full.open("rb"), as_attachment=True, filename=full.name)
+    try:
+        handle = release_open(release, entry.path)
+    except FileNotFoundError as exc:
+        raise Http404("the file is missing from the release storage") from exc
+    return FileResponse(handle, as_attachment=True, filename=entry.path.rsplit("/", 1)[-1])
 
 
 @role_required(Role.ADMIN)
@@ -353,6 +358,7 @@ def release_action(request: HttpRequest, pk: int) -> HttpResponse:
             project=project, version=request.POST.get("version", "").strip(),
             formats=request.POST.getlist("formats"), user=request.user,
             omit_workers=request.POST.get("omit_workers") == "on",
+            unagreed_questions=request.POST.get("unagreed_questions") or "unanswerable",
         )
     except ValidationError as exc:
         messages.error(request, exc.messages[0])

@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from annotation.models import Assignment, Project
+from annotation.models import Assignment, Project, Release
 
 
 class TaskOutputSerializer(serializers.ModelSerializer):
@@ -75,3 +75,7 @@ class ReleaseCreateInputSerializer(serializers.Serializer):
     version = serializers.CharField(max_length=40)
     formats = serializers.ListField(child=serializers.CharField(), min_length=1)
     omit_workers = serializers.BooleanField(default=False)
+    unagreed_questions = serializers.ChoiceField(
+        choices=Release.UnagreedQuestions.values, default="unanswerable",
+        help_text="NewsQA: how SQuAD and Hugging Face get questions without agreement after "
+                  "validation (annotation.release_records.UNAGREED_CHOICES).")

@@ -209,8 +209,10 @@ class ProjectReleasesApi(generics.GenericAPIView):
 
 
 class ReleaseScoreApi(APIView):
-    """POST a predictions file (multipart ``predictions``) and a ``format``: the official
-    scores against the release. Anyone who may see the release may score against it."""
+    """POST a predictions file (multipart ``predictions``), a ``format`` and optionally
+    ``strict``: the official scores against the release, with ``warnings`` (ignored unknown
+    ids, unanswered questions) when there are any. Anyone who may see the release may
+    score against it."""
 
     permission_classes = (IsAnyRole,)
 
@@ -233,8 +235,9 @@ class ReleaseScoreApi(APIView):
                 for chunk in upload.chunks():
                     out.write(chunk)
             try:
-                scores = release_score(release=release, format=request.data.get("format", ""),
-                                       predictions=path)
+                scores, warnings = release_score(
+                    release=release, format=request.data.get("format", ""), predictions=path,
+                    strict=str(request.data.get("strict", "")).lower() in ("1", "true"))
             except MetricsInputError as exc:
                 return Response({"errors": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(scores)
+        return Response({**scores, "warnings": warnings} if warnings else scores)

@@ -45,7 +45,8 @@ Writers (all ``(path, records, *, progress=None, progress_every=1000, overwrite=
     Checksums: ``write_checksums(path, entries)`` (``sha256sum -c`` format),
     ``verify_entry(entry, root)``.
     Per-record helpers (validated official objects, e.g. for previews):
-    ``squad_question_object``, ``newsqa_question_object``, ``msmarco_row``, ``reco_row``,
+    ``squad_question_object``, ``newsqa_question_object``, ``newsqa_consensus`` (the
+    consensus Maluuba's loader computes), ``msmarco_row``, ``reco_row``,
     ``dureader_row``, ``hf_rows(kind, records)``; ``squad_id(namespace, key)`` makes a
     stable 24-hex question id.
 
@@ -85,6 +86,7 @@ from collector.exporters.msmarco import (
     write_msmarco_references,
 )
 from collector.exporters.newsqa import (
+    newsqa_consensus,
     newsqa_question_object,
     write_newsqa_csv,
     write_newsqa_json,
@@ -175,6 +177,7 @@ __all__ = [
     "hf_split_path",
     "msmarco_row",
     "new_release_salt",
+    "newsqa_consensus",
     "newsqa_question_object",
     "parquet_available",
     "reco_row",

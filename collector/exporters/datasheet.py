@@ -99,6 +99,10 @@ _AGREEMENT_LABELS = {
     "cohen_kappa": "Cohen's κ",
     "fleiss_kappa": "Fleiss' κ",
     "krippendorff_alpha": "Krippendorff's α",
+    "consensus_differs": "Questions where the platform's and the official NewsQA consensus "
+                         "differ",
+    "consensus_differs_span": "… both spans, different ones",
+    "consensus_differs_answerable": "… only one of the two a span",
 }
 _SPLIT_ORDER = {"train": 0, "dev": 1, "validation": 1, "test": 2}
 

@@ -417,9 +417,11 @@ def render_dataset_card(*, kind: HfKind, splits: Mapping[str, ManifestEntry | st
                         folder: str | os.PathLike[str] | None = None,
                         pretty_name: str | None = None, license_id: str | None = None,
                         language: Iterable[str] = ("en",),
-                        tags: Iterable[str] = ("crowdqa",)) -> str:
+                        tags: Iterable[str] = ("crowdqa",), config_name: str = "default") -> str:
     """The card's Markdown. ``splits`` maps split name to its manifest entry (as
-    returned by :func:`write_hf_split`) or to a path relative to the folder."""
+    returned by :func:`write_hf_split`) or to a path relative to the folder.
+    ``config_name`` names the one (default) configuration; ``datasets`` keys its cache by
+    folder name and configuration, so a release names both after itself."""
     title = pretty_name or datasheet.get("title") or "CrowdQA dataset"
     licence = datasheet.get("licence")
     if license_id is None:
@@ -435,7 +437,8 @@ def render_dataset_card(*, kind: HfKind, splits: Mapping[str, ManifestEntry | st
     if tag_list:
         front.append("tags:")
         front += [f"- {_yaml_str(tag)}" for tag in tag_list]
-    front += ["configs:", "- config_name: default", "  data_files:"]
+    front += ["configs:", f"- config_name: {_yaml_str(config_name)}", "  default: true",
+              "  data_files:"]
     rows = []
     for split, entry in splits.items():
         if isinstance(entry, ManifestEntry):
@@ -476,12 +479,13 @@ def write_dataset_card(folder: str | os.PathLike[str], *, kind: HfKind,
                        pseudonyms: Pseudonymizer | None = None,
                        pretty_name: str | None = None, license_id: str | None = None,
                        language: Iterable[str] = ("en",), tags: Iterable[str] = ("crowdqa",),
-                       overwrite: bool = False) -> ManifestEntry:
+                       config_name: str = "default", overwrite: bool = False) -> ManifestEntry:
     """Write ``<folder>/README.md``: YAML front matter (``configs`` -> ``data_files`` per
     split, licence, language), files with checksums, columns, and the datasheet."""
     text = render_dataset_card(kind=kind, splits=splits, datasheet=datasheet, fmt=fmt,
                                pseudonyms=pseudonyms, folder=folder, pretty_name=pretty_name,
-                               license_id=license_id, language=language, tags=tags)
+                               license_id=license_id, language=language, tags=tags,
+                               config_name=config_name)
     with AtomicOutput(Path(folder, "README.md"), overwrite=overwrite) as out:
         out.write(text)
     return out.entry(1)

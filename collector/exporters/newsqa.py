@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from collector.exporters.errors import InvalidRecordError
@@ -49,6 +50,7 @@ __all__ = [
     "NEWSQA_SPLITS",
     "check_newsqa_story",
     "csv_field",
+    "newsqa_consensus",
     "newsqa_question_object",
     "write_newsqa_csv",
     "write_newsqa_json",
@@ -104,6 +106,36 @@ def _choice_obj(choice: NewsqaChoice) -> dict:
     if choice == BAD_QUESTION:
         return {"badQuestion": True}
     return {"s": choice.s, "e": choice.e}  # type: ignore[union-attr]
+
+
+def newsqa_consensus(q: NewsqaQuestion) -> NewsqaChoice:
+    """The consensus Maluuba's loader computes for the question (``maluuba/newsqa/
+    data_processing.py``: ``get_consensus_answer`` and ``to_dict``), from the fields the
+    CSV carries.
+
+    With validated answers: the first choice with the highest count is the consensus when
+    ``max_count >= total / 2``, and only if it is a span; otherwise there is none. Without
+    validation: the most frequent of all sourcer ranges (every span of every answerer and
+    every ``None`` counted once; ties go to the first seen), if it is a span. When there is
+    no span consensus it is ``BAD_QUESTION`` if ``is_question_bad >= 0.5``, else
+    ``NO_ANSWER`` (the paper's "questions without agreement ... specially marked").
+    """
+    span: CharSpan | None = None
+    if q.validated_answers:
+        best = max(q.validated_answers, key=lambda va: va.count)  # first of the maxima
+        total = sum(va.count for va in q.validated_answers)
+        if best.count >= total / 2 and isinstance(best.choice, CharSpan):
+            span = best.choice
+    else:
+        ranges: Counter[CharSpan | None] = Counter()
+        for answer in q.answers:
+            for one in answer.spans or (None,):
+                ranges[one] += 1
+        if ranges:
+            span = ranges.most_common(1)[0][0]
+    if span is not None:
+        return span
+    return BAD_QUESTION if (q.is_question_bad or 0) >= 0.5 else NO_ANSWER
 
 
 def newsqa_question_object(story: NewsqaStory, index: int, q: NewsqaQuestion) -> dict:

@@ -6,9 +6,10 @@ Commands (file names are as the official scripts take them)::
     squad-v2 DATA.json PRED.json [-n NA_PROB.json] [-t THRESH]
                                                        -> exact, f1, total, HasAns_*, NoAns_*,
                                                           best_* (with -n)
-    dureader PRED.jsonl REF.jsonl [--alpha A] [--beta B] [--gamma G] [--tokens char|word]
-                                                       -> "ROUGE-L", "BLEU-4" (x100, 2 dp),
+    dureader PRED.jsonl REF.jsonl [--scorer mrc2018|dureader2] [--alpha A] [--beta B]
+             [--gamma G] [--tokens char|word]      -> "ROUGE-L", "BLEU-4" (x100, 2 dp),
                                                           BLEU-1..3, counts, by_type
+             (REF in the evaluation layout or DuReader's data layout, converted on read)
     msmarco REF.jsonl CAND.jsonl                       -> bleu_1..bleu_4, rouge_l, F1
     pa --metric bleu|meteor REFS.json CANDS.json       -> per-candidate pa-scores and the
                                                           reference weights
@@ -20,7 +21,8 @@ Commands (file names are as the official scripts take them)::
 
 On bad input (malformed file, unknown or missing ids with ``--strict``, empty input, or a
 case where the official script would crash) it prints one line ``error: ...`` on stderr
-and exits with status 2; warnings (e.g. unanswered SQuAD questions) go to stderr as well.
+and exits with status 2; warnings (ignored unknown ids, unanswered questions scored 0,
+with their counts) go to stderr as well. Ids: see ``collector.metrics.files``.
 """
 
 from __future__ import annotations
@@ -58,13 +60,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("squad-v1", help="SQuAD v1.1 exact match and F1")
+    from collector.metrics.dureader import SCORERS
+    from collector.metrics.files import IDS_HELP
+
+    p = sub.add_parser("squad-v1", help="SQuAD v1.1 exact match and F1", description=IDS_HELP)
     p.add_argument("data_file", help="SQuAD dataset JSON")
     p.add_argument("pred_file", help="JSON object: question id -> answer text")
     p.add_argument("--strict", action="store_true",
-                   help="error on predictions for unknown ids and on missing predictions")
+                   help="error on predictions for unknown ids and on missing predictions "
+                   "(default: ignored / scored 0 with a warning, as evaluate-v1.1.py)")
 
-    p = sub.add_parser("squad-v2", help="SQuAD v2.0 exact/F1 with HasAns/NoAns breakdown")
+    p = sub.add_parser("squad-v2", help="SQuAD v2.0 exact/F1 with HasAns/NoAns breakdown",
+                       description=IDS_HELP)
     p.add_argument("data_file", help="SQuAD v2.0 dataset JSON")
     p.add_argument("pred_file", help="JSON object: question id -> answer text ('' = none)")
     p.add_argument("-n", "--na-prob-file", dest="na_prob_file",
@@ -72,20 +79,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-t", "--na-prob-thresh", dest="na_prob_thresh", type=_finite,
                    default=1.0, help="predict no answer above this probability (1.0)")
     p.add_argument("--strict", action="store_true",
-                   help="error on predictions for unknown question ids")
+                   help="error on predictions for unknown question ids (default: ignored "
+                   "with a warning, as evaluate-v2.0.py)")
 
-    p = sub.add_parser("dureader", help="DuReader/MRC2018 BLEU-4 and ROUGE-L with bonuses")
+    p = sub.add_parser(
+        "dureader", help="DuReader BLEU-4 and ROUGE-L (default: MRC2018 with bonuses)",
+        description="Scorers: " + "; ".join(f"{k}: {v}" for k, v in SCORERS.items())
+        + ". The reference file may be in the evaluation layout (question_id, "
+        "question_type, source, answers, yesno_answers, entity_answers) or in DuReader's "
+        "data layout (records with documents, as DuReader's files and a CrowdQA "
+        "dureader.jsonl release), converted on read. " + IDS_HELP)
     p.add_argument("pred_file", help="JSON lines: question_id, answers, yesno_answers")
-    p.add_argument("ref_file", help="JSON lines: question_id, question_type, source, "
-                   "answers, yesno_answers, entity_answers")
-    p.add_argument("--alpha", type=_finite, default=1.0, help="yes-no bonus weight (1.0)")
-    p.add_argument("--beta", type=_finite, default=1.0, help="entity bonus weight (1.0)")
+    p.add_argument("ref_file", help="JSON lines: the evaluation layout or DuReader's data "
+                   "layout")
+    p.add_argument("--scorer", choices=list(SCORERS), default="mrc2018",
+                   help="mrc2018: the MRC2018 bonus scorer (default); dureader2: DuReader "
+                   "2.0's dureader_eval.py, i.e. alpha = beta = 0")
+    p.add_argument("--alpha", type=_finite, default=None,
+                   help="mrc2018: yes-no bonus weight (1.0)")
+    p.add_argument("--beta", type=_finite, default=None,
+                   help="mrc2018: entity bonus weight (1.0)")
     p.add_argument("--gamma", type=_finite, default=1.2, help="ROUGE-L recall weight (1.2)")
     p.add_argument("--tokens", choices=("char", "word"), default="char",
                    help="char: Chinese characters, whitespace removed (official); word: "
                    "English words and punctuation")
     p.add_argument("--strict", action="store_true",
-                   help="error on predictions whose question_id is not in the references")
+                   help="error on predictions whose question_id is not in the references "
+                   "(default: ignored with a warning, as the official scorers)")
 
     p = sub.add_parser("msmarco", help="MS MARCO Q&A BLEU-1..4, ROUGE-L and F1")
     p.add_argument("ref_file", help="JSON lines: query_id, answers (reference first)")
@@ -152,32 +172,26 @@ def _competence(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
-    if args.command == "squad-v1":
-        from collector.metrics.squad import missing_predictions, squad_v1_score_files
+    if args.command in ("squad-v1", "squad-v2", "dureader", "msmarco"):
+        from collector.metrics.files import score_files
 
-        result = squad_v1_score_files(args.data_file, args.pred_file, strict=args.strict)
-        _warn_missing(missing_predictions, args)
+        if args.command == "msmarco":
+            gold, predictions = args.ref_file, args.cand_file
+        elif args.command == "dureader":
+            gold, predictions = args.ref_file, args.pred_file
+        else:
+            gold, predictions = args.data_file, args.pred_file
+        extra: dict[str, Any] = {}
+        if args.command == "squad-v2":
+            extra = {"na_prob_file": args.na_prob_file, "na_prob_thresh": args.na_prob_thresh}
+        if args.command == "dureader":
+            extra = {"scorer": args.scorer, "alpha": args.alpha, "beta": args.beta,
+                     "gamma": args.gamma, "level": args.tokens}
+        result, warnings = score_files(args.command, gold=gold, predictions=predictions,
+                                       strict=getattr(args, "strict", False), **extra)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         return result
-    if args.command == "squad-v2":
-        from collector.metrics.squad import squad_v2_score_files
-
-        return squad_v2_score_files(args.data_file, args.pred_file,
-                                    na_prob_path=args.na_prob_file,
-                                    na_prob_thresh=args.na_prob_thresh, strict=args.strict)
-    if args.command == "dureader":
-        from collector.metrics.dureader import dureader_score_files
-
-        result = dureader_score_files(args.pred_file, args.ref_file, alpha=args.alpha,
-                                      beta=args.beta, gamma=args.gamma, level=args.tokens)
-        if args.strict and result["unknown_prediction_ids"]:
-            raise MetricsInputError(f"{result['unknown_prediction_ids']} prediction(s) with a "
-                                    "question_id not in the reference file",
-                                    source=args.pred_file)
-        return result
-    if args.command == "msmarco":
-        from collector.metrics.msmarco import msmarco_score_files
-
-        return msmarco_score_files(args.ref_file, args.cand_file)
     if args.command == "competence":
         return _competence(args)
     from collector.metrics.pa import pa_score_files
@@ -185,15 +199,6 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     return pa_score_files(args.refs_file, args.cands_file, metric=args.metric,
                           include_self=not args.exclude_self,
                           outlier_ratio=args.outlier_ratio)
-
-
-def _warn_missing(missing_fn: Any, args: argparse.Namespace) -> None:
-    from collector.metrics.jsonio import load_json
-
-    missing = missing_fn(load_json(args.data_file), load_json(args.pred_file))
-    if missing:
-        print(f"warning: {len(missing)} unanswered question(s) scored 0, e.g. {missing[0]}",
-              file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

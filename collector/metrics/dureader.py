@@ -362,6 +362,29 @@ def adapted_rouge_l(
                    reference_labels=reference_labels, entities=entities)
 
 
+# --------------------------------------------------------------------------- scorers
+SCORERS = {
+    "mrc2018": "the MRC2018 / DuReader bonus scorer (mrc_eval.py): BLEU-4 and ROUGE-L with "
+               "the yes-no and entity bonuses, alpha = beta = 1.0 unless given (the default)",
+    "dureader2": "DuReader 2.0's dureader_eval.py: BLEU-4 and ROUGE-L without bonuses, "
+                 "which is the bonus scorer at alpha = beta = 0",
+}
+
+
+def scorer_weights(scorer: str, alpha: float | None, beta: float | None
+                   ) -> tuple[float, float]:
+    """``(alpha, beta)`` of a named scorer (:data:`SCORERS`); ``None`` = its default."""
+    if scorer not in SCORERS:
+        raise MetricsInputError(f"unknown DuReader scorer {scorer!r}; use one of "
+                                f"{', '.join(SCORERS)}")
+    if scorer == "dureader2":
+        if alpha or beta:
+            raise MetricsInputError("the dureader2 scorer has no bonuses (alpha = beta = 0); "
+                                    "leave out --alpha and --beta, or use mrc2018")
+        return 0.0, 0.0
+    return (1.0 if alpha is None else alpha), (1.0 if beta is None else beta)
+
+
 # --------------------------------------------------------------------------- DuReader data
 def _norm_answers(value: Any, *, what: str, level: str) -> list[Seq]:
     """Normalise an ``answers`` list; ``None`` counts as empty, as in the official code."""
@@ -433,7 +456,16 @@ def prediction_from_obj(obj: Mapping[str, Any], *, level: str = "char") -> DuRea
 
 
 def reference_from_obj(obj: Mapping[str, Any], *, level: str = "char") -> DuReaderReference:
-    """One reference record; ``source``, ``question_type`` and ``answers`` are required."""
+    """One reference record; ``source``, ``question_type`` and ``answers`` are required.
+
+    A record in DuReader's data layout (raw or preprocessed: it has ``documents``, as
+    DuReader's own files and CrowdQA's ``dureader.jsonl`` release have, and no
+    ``source``) is converted on read: its ``answers``, ``question_type``,
+    ``yesno_answers`` and ``entity_answers`` are what the evaluation layout carries, and
+    ``source`` (which only splits the official report by search / zhidao) is not needed.
+    """
+    if "documents" in obj and "source" not in obj:
+        obj = {**obj, "source": None}
     for key in ("source", "answers", "question_type"):
         if key not in obj:
             raise MetricsInputError(f"missing field '{key}'")
@@ -513,6 +545,8 @@ def _score_parsed(
     result["questions"] = overall.bleu.instances
     result["skipped_empty_references"] = skipped
     result["unknown_prediction_ids"] = sum(1 for q in preds if q not in refs)
+    result["missing_prediction_ids"] = sum(1 for q, r in refs.items()
+                                           if r.answers and q not in preds)
     result["alpha"], result["beta"], result["gamma"] = alpha, beta, gamma
     if by_type:
         result["by_type"] = {t: _rounded_or_none(s) for t, s in sorted(typed.items())}
@@ -579,6 +613,7 @@ def dureader_score_files(
 
 
 __all__ = [
+    "SCORERS",
     "AdaptedBleu",
     "AdaptedRougeL",
     "AdaptedScorer",
@@ -592,4 +627,5 @@ __all__ = [
     "entity_bonus_length",
     "lcs_length",
     "rouge_l_f",
+    "scorer_weights",
 ]

@@ -5,12 +5,25 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from collector.metrics.errors import MetricsInputError
 
+Source = str | Path | IO[bytes] | IO[str]
+"""A file name, or an open file (e.g. from Django's storage API), read whole."""
 
-def _read_text(path: str | Path) -> str:
+
+def _read_text(path: Source) -> str:
+    if not isinstance(path, str | Path):
+        data = path.read()
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise MetricsInputError(f"not UTF-8 text ({exc.reason})",
+                                        source=str(path)) from None
+        # As read_text does: universal newlines.
+        return data.replace("\r\n", "\n").replace("\r", "\n")
     try:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -23,7 +36,7 @@ def _read_text(path: str | Path) -> str:
         raise MetricsInputError(f"cannot read ({exc.strerror})", source=str(path)) from None
 
 
-def load_json(path: str | Path) -> Any:
+def load_json(path: Source) -> Any:
     """Parse a whole JSON file; a syntax error names the line and column."""
     text = _read_text(path)
     if not text.strip():
@@ -36,7 +49,7 @@ def load_json(path: str | Path) -> Any:
         ) from None
 
 
-def iter_jsonl(path: str | Path, *, skip_blank: bool = False) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(path: Source, *, skip_blank: bool = False) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)`` for every line of a JSON-lines file.
 
     The official DuReader and MS MARCO scorers parse every line, so a blank line is an

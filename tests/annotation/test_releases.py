@@ -63,6 +63,18 @@ def finished_project(newsqa_project, workers, committed, tmp_path, settings):
     return newsqa_project
 
 
+def release_folder(release) -> Path:
+    """A fresh copy of the release's files taken from the release storage."""
+    import tempfile
+
+    from django.conf import settings
+
+    parent = Path(settings.MEDIA_ROOT).parent
+    folder = Path(tempfile.mkdtemp(prefix=f"release-{release.pk}-", dir=parent))
+    releases.release_copy(release=release, out_dir=folder)
+    return folder
+
+
 def _release(project, admin_user, committed, formats, version="1.0.0"):
     with committed():
         release = releases.release_create(project=project, version=version, formats=formats,
@@ -77,7 +89,7 @@ def test_every_newsqa_format_reloads_with_the_database_values(
 ):
     release = _release(finished_project, admin_user, committed,
                        ["squad-v1", "squad-v2", "newsqa-json", "newsqa-csv", "hf"])
-    root = releases.release_path(release)
+    root = release_folder(release)
     records = {i.result["q"]: i for i in Item.objects.filter(
         stage__kind="newsqa_consolidate").select_related("document")}
 
@@ -100,8 +112,8 @@ def test_every_newsqa_format_reloads_with_the_database_values(
 
     newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())
     stories = {s["storyId"]: s for s in newsqa["data"]}
-    assert set(stories) == {"./cnn/stories/portvale-library.story",
-                            "./cnn/stories/riverton-bridge.story"}
+    # Not CNN story files (no story_file / story_id metadata): the source's own ids.
+    assert set(stories) == {"portvale-library", "riverton-bridge"}
     for story in stories.values():
         for q in story["questions"]:
             item = records[q["q"]]
@@ -125,11 +137,11 @@ def test_every_newsqa_format_reloads_with_the_database_values(
     assert rows == 4
     import datasets
 
-    loaded = datasets.load_dataset(str(root / "hf"))
+    loaded = datasets.load_dataset(str(root / releases.hf_folder(release)))
     assert sum(len(split) for split in loaded.values()) == 4
     assert set(loaded) == {f.split for f in hf_files}
     assert {row["question"] for split in loaded.values() for row in split} == set(ANSWERS)
-    assert (root / "hf" / "README.md").read_text().startswith("---")
+    assert (root / "newsqa-test-1.0.0" / "README.md").read_text().startswith("---")
 
     # Checksums verify; no worker name anywhere.
     for f in release.files.all():
@@ -154,7 +166,7 @@ def _sha256(path: Path) -> str:
 
 def test_squad_exports_score_100_against_themselves(finished_project, admin_user, committed):
     release = _release(finished_project, admin_user, committed, ["squad-v1", "squad-v2"])
-    root = releases.release_path(release)
+    root = release_folder(release)
     for command, name, keys in (("squad-v1", "squad-v1.1.json", ("exact_match", "f1")),
                                 ("squad-v2", "squad-v2.0.json", ("exact", "f1"))):
         data = json.loads((root / name).read_text())
@@ -271,7 +283,7 @@ def test_reco_release_writes_the_official_layout(db, settings, tmp_path, admin_u
         records.append((reco.final_record(data, "train"), "train"))
     _final_items(project, records)
     release = _release(project, admin_user, committed, ["reco", "hf"])
-    root = releases.release_path(release)
+    root = release_folder(release)
     written = json.loads((root / "reco.json").read_text())
     by_id = {r["query_id"]: r for r in written}
     for row in sample:
@@ -288,11 +300,9 @@ def test_reco_release_writes_the_official_layout(db, settings, tmp_path, admin_u
     assert annotators and all(str(v).startswith("w-") for v in annotators)  # pseudonyms only
 
 
-def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin_user,
-                                                   committed):
+def _marco_project(admin_user):
     from annotation.stages.marco import marco_record
 
-    settings.MEDIA_ROOT = tmp_path / "media"
     sample = [json.loads(line) for line in (
         REPO / "data/datasets/msmarco_qa_v2.1/synthetic/msmarco_v2.1.synthetic.jsonl"
     ).read_text().splitlines() if line.strip()]
@@ -310,8 +320,15 @@ def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin
                 "unanswerable": no_answer}
         records.append((marco_record(data), "train"))
     _final_items(project, records)
+    return project, sample
+
+
+def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin_user,
+                                                   committed):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    project, sample = _marco_project(admin_user)
     release = _release(project, admin_user, committed, ["msmarco", "dureader", "hf"])
-    root = releases.release_path(release)
+    root = release_folder(release)
     written = [json.loads(line) for line in (root / "msmarco_v2.1.jsonl").read_text()
                .splitlines()]
     assert {r["query_id"] for r in written} == {r["query_id"] for r in sample}
@@ -336,7 +353,7 @@ def test_scoring_predictions_against_a_release(finished_project, admin_user, com
     from django.core.management.base import CommandError
 
     release = _release(finished_project, admin_user, committed, ["squad-v2"])
-    data = json.loads((releases.release_path(release) / "squad-v2.0.json").read_text())
+    data = json.loads((release_folder(release) / "squad-v2.0.json").read_text())
     qas = [qa for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
     perfect = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "") for qa in qas}
     wrong = {qid: "banana" for qid in perfect}
@@ -346,20 +363,26 @@ def test_scoring_predictions_against_a_release(finished_project, admin_user, com
     (tmp_path / "broken.json").write_text('{"a": ')
     (tmp_path / "empty.json").write_text("")
 
-    def score(name):
+    def score(name, *options, fmt="squad-v2", err=None):
         out = StringIO()
         call_command("score_predictions", str(tmp_path / name), "--project",
-                     finished_project.name, "--version", "1.0.0", "--format", "squad-v2",
-                     stdout=out)
+                     finished_project.name, "--version", "1.0.0", "--format", fmt, *options,
+                     stdout=out, stderr=err or StringIO())
         return json.loads(out.getvalue())
 
     assert (score("perfect.json")["exact"], score("perfect.json")["f1"]) == (100.0, 100.0)
     wrong_scores = score("wrong.json")
     assert wrong_scores["HasAns_exact"] == 0.0 and wrong_scores["total"] == len(qas)
-    for name, message in (("unknown.json", "nope"), ("broken.json", "broken.json"),
-                          ("empty.json", "empty")):
+    # An unknown id: ignored with a warning, as evaluate-v2.0.py; refused with --strict.
+    err = StringIO()
+    assert score("unknown.json", err=err) == score("perfect.json")
+    assert "warning: 1 prediction(s) for ids not in the gold data ignored, e.g. 'nope'" in \
+        err.getvalue()
+    for name, options, message in (("unknown.json", ["--strict"], "nope"),
+                                   ("broken.json", [], "broken.json"),
+                                   ("empty.json", [], "empty")):
         with pytest.raises(CommandError, match=message):
-            score(name)
+            score(name, *options)
 
     api = APIClient()
     url = reverse("api_release_score", args=[release.pk])
@@ -399,3 +422,206 @@ def test_flush_keeps_the_continuing_document_and_loads_new_ones(db):
     second = list(_flush([{"document_id": d2.pk}, {"document_id": d3.pk}], cache))
     assert [doc.pk for _, doc in second] == [d2.pk, d3.pk]
     assert set(cache) == {d2.pk, d3.pk}
+
+
+def test_two_releases_load_through_one_datasets_cache(finished_project, admin_user, committed,
+                                                       tmp_path):
+    """Each release's HF folder and card configuration are ``<project-slug>-<version>``, so
+    ``datasets`` keeps their caches apart (a shared folder name and ``default`` config
+    returned one release's rows for the other)."""
+    import datasets
+
+    from annotation.stages import reco
+
+    newsqa = _release(finished_project, admin_user, committed, ["hf"])
+    sample = json.loads((REPO / "data/datasets/reco/synthetic/ReCO.synthetic.json").read_text())
+    project = engine.project_create(name="ReCO release", recipe="reco", language="zh")
+    records = []
+    for n, row in enumerate(sample):
+        alternatives = dict(zip(list(reco.ANSWERS), row["alternatives"].split("|"),
+                                strict=True))
+        start = row["doc"].index(row["passage"])
+        data = {"query_id": row["query_id"], "query": row["query"], "source": "batch",
+                "annotators": [admin_user.pk],
+                "document": {"text": row["doc"], "url": row["url"], "external_id": f"d{n}"},
+                "label": {"evidence_text": row["passage"], "alternatives": alternatives,
+                          "answer": next(k for k, v in alternatives.items()
+                                         if v == row["answer"]),
+                          "evidence": [start, start + len(row["passage"])]}}
+        records.append((reco.final_record(data, "train"), "train"))
+    _final_items(project, records)
+    other = _release(project, admin_user, committed, ["hf"])
+    cache = str(tmp_path / "one-cache")
+    first = datasets.load_dataset(str(release_folder(newsqa) /
+                                      releases.hf_folder(newsqa)), cache_dir=cache)
+    second = datasets.load_dataset(str(release_folder(other) /
+                                       releases.hf_folder(other)), cache_dir=cache)
+    assert {r["question"] for s in first.values() for r in s} == set(ANSWERS)
+    assert {r["query"] for s in second.values() for r in s} == {r["query"] for r in sample}
+    assert (releases.hf_folder(newsqa), releases.hf_folder(other)) == (
+        "newsqa-test-1.0.0", "reco-release-1.0.0")
+    assert datasets.get_dataset_config_names(
+        str(release_folder(other) / releases.hf_folder(other))) == ["reco-release-1.0.0"]
+
+
+def test_the_platforms_dureader_release_is_scored(db, settings, tmp_path, admin_user,
+                                                  committed):
+    """score_predictions and ``python -m collector.metrics dureader`` read the release's
+    own dureader.jsonl (DuReader's data layout, no ``source``), converted on read; the
+    default scorer is MRC2018 with bonuses, DuReader 2.0's is offered by name."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    project, _ = _marco_project(admin_user)
+    release = _release(project, admin_user, committed, ["dureader"])
+    root = release_folder(release)
+    records = [json.loads(line) for line in (root / "dureader.jsonl").read_text().splitlines()]
+    assert records and all("source" not in r and "documents" in r for r in records)
+    perfect = tmp_path / "perfect.jsonl"
+    perfect.write_text("".join(json.dumps({"question_id": r["question_id"],
+                                           "answers": r["answers"][:1],
+                                           "yesno_answers": []}) + "\n" for r in records))
+    half = tmp_path / "half.jsonl"
+    half.write_text(perfect.read_text().splitlines(keepends=True)[0]
+                    + json.dumps({"question_id": 1, "answers": ["x"]}) + "\n")
+
+    def score(path, *options, err=None):
+        out = StringIO()
+        call_command("score_predictions", str(path), "--project", project.name, "--version",
+                     "1.0.0", "--format", "dureader", *options, stdout=out,
+                     stderr=err or StringIO())
+        return json.loads(out.getvalue())
+
+    default = score(perfect)
+    assert (default["scorer"], default["alpha"], default["beta"]) == ("mrc2018", 1.0, 1.0)
+    assert (default["ROUGE-L"], default["BLEU-4"]) == (100.0, 100.0)
+    assert default["questions"] == len(records)
+    plain = score(perfect, "--scorer", "dureader2")
+    assert (plain["scorer"], plain["alpha"], plain["beta"]) == ("dureader2", 0.0, 0.0)
+    with pytest.raises(CommandError, match="no bonuses"):
+        score(perfect, "--scorer", "dureader2", "--alpha", "2")
+    err = StringIO()
+    partial = score(half, err=err)
+    assert partial["ROUGE-L"] < 100.0 and partial["missing_prediction_ids"] == len(records) - 1
+    assert f"{len(records) - 1} unanswered question(s) scored as the empty answer" in \
+        err.getvalue()
+    assert "1 prediction(s) for ids not in the gold data ignored" in err.getvalue()
+    with pytest.raises(CommandError, match="not in the reference file"):
+        score(half, "--strict")
+    cli = subprocess.run([sys.executable, "-m", "collector.metrics", "dureader", str(perfect),
+                          str(root / "dureader.jsonl")], cwd=REPO, capture_output=True,
+                         text=True, check=True)
+    assert json.loads(cli.stdout)["ROUGE-L"] == 100.0
+    helptext = subprocess.run([sys.executable, "-m", "collector.metrics", "dureader", "--help"],
+                              cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert "mrc2018" in helptext and "dureader_eval.py" in helptext and "(default)" in helptext
+    command_help = " ".join(subprocess.run(
+        [sys.executable, "manage.py", "score_predictions", "--help"], cwd=REPO,
+        capture_output=True, text=True, check=True).stdout.split())
+    assert "mrc2018: the MRC2018 / DuReader bonus scorer" in command_help
+    assert "dureader2: DuReader 2.0's dureader_eval.py" in command_help
+    assert "--strict" in command_help and "ignored (warning with their count)" in command_help
+
+
+def test_release_files_live_only_in_the_storage(finished_project, admin_user, settings,
+                                                tmp_path, workers, client_for):
+    """One place for a release's files: the storage. With a storage that has no local
+    path at all (InMemoryStorage), --out copies from it, scoring and downloads read it."""
+    import hashlib
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.STORAGES = {**settings.STORAGES,
+                         "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"}}
+    out = tmp_path / "copy"
+    printed = StringIO()
+    call_command("create_release", "--project", finished_project.name, "--version", "3.0.0",
+                 "--format", "squad-v1", "--format", "hf", "--out", str(out), stdout=printed,
+                 verbosity=0)
+    release = Release.objects.get(version="3.0.0")
+    assert release.status == "ready"
+    assert not (Path(settings.MEDIA_ROOT) / release.directory).exists()
+    storage = releases.release_storage()
+    for f in release.files.all():
+        with storage.open(releases.release_file_name(release, f.path), "rb") as handle:
+            stored = handle.read()
+        copied = (out / f.path).read_bytes()
+        assert copied == stored and hashlib.sha256(copied).hexdigest() == f.sha256, f.path
+        assert f"{f.sha256}  {out / f.path}" in printed.getvalue()
+    for line in (out / "SHA256SUMS").read_text().splitlines():  # sha256sum -c, by hand
+        digest, name = line.split("  ", 1)
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
+
+    data = json.loads((out / "squad-v1.1.json").read_text())
+    preds = {qa["id"]: qa["answers"][0]["text"] for a in data["data"]
+             for p in a["paragraphs"] for qa in p["qas"]}
+    (tmp_path / "pred.json").write_text(json.dumps(preds))
+    scored = StringIO()
+    call_command("score_predictions", str(tmp_path / "pred.json"), "--project",
+                 finished_project.name, "--version", "3.0.0", "--format", "squad-v1",
+                 stdout=scored)
+    assert json.loads(scored.getvalue()) == {"exact_match": 100.0, "f1": 100.0}
+
+    releases.release_publish(release=release, actor=admin_user)
+    entry = release.files.get(format="squad-v1")
+    response = client_for(workers["ann1"]).get(
+        reverse("annotation:release_file", args=[release.pk, entry.path]))
+    assert response.status_code == 200 and response.streaming
+    assert b"".join(response.streaming_content) == (out / entry.path).read_bytes()
+    storage.delete(releases.release_file_name(release, entry.path))
+    gone = client_for(workers["ann1"]).get(
+        reverse("annotation:release_file", args=[release.pk, entry.path]))
+    assert gone.status_code == 404
+
+
+def test_squad_v1_scoring_follows_the_official_script_unless_strict(
+    finished_project, admin_user, committed, tmp_path, workers
+):
+    """evaluate-v1.1.py ignores unknown ids and scores a missing question 0; --strict
+    refuses both. The API returns the same warnings."""
+    from io import StringIO
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    release = _release(finished_project, admin_user, committed, ["squad-v1"])
+    data = json.loads((release_folder(release) / "squad-v1.1.json").read_text())
+    qas = [qa for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    assert len(qas) == 3
+    partial = {qa["id"]: qa["answers"][0]["text"] for qa in qas[:2]} | {"zz-unknown": "x"}
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+
+    def score(*options):
+        out, err = StringIO(), StringIO()
+        call_command("score_predictions", str(tmp_path / "partial.json"), "--project",
+                     finished_project.name, "--version", "1.0.0", "--format", "squad-v1",
+                     *options, stdout=out, stderr=err)
+        return json.loads(out.getvalue()), err.getvalue()
+
+    scores, warnings = score()
+    assert scores == {"exact_match": pytest.approx(200 / 3), "f1": pytest.approx(200 / 3)}
+    assert "1 prediction(s) for ids not in the gold data ignored, e.g. 'zz-unknown'" in warnings
+    assert f"1 unanswered question(s) scored 0, e.g. '{qas[2]['id']}'" in warnings
+    with pytest.raises(CommandError, match="unknown question ids, e.g. 'zz-unknown'"):
+        score("--strict")
+    del partial["zz-unknown"]
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+    with pytest.raises(CommandError, match="1 question\\(s\\) without a prediction"):
+        score("--strict")
+
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    url = reverse("api_release_score", args=[release.pk])
+    upload = SimpleUploadedFile("partial.json", json.dumps(partial).encode())
+    result = api.post(url, {"format": "squad-v1", "predictions": upload})
+    assert result.status_code == 200
+    assert result.json()["warnings"] == [
+        f"1 unanswered question(s) scored 0, e.g. '{qas[2]['id']}'"]
+    upload = SimpleUploadedFile("partial.json", json.dumps(partial).encode())
+    strict = api.post(url, {"format": "squad-v1", "predictions": upload, "strict": "true"})
+    assert strict.status_code == 400 and "without a prediction" in strict.json()["errors"][0]

@@ -1,4 +1,5 @@
-"""Create a release of a project and write it to a folder: files and checksums printed."""
+"""Create a release of a project, then copy it from the storage to a folder: files and
+checksums printed."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ from tqdm import tqdm
 
 from annotation import releases
 from annotation.models import Project
+from annotation.release_records import UNAGREED_CHOICES
+from collector.jobs import JobError
 
 
 class Command(BaseCommand):
-    help = "Create release VERSION of project NAME in FORMAT and write it to DIR."
+    help = ("Create release VERSION of project NAME in FORMAT. The release is built into the "
+            "release storage (STORAGES['releases'], else the default storage: MEDIA_ROOT), "
+            "where downloads and score_predictions read it; --out DIR also copies its files "
+            "from there to DIR, each checked against its SHA-256.")
 
     def add_base_argument(self, parser, *args, **kwargs) -> None:
         # The contract's --version is the release's version, not Django's.
@@ -26,34 +32,49 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, action="append", dest="formats",
                             choices=sorted(releases.FORMATS),
                             help="repeat for several formats")
-        parser.add_argument("--out", required=True, help="folder to write the release to")
+        parser.add_argument("--out", help="also copy the release's files to this folder "
+                            "(new or empty)")
         parser.add_argument("--omit-workers", action="store_true")
+        parser.add_argument("--unagreed-questions", default="unanswerable",
+                            choices=list(UNAGREED_CHOICES),
+                            help="NewsQA: how SQuAD and Hugging Face get questions without "
+                            "agreement after validation: " + "; ".join(
+                                f"{k}: {v}" for k, v in UNAGREED_CHOICES.items())
+                            + " (default: unanswerable)")
 
     def handle(self, *args, **options) -> None:
         project = Project.objects.filter(name=options["project"]).first()
         if project is None:
             raise CommandError(f"no project named {options['project']!r}")
-        out = Path(options["out"])
-        if out.exists() and any(out.iterdir()):
+        out = Path(options["out"]) if options["out"] else None
+        if out is not None and out.exists() and any(out.iterdir()):
             raise CommandError(f"{out} is not empty: releases are written once")
         try:
             release = releases.release_create(
                 project=project, version=options["version"], formats=options["formats"],
-                omit_workers=options["omit_workers"], build=False,
+                omit_workers=options["omit_workers"],
+                unagreed_questions=options["unagreed_questions"], build=False,
             )
         except ValidationError as exc:
             raise CommandError(exc.messages[0]) from exc
         bar = tqdm(total=None, unit="rec", desc=f"{project.name} {release.version}",
                    disable=options["verbosity"] == 0)
         try:
-            releases.release_build(release=release, progress=_TqdmProgress(bar), out_dir=out)
+            releases.release_build(release=release, progress=_TqdmProgress(bar))
         except Exception as exc:
             releases.release_fail(release=release, error=str(exc))
             raise CommandError(f"release failed: {exc}") from exc
         finally:
             bar.close()
+        if out is not None:
+            try:
+                releases.release_copy(release=release, out_dir=out)
+            except (OSError, JobError) as exc:
+                raise CommandError(f"release {release.version} is ready in the storage, but "
+                                   f"copying it to {out} failed: {exc}") from exc
+        where = out if out is not None else Path(releases.release_file_name(release, ""))
         for f in release.files.all():
-            self.stdout.write(f"{f.sha256}  {out / f.path}  ({f.records} records, "
+            self.stdout.write(f"{f.sha256}  {where / f.path}  ({f.records} records, "
                               f"{f.bytes} bytes)")
 
 

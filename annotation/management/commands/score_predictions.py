@@ -10,10 +10,16 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Release
 from annotation.scoring import SCORED_FORMATS, release_score
 from collector.metrics import MetricsInputError
+from collector.metrics.dureader import SCORERS
+from collector.metrics.files import IDS_HELP
 
 
 class Command(BaseCommand):
-    help = "Score PRED against release VERSION of project NAME (official scorers)."
+    help = ("Score PRED against release VERSION of project NAME with the official scorers; "
+            "prints one JSON object, warnings on stderr. The release's gold file is read "
+            "from the release storage. " + IDS_HELP + " DuReader: " + "; ".join(
+                f"{k}: {v}" for k, v in SCORERS.items())
+            + "; the release's dureader.jsonl (DuReader's data layout) is converted on read.")
 
     def add_base_argument(self, parser, *args, **kwargs) -> None:
         if "--version" not in args:  # --version is the release's version here
@@ -24,8 +30,18 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--version", required=True)
         parser.add_argument("--format", required=True, choices=SCORED_FORMATS)
-        parser.add_argument("--alpha", type=float, default=1.0, help="DuReader yes-no bonus")
-        parser.add_argument("--beta", type=float, default=1.0, help="DuReader entity bonus")
+        parser.add_argument("--strict", action="store_true",
+                            help="refuse predictions for unknown ids (and, for squad-v1, "
+                            "questions without a prediction) instead of the official "
+                            "behaviour: ignored / scored 0 with a warning")
+        parser.add_argument("--scorer", choices=list(SCORERS), default="mrc2018",
+                            help="DuReader scorer: mrc2018, the MRC2018 bonus scorer "
+                            "(default); dureader2, DuReader 2.0's dureader_eval.py "
+                            "(alpha = beta = 0)")
+        parser.add_argument("--alpha", type=float, default=None,
+                            help="DuReader yes-no bonus (mrc2018; 1.0)")
+        parser.add_argument("--beta", type=float, default=None,
+                            help="DuReader entity bonus (mrc2018; 1.0)")
 
     def handle(self, *args, **options) -> None:
         release = Release.objects.filter(project__name=options["project"],
@@ -37,8 +53,12 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            scores = release_score(release=release, format=options["format"], predictions=path,
-                                   alpha=options["alpha"], beta=options["beta"])
+            scores, warnings = release_score(
+                release=release, format=options["format"], predictions=path,
+                strict=options["strict"], scorer=options["scorer"], alpha=options["alpha"],
+                beta=options["beta"])
         except MetricsInputError as exc:
             raise CommandError(str(exc)) from exc
+        for warning in warnings:
+            self.stderr.write(f"warning: {warning}")
         self.stdout.write(json.dumps(scores, ensure_ascii=False))

@@ -213,7 +213,7 @@ def test_dataset_card_front_matter_lists_every_split(tmp_path, fmt):
     assert meta["license"] == "cc-by-4.0"
     assert meta["pretty_name"] == "Portvale QA"
     assert meta["task_categories"] == ["question-answering"]
-    assert meta["configs"] == [{"config_name": "default", "data_files": [
+    assert meta["configs"] == [{"config_name": "default", "default": True, "data_files": [
         {"split": "train", "path": f"data/train.{fmt}"},
         {"split": "validation", "path": f"data/validation.{fmt}"}]}]
     for item in meta["configs"][0]["data_files"]:

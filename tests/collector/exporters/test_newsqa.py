@@ -187,3 +187,42 @@ def test_tricky_text_round_trips_through_the_csv_module(tmp_path):
                    "answer_char_ranges": "0:2,9:15", "is_answer_absent": "0.0",
                    "is_question_bad": "?", "validated_answers": '{"0:2": 1}',
                    "story_text": text}
+
+
+def _q(answers, validated=None, bad=None):
+    return NewsqaQuestion(
+        q="?", answers=[NewsqaSourcerAnswer(spans=[CharSpan(*s) for s in a]) for a in answers],
+        is_answer_absent=0.0, is_question_bad=bad,
+        validated_answers=None if validated is None else [
+            NewsqaValidatedAnswer(choice=c if isinstance(c, str) else CharSpan(*c), count=n)
+            for c, n in validated])
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    # No validation: the most frequent single range, ties to the first seen.
+    (_q([[(301, 311)], [(308, 310)], [(308, 311)]]), CharSpan(301, 311)),
+    (_q([[(1, 4)], [(5, 9)], [(5, 9)]]), CharSpan(5, 9)),
+    (_q([[], [], [(5, 9)]]), NO_ANSWER),  # "None" counts as a range
+    (_q([[(1, 2), (5, 9)], [(5, 9)]]), CharSpan(5, 9)),  # every span of a multi-span counts
+    # Validated: a majority of at least half the votes, and a span.
+    (_q([[(1, 4)], [(5, 9)]], [((1, 4), 1), ((5, 9), 1), ((10, 12), 1)]), NO_ANSWER),
+    (_q([[(1, 4)], [(5, 9)]], [((1, 4), 1), ((5, 9), 1)]), CharSpan(1, 4)),  # 1 >= 2 / 2
+    (_q([[(1, 4)], [(5, 9)]], [((1, 4), 1), ((5, 9), 2)]), CharSpan(5, 9)),
+    (_q([[(1, 4)], []], [(NO_ANSWER, 2), ((1, 4), 1)]), NO_ANSWER),
+    (_q([[(1, 4)], []], [(BAD_QUESTION, 2), ((1, 4), 1)], bad=0.5), BAD_QUESTION),
+    (_q([[(1, 4)], [(5, 9)]], [((1, 4), 1), ((5, 9), 1), ((10, 12), 1)], bad=0.0), NO_ANSWER),
+])
+def test_consensus_is_the_official_loaders(question, expected):
+    from collector.exporters import newsqa_consensus
+
+    assert newsqa_consensus(question) == expected
+
+
+def test_the_official_sample_consensus_is_reproduced():
+    from collector.exporters import newsqa_consensus
+
+    questions = [q for story in newsqa_stories() for q in story.questions]
+    assert questions
+    for q in questions:
+        if q.consensus is not None:
+            assert newsqa_consensus(q) == q.consensus, q.q

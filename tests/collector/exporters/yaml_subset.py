@@ -14,6 +14,8 @@ def _scalar(text: str):
     text = text.strip()
     if text.startswith('"'):
         return json.loads(text)
+    if text in ("true", "false"):
+        return text == "true"
     return text
 
 
