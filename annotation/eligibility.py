@@ -84,6 +84,31 @@ def _taken_set(member: str, stage_id: str, value: str) -> str:
     return f"json_set({member}.stage_taken, '$.\"' || ({stage_id}) || '\"', {value})"
 
 
+def stage_rules() -> list[tuple[str, str]]:
+    """The rules of ``stages_sql`` by name, each an SQL condition over the stage ``s``, its
+    project ``p`` and the worker's membership ``m``: the stages a worker may work are those
+    where every rule holds (``availability_sql`` reads each one to say which failed)."""
+    limit = _limit("s")
+    qualification = _param("s", "qualification_items", "int")
+    # PostgreSQL: ``OFFSET 0`` keeps each standing lookup a probe of the (member, stage)
+    # index (a generic plan otherwise hashed every qualified standing of every project).
+    fence = " OFFSET 0" if _pg() else ""
+    return [
+        ("project_active", "p.status = 'active'"),
+        ("member_active", "m.status = 'active'"),
+        ("under_limit", f"({limit} IS NULL OR {_taken('m', 's.id')} < {limit})"),
+        ("session_left", "(m.session_limit IS NULL OR m.session_taken < m.session_limit)"),
+        # Not paused or blocked on this stage ...
+        ("not_paused", "NOT EXISTS (SELECT 1 FROM annotation_workerstage ws"
+         " WHERE ws.member_id = m.id"
+         f" AND ws.stage_id = s.id AND ws.status <> 'active'{fence})"),
+        # ... and qualified where the stage asks for it.
+        ("qualified", f"(COALESCE({qualification}, 0) = 0 OR EXISTS (SELECT 1 FROM"
+         " annotation_workerstage wq WHERE wq.member_id = m.id AND wq.stage_id = s.id"
+         f" AND wq.qualified{fence}))"),
+    ]
+
+
 def stages_sql(
     *, worker_id: int, kinds_by_role: dict[str, Sequence[str]], project_id: int | None
 ) -> tuple[str, list[Any]] | None:
@@ -96,27 +121,17 @@ def stages_sql(
             params += [*kinds, role]
     if not allowed:
         return None
-    limit = _limit("s")
-    qualification = _param("s", "qualification_items", "int")
-    # PostgreSQL: ``OFFSET 0`` keeps each standing lookup a probe of the (member, stage)
-    # index (a generic plan otherwise hashed every qualified standing of every project).
-    fence = " OFFSET 0" if _pg() else ""
+    rules = dict(stage_rules())
     text = (
-        f'SELECT s.id, s.kind, s."order", m.id AS member_id, {limit} AS item_limit,'
+        f'SELECT s.id, s.kind, s."order", m.id AS member_id, {_limit("s")} AS item_limit,'
         " m.session_limit IS NOT NULL AS session_limited,"
         f" COALESCE({_param('s', 'gold_rate', 'float')}, 0) AS gold_rate"
         " FROM annotation_stage s JOIN annotation_project p ON p.id = s.project_id"
         " JOIN annotation_projectmember m ON m.project_id = s.project_id AND m.user_id = %s"
-        f" WHERE p.status = 'active' AND m.status = 'active' AND ({' OR '.join(allowed)})"
-        f" AND ({limit} IS NULL OR {_taken('m', 's.id')} < {limit})"
-        " AND (m.session_limit IS NULL OR m.session_taken < m.session_limit)"
-        # Not paused or blocked on this stage ...
-        " AND NOT EXISTS (SELECT 1 FROM annotation_workerstage ws WHERE ws.member_id = m.id"
-        f" AND ws.stage_id = s.id AND ws.status <> 'active'{fence})"
-        # ... and qualified where the stage asks for it.
-        f" AND (COALESCE({qualification}, 0) = 0 OR EXISTS (SELECT 1 FROM"
-        " annotation_workerstage wq WHERE wq.member_id = m.id AND wq.stage_id = s.id"
-        f" AND wq.qualified{fence}))"
+        f" WHERE {rules['project_active']} AND {rules['member_active']}"
+        f" AND ({' OR '.join(allowed)})"
+        f" AND {rules['under_limit']} AND {rules['session_left']}"
+        f" AND {rules['not_paused']} AND {rules['qualified']}"
     )
     params = [worker_id, *params]
     if project_id is not None:
@@ -137,34 +152,44 @@ def queue_stage(row: Sequence[Any]) -> QueueStage:
 GOLD_PRIORITY = -2_000_000_000
 
 
+def pool_rules() -> list[tuple[str, str]]:
+    """The rules of a pool slot (``a``) by name, each an SQL condition with one parameter,
+    the worker's id: ``candidates_sql`` takes a slot where every rule holds
+    (``availability_sql`` counts the slots each one keeps from the worker).
+
+    PostgreSQL: ``OFFSET 0`` keeps each NOT EXISTS a probe of one index per candidate
+    slot. Without it they become anti joins that read the worker's whole history and
+    compare every candidate with every row of it, quadratic in the history (a worker
+    with 4,700 slots behind them waited 1 s per claim instead of 10 ms). SQLite
+    probes the index anyway (and wants a LIMIT before an OFFSET)."""
+    fence = " OFFSET 0" if _pg() else ""
+    return [
+        ("not_held_or_done", "NOT EXISTS (SELECT 1 FROM annotation_assignment b"
+         f" WHERE b.item_id = a.item_id AND b.worker_id = %s{fence})"),
+        ("not_excluded", "NOT EXISTS (SELECT 1 FROM annotation_itemexclusion e"
+         f" WHERE e.item_id = a.item_id AND e.user_id = %s{fence})"),
+    ]
+
+
 def candidates_sql(*, worker_id: int, stage: str = "%s", reserved: bool = False,
-                   gold: bool | None = False, extra: str = "") -> tuple[str, list[Any]]:
+                   gold: bool | None = False, extra: str = "",
+                   columns: str = "a.id") -> tuple[str, list[Any]]:
     """The SELECT of the open slots of a stage this worker may take, first to take first
     (without a row lock), and its parameters after the stage's. ``stage``: the SQL the
     stage id is read from (a placeholder by default). Pool slots: never one of an item the
     worker holds or did, never one of an item they are excluded from; work slots, or with
     ``gold`` gold check slots (None: either). Batch slots (``reserved``): only those
-    reserved for the worker. ``extra``: one more SQL condition (its parameters last)."""
+    reserved for the worker. ``extra``: one more SQL condition (its parameters last).
+    ``columns``: what to select of each slot ``a``."""
     if reserved:
         condition, params = "a.reserved_for_id = %s", [worker_id]
     else:
-        # PostgreSQL: ``OFFSET 0`` keeps each NOT EXISTS a probe of one index per candidate
-        # slot. Without it they become anti joins that read the worker's whole history and
-        # compare every candidate with every row of it, quadratic in the history (a worker
-        # with 4,700 slots behind them waited 1 s per claim instead of 10 ms). SQLite
-        # probes the index anyway (and wants a LIMIT before an OFFSET).
-        fence = " OFFSET 0" if _pg() else ""
-        condition = (
-            "a.reserved_for_id IS NULL"
-            " AND NOT EXISTS (SELECT 1 FROM annotation_assignment b"
-            f" WHERE b.item_id = a.item_id AND b.worker_id = %s{fence})"
-            " AND NOT EXISTS (SELECT 1 FROM annotation_itemexclusion e"
-            f" WHERE e.item_id = a.item_id AND e.user_id = %s{fence})"
-        )
+        condition = "a.reserved_for_id IS NULL" + "".join(
+            f" AND {rule}" for _, rule in pool_rules())
         params = [worker_id, worker_id]
         if gold is not None:
             condition += f" AND a.priority {'=' if gold else '>'} {GOLD_PRIORITY}"
-    return ("SELECT a.id FROM annotation_assignment a"
+    return (f"SELECT {columns} FROM annotation_assignment a"
             f" WHERE a.stage_id = {stage} AND a.status = 'open' AND {condition}{extra}"
             " ORDER BY a.priority, a.item_id, a.id"), params
 
@@ -256,3 +281,79 @@ def count_return(*, project_id: int, worker_id: int, role: str, stage_id: int,
             " WHERE m.project_id = %s AND m.user_id = %s AND m.role = %s",
             [item_limit is not None, stage, stage, at, project_id, worker_id, role],
         )
+
+
+#: Items counted per stage in ``availability_sql`` (beyond it, the count shows "cap+").
+AVAILABLE_CAP = 100
+
+
+def availability_sql(
+    *, worker_id: int, role: str, kinds: Sequence[str], batched_kinds: Sequence[str] = (),
+    project_id: int | None = None, cap: int = AVAILABLE_CAP,
+) -> tuple[str, list[Any]] | None:
+    """Read-only: per stage of ``kinds`` in the projects where the worker is a ``role``
+    member, what they may take and, when nothing, which rule keeps them out. One query.
+
+    Columns: stage id, project id, order, name, kind, project status, membership status,
+    then each rule of ``stage_rules`` after the first two (true when it holds), then the
+    items this worker may take a slot of by ``candidates_sql`` (pool slots, or in a batched
+    stage their batch's slots and the slots of batches nobody took yet) and the items with
+    open work slots, both counted among the first ``10 * (cap + 1)`` slots (more than
+    ``cap``: show "cap+"). The worker may take the slots of
+    the first count only where every rule holds. Last, whether other workers hold live
+    slots of the stage, and whether earlier stages have unfinished items. None when
+    ``kinds`` is empty."""
+    if not kinds:
+        return None
+    rules = stage_rules()[2:]
+    # A worker takes one slot per item: items are counted, among the first slots.
+    limit = f" LIMIT {(int(cap) + 1) * 10}"
+    pool, pool_params = candidates_sql(worker_id=worker_id, stage="s.id",
+                                       columns="a.item_id")
+    mine, mine_params = candidates_sql(worker_id=worker_id, stage="s.id", reserved=True,
+                                       columns="a.item_id")
+    work = (f"SELECT a.item_id FROM annotation_assignment a WHERE a.stage_id = s.id"
+            f" AND a.status = 'open' AND a.priority > {GOLD_PRIORITY}")
+
+    def items(select: str) -> str:
+        return f"(SELECT COUNT(DISTINCT c.item_id) FROM ({select}{limit}) c)"
+
+    takeable, take_params = items(pool), pool_params
+    if batched_kinds:
+        unclaimed = (f"{work} AND a.reserved_for_id IS NULL AND EXISTS (SELECT 1 FROM"
+                     " annotation_item i JOIN annotation_batch bt ON bt.id = i.batch_id"
+                     " WHERE i.id = a.item_id AND bt.status = 'open')")
+        takeable = (f"CASE WHEN s.kind IN ({sql.placeholders(batched_kinds)}) THEN"
+                    f" {items(mine)} + {items(unclaimed)} ELSE {takeable} END")
+        take_params = [*batched_kinds, *mine_params, *pool_params]
+    text = (
+        'SELECT s.id, s.project_id, s."order", s.name, s.kind, p.status, m.status, '
+        + ", ".join(f"CASE WHEN {rule} THEN 1 ELSE 0 END" for _, rule in rules)
+        + f", {takeable}, {items(work)},"
+        # Who holds the rest: other workers' live slots, and earlier stages' unfinished
+        # items that will reach this stage.
+        " CASE WHEN EXISTS (SELECT 1 FROM annotation_assignment o WHERE o.stage_id = s.id"
+        " AND o.status = 'active' AND o.worker_id <> m.user_id) THEN 1 ELSE 0 END,"
+        " CASE WHEN EXISTS (SELECT 1 FROM annotation_stage e JOIN annotation_item i"
+        ' ON i.stage_id = e.id WHERE e.project_id = s.project_id AND e."order" < s."order"'
+        " AND i.status IN ('pending', 'open', 'review') AND i.gold = '') THEN 1 ELSE 0 END"
+        " FROM annotation_stage s JOIN annotation_project p ON p.id = s.project_id"
+        " JOIN annotation_projectmember m ON m.project_id = s.project_id AND m.user_id = %s"
+        f" AND m.role = %s WHERE s.kind IN ({sql.placeholders(kinds)})"
+    )
+    params = [*take_params, worker_id, role, *kinds]
+    if project_id is not None:
+        text += " AND s.project_id = %s"
+        params.append(project_id)
+    return text + ' ORDER BY s.project_id, s."order"', params
+
+
+def pool_blocked_sql(*, worker_id: int, stage_id: int) -> tuple[str, list[Any]]:
+    """Read-only: the open work slots of a stage's pool, and how many each rule of
+    ``pool_rules`` keeps from the worker (one row: total, then one count per rule)."""
+    counts = ", ".join(f"COALESCE(SUM(CASE WHEN {rule} THEN 0 ELSE 1 END), 0)"
+                       for _, rule in pool_rules())
+    return (f"SELECT COUNT(*), {counts} FROM annotation_assignment a WHERE a.stage_id = %s"
+            " AND a.status = 'open' AND a.reserved_for_id IS NULL"
+            f" AND a.priority > {GOLD_PRIORITY}",
+            [*(worker_id for _ in pool_rules()), stage_id])

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
-from annotation.eligibility import GOLD_PRIORITY
+from annotation.eligibility import AVAILABLE_CAP, GOLD_PRIORITY
 from annotation.models import Assignment, Item, Project, Submission
 from annotation.plots import hbar, line_plot, vbar
 from annotation.roles import Role
@@ -20,16 +21,160 @@ AS, IS = Assignment.Status, Item.Status
 MEMBERS_SHOWN = 30
 
 
+@dataclass
+class StageAvailability:
+    """What one worker may take of one stage now, and why not when nothing."""
+
+    stage_id: int
+    order: int
+    name: str
+    kind: str
+    count: int  # open slots the worker may take (up to eligibility.AVAILABLE_CAP + 1)
+    reason: str = ""  # why the worker may take nothing here ("" when they may)
+    rule: str = ""  # the rule that keeps them out (a name of eligibility's rules)
+
+
+@dataclass
+class ProjectAvailability:
+    project_id: int
+    status: str
+    stages: list[StageAvailability] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return sum(stage.count for stage in self.stages)
+
+    @property
+    def more(self) -> bool:
+        """The count stopped at the cap: more are open than shown."""
+        return any(stage.count > AVAILABLE_CAP for stage in self.stages)
+
+    @property
+    def shown(self) -> str:
+        return f"{AVAILABLE_CAP}+" if self.more else str(self.count)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"{stage.name}: {stage.reason}" for stage in self.stages if stage.reason]
+
+
+_RULE_REASONS = {
+    "under_limit": "you took the most tasks of this stage one worker may take",
+    "session_left": "you finished the tasks of this session",
+    "not_paused": "you are paused on this stage",
+    "qualified": "you have not passed this stage's qualification yet",
+}
+
+
+def worker_availability(*, worker: Any, role: Role = Role.ANNOTATOR,
+                        project: Project | None = None) -> dict[int, ProjectAvailability]:
+    """Per project where the worker is a ``role`` member: the open tasks of each of its
+    human stages they may take now (``annotation.eligibility``, the rules the claim
+    uses), and for each stage where they may take nothing, the reason. One query."""
+    from annotation import engine, sql
+    from annotation.eligibility import availability_sql, stage_rules
+
+    query = availability_sql(worker_id=worker.pk, role=role.value,
+                             kinds=engine._role_kinds(role),
+                             batched_kinds=engine._batched_kinds(),
+                             project_id=project.pk if project is not None else None)
+    if query is None:
+        return {}
+    rule_names = [name for name, _ in stage_rules()[2:]]
+    with sql.db().cursor() as cursor:
+        cursor.execute(*query)
+        rows = cursor.fetchall()
+    out: dict[int, ProjectAvailability] = {}
+    for (stage_id, project_id, order, name, kind, project_status, member_status,
+         *rest) in rows:
+        verdicts, (takeable, open_work, others, upstream) = rest[:len(rule_names)], \
+            rest[len(rule_names):]
+        entry = out.setdefault(project_id, ProjectAvailability(project_id, project_status))
+        stage = StageAvailability(stage_id, order, name, kind, 0)
+        failed = [rule for rule, ok in zip(rule_names, verdicts, strict=True) if not ok]
+        if project_status != Project.Status.ACTIVE:
+            stage.rule = "project_active"
+            stage.reason = f"the project is {Project.Status(project_status).label.lower()}"
+        elif member_status != "active":
+            stage.rule = "member_active"
+            stage.reason = f"your membership of this project is {member_status}"
+        elif failed:
+            stage.rule, stage.reason = failed[0], _RULE_REASONS[failed[0]]
+        elif takeable:
+            stage.count = takeable
+        elif open_work:
+            stage.rule = "pool"
+            stage.reason = ("its open tasks are ones you already did or may not do"
+                            if kind not in engine._batched_kinds()
+                            else "its open tasks are in other annotators' batches")
+        elif others:
+            stage.rule = "taken"
+            stage.reason = "all its tasks are being worked on by others right now"
+        elif upstream:
+            stage.rule = "upstream"
+            stage.reason = "waiting for an earlier stage to send it work"
+        else:
+            stage.rule = "empty"
+            stage.reason = "nothing is left to do"
+        entry.stages.append(stage)
+    return out
+
+
 def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
-    """Active projects the worker annotates, with how many open slots wait in each."""
+    """Active projects the worker annotates, with the open tasks they may take in each
+    (``worker_availability``) and, where none, why. Two queries."""
+    available = worker_availability(worker=worker)
     projects = Project.objects.filter(
-        status=Project.Status.ACTIVE, members__user=worker, members__role=Role.ANNOTATOR.value
-    ).annotate(
-        open_slots=Count("stages__assignments", filter=Q(
-            stages__assignments__status=AS.OPEN,
-            stages__assignments__priority__gt=GOLD_PRIORITY))  # gold checks are not work
-    ).order_by("name")
-    return [{"project": p, "open_slots": p.open_slots} for p in projects]
+        pk__in=[pk for pk, entry in available.items()
+                if entry.status == Project.Status.ACTIVE]).order_by("name")
+    return [{"project": p, "open_slots": available[p.pk].shown,
+             "available": available[p.pk]} for p in projects]
+
+
+def availability_why(*, worker: Any, project: Project,
+                     role: Role = Role.ANNOTATOR) -> list[str]:
+    """Why the worker can take nothing in ``project`` now, one sentence per stage, with
+    the details the list leaves out: which pool rule keeps each open task from them (and
+    the reasons of their exclusions), the reason they were paused."""
+    from annotation import engine, sql
+    from annotation.eligibility import pool_blocked_sql, pool_rules
+    from annotation.models import ItemExclusion, WorkerStage
+
+    entry = worker_availability(worker=worker, role=role, project=project).get(project.pk)
+    if entry is None:
+        return [f"You are not a member of {project.name} as {role.value}."]
+    if entry.stages and entry.stages[0].rule in ("project_active", "member_active"):
+        return [entry.stages[0].reason[0].upper() + entry.stages[0].reason[1:] + "."]
+    reasons = []
+    for stage in entry.stages:
+        if not stage.reason:
+            continue
+        text = f"{stage.name}: {stage.reason}"
+        if stage.rule == "pool" and stage.kind not in engine._batched_kinds():
+            with sql.db().cursor() as cursor:
+                cursor.execute(*pool_blocked_sql(worker_id=worker.pk, stage_id=stage.stage_id))
+                total, *blocked = cursor.fetchone()
+            counts = dict(zip([name for name, _ in pool_rules()], blocked, strict=True))
+            parts = []
+            if counts["not_held_or_done"]:
+                parts.append(f"{counts['not_held_or_done']} you already did or hold")
+            if counts["not_excluded"]:
+                why = list(ItemExclusion.objects.filter(
+                    user=worker, item__stage_id=stage.stage_id,
+                    item__assignments__status=AS.OPEN).values_list("reason", flat=True)
+                    .distinct().order_by("reason"))
+                parts.append(f"{counts['not_excluded']} you may not do"
+                             + (f" ({'; '.join(why)})" if why else ""))
+            text = (f"{stage.name}: none of its {total} open task(s) is for you: "
+                    + ", ".join(parts))
+        elif stage.rule == "not_paused":
+            standing = WorkerStage.objects.filter(
+                member__project=project, member__user=worker, stage_id=stage.stage_id,
+            ).exclude(status="active").first()
+            if standing is not None and standing.status_reason:
+                text += f" ({standing.status_reason})"
+        reasons.append(text + ".")
+    return reasons
 
 
 def review_projects(*, checker: Any) -> list[dict[str, Any]]:

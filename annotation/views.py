@@ -31,8 +31,13 @@ def no_role(request: HttpRequest) -> HttpResponse:
 def annotator_home(request: HttpRequest) -> HttpResponse:
     if studies.session_current(worker=request.user) is not None:
         return redirect("annotation:task_next")  # marketplace workers finish there
+    why = None
+    if request.GET.get("project", "").isdigit():
+        project = get_object_or_404(Project, pk=request.GET["project"])
+        why = {"project": project,
+               "reasons": selectors.availability_why(worker=request.user, project=project)}
     return render(request, "annotation/annotator_home.html", {
-        "projects": selectors.worker_projects(worker=request.user),
+        "projects": selectors.worker_projects(worker=request.user), "why": why,
         "current": engine.task_current(worker=request.user),
         "done_today": engine.worker_done_today(worker=request.user),
         "earned": pay.worker_earnings(worker=request.user),
@@ -65,6 +70,10 @@ def task_next(request: HttpRequest) -> HttpResponse:
         project = get_object_or_404(Project, pk=request.POST["project"])
     assignment = engine.task_claim(worker=request.user, project=project, role=role)
     if assignment is None:
+        if project is not None and role == Role.ANNOTATOR:
+            # The home page says why, stage by stage (exclusions, limits, taken, waiting).
+            messages.info(request, f"No task in {project.name} is waiting for you right now.")
+            return redirect(f"{reverse('annotation:annotator_home')}?project={project.pk}")
         messages.info(request, "No task is waiting for you right now. Come back later.")
         return redirect(_queue_home(role))
     return redirect("annotation:task_detail", pk=assignment.pk)
