@@ -38,7 +38,7 @@ from annotation.models import (
 )
 from annotation.roles import Role
 from annotation.stages import Emit, stage_kind, stage_kinds
-from annotation.workflow import transition
+from annotation.workflow import project_complete_if_done, transition
 from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.models import Job
 
@@ -249,6 +249,11 @@ def item_finish(*, item: Item, emits: list[Emit], result: dict | None = None) ->
     fields: dict[str, Any] = {"finished_at": timezone.now()}
     if result is not None:
         fields["result"] = result
+    if not emits:
+        # An end of the pipeline: after the commit, the project completes when nothing
+        # is pending any more.
+        transaction.on_commit(
+            lambda project_id=item.project_id: project_complete_if_done(project_id=project_id))
     if sql.db().vendor != "postgresql" or not all(_target_free(emit) for emit in emits):
         targets = _targets(item.stage, emits)  # a missing stage refused before any write
         transition(item, IS.DONE, **fields)

@@ -22,6 +22,7 @@ def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
 class ProjectStatus(models.TextChoices):
     DRAFT = "draft", "Draft"
     ACTIVE = "active", "Active"
+    COMPLETED = "completed", "Completed"  # nothing pending any more (workflow)
     CLOSED = "closed", "Closed"
 
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("manage/projects/<int:pk>/action/", views.project_action, name="project_action"),
     path("manage/items/<int:pk>/", views.item_detail, name="item_detail"),
     path("manage/projects/<int:pk>/releases/", views.release_action, name="release_action"),
+    path("manage/releases/", views.release_list, name="release_list"),
     path("manage/releases/<int:pk>/", views.release_detail, name="release_detail"),
     path("releases/<int:pk>/files/<path:path>", views.release_file, name="release_file"),
     path("manage/projects/<int:pk>/reco/filter-labels/", views.reco_filter_labels,

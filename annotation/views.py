@@ -226,13 +226,26 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.ADMIN)
 def admin_home(request: HttpRequest) -> HttpResponse:
+    """Projects (searched, filtered, paged), the latest releases and jobs."""
+    from annotation.lists import ProjectFilter, filtered_page
     from collector.models import Job
 
+    project_filter, page = filtered_page(ProjectFilter, selectors.project_list(), request)
     jobs = Job.objects.select_related("created_by")[:10]
     return render(request, "annotation/admin_home.html", {
-        "projects": selectors.project_list(), "jobs": jobs,
-        "releases": selectors.releases_visible(user=request.user)[:20],
+        "filter": project_filter, "page": page, "projects": page.object_list, "jobs": jobs,
+        "releases": selectors.releases_visible(user=request.user)[:10],
     })
+
+
+@role_required(Role.ADMIN)
+def release_list(request: HttpRequest) -> HttpResponse:
+    from annotation.lists import ReleaseFilter, filtered_page
+
+    release_filter, page = filtered_page(
+        ReleaseFilter, selectors.releases_visible(user=request.user), request)
+    return render(request, "annotation/release_list.html",
+                  {"filter": release_filter, "page": page})
 
 
 @role_required(Role.ADMIN)

@@ -5,6 +5,7 @@ from collector import views
 app_name = "collector"
 
 urlpatterns = [
+    path("jobs/", views.job_list, name="job_list"),
     path("jobs/<int:pk>/", views.job_detail, name="job_detail"),
     path("corpora/", views.corpus_list, name="corpus_list"),
     path("corpora/<str:name>/", views.corpus_detail, name="corpus_detail"),

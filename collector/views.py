@@ -87,6 +87,17 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
+@role_required(Role.ADMIN)
+@require_GET
+def job_list(request: HttpRequest) -> HttpResponse:
+    """Every background job, searched, filtered and paged."""
+    from annotation.lists import JobFilter, filtered_page
+
+    job_filter, page = filtered_page(JobFilter, Job.objects.select_related("created_by"),
+                                     request)
+    return render(request, "collector/job_list.html", {"filter": job_filter, "page": page})
+
+
 # -- corpora, documents, search, import ------------------------------------------------
 ANY_ROLE = (Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
 
