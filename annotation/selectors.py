@@ -287,9 +287,13 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         **(_reco_plots(figures) if project.recipe == "reco" else {}),
         **(_marco_plots(figures) if project.recipe == "marco" else {}),
     }
+    reports = stage_run_reports(stages=stages)
+    for row in rows:
+        row["report"] = reports.get(row["stage"].pk)
     return {
         "plots": plots,
         "stage_rows": rows,
+        "stalled": project_stalled(project=project, rows=rows),
         # JSON, so string, list and dict parameters survive the parameters form.
         "stage_params": [(stage, [(name, json.dumps(value, ensure_ascii=False))
                                   for name, value in stage.params.items()]) for stage in stages],
@@ -304,6 +308,78 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
                                           external_account__isnull=True)
         .distinct().order_by("username"),
     }
+
+
+def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
+    """The last finished run of each automatic stage: when, its job, and what it
+    received, passed on and dropped with the reasons (the ``run`` result's ``received``,
+    ``passed`` and ``dropped``), or the error of a failed run."""
+    from collector.models import Job
+
+    reports = {}
+    for stage in stages:
+        if not stage.kind_spec.automatic:
+            continue
+        job = (Job.objects.filter(kind="stage_run", params__stage_id=stage.pk,
+                                  status__in=[Job.Status.DONE, Job.Status.FAILED])
+               .order_by("-id").first())
+        if job is None:
+            continue
+        result = job.result or {}
+        reports[stage.pk] = {
+            "job": job, "failed": job.status == Job.Status.FAILED, "error": job.error,
+            "received": result.get("received"), "passed": result.get("passed"),
+            "dropped": sorted((result.get("dropped") or {}).items(), key=lambda kv: -kv[1]),
+        }
+    return reports
+
+
+def project_stalled(*, project: Project, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """An active project whose first stage received nothing, or whose first automatic
+    run passed nothing on: what happened and why (the run's drops, the corpus's
+    imports). None when the project is moving."""
+    if (project.status != Project.Status.ACTIVE or not rows
+            or any(row["total"] for row in rows[1:])):
+        return None
+    first = rows[0]
+    report = first.get("report")
+    if first["stage"].kind_spec.automatic:
+        if report is None or (not report["failed"] and first["counts"].get(IS.PENDING)):
+            return None  # its first run has not finished yet
+    elif first["total"]:
+        return None
+    causes = []
+    if report is not None and report["failed"]:
+        causes.append(f"its run (job #{report['job'].pk}) failed: {report['error']}")
+    elif report is not None:
+        for reason, n in report["dropped"]:
+            causes.append(f"{n} of {report['received']} dropped: {reason}")
+        if report["received"] == 0:
+            causes.append(f"the corpus {project.corpus.name if project.corpus else '(none)'}"
+                          " gave it nothing")
+    if not causes and not first["stage"].kind_spec.automatic:
+        causes.append("no item was sent to it")
+    return {"stage": first["stage"], "causes": causes,
+            "imports": corpus_imports(corpus=project.corpus) if project.corpus_id else []}
+
+
+def corpus_imports(*, corpus: Any, shown: int = 10) -> list[dict[str, Any]]:
+    """The corpus's last import jobs in words: the file, what was created, what was
+    skipped as already present (documents imported before, e.g. from another format,
+    keep what that import gave them)."""
+    from collector.models import Job
+
+    out = []
+    for job in (Job.objects.filter(kind__in=["corpus_import", "queries_import"],
+                                   params__corpus=corpus.name).order_by("-id")[:shown]):
+        result = job.result or {}
+        out.append({
+            "job": job, "file": job.params.get("filename") or job.params.get("upload", ""),
+            "format": job.params.get("format", ""),
+            "created": result.get("documents_created", result.get("queries_created")),
+            "skipped": result.get("documents_skipped", result.get("queries_skipped")),
+        })
+    return out
 
 
 def _newsqa_figures(project: Project) -> dict[str, Any]:

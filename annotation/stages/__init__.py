@@ -195,7 +195,9 @@ class StageKind:
 
     # Automatic kinds ---------------------------------------------------------------
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
-        """Process the stage's pending items; idempotent (safe to run again)."""
+        """Process the stage's pending items; idempotent (safe to run again). The result
+        may say what the run received, passed on and dropped (``received``, ``passed``,
+        ``dropped``: reason -> count): the project page shows it."""
         raise NotImplementedError(f"{self.key} is not automatic")
 
 

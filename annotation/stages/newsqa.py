@@ -57,10 +57,19 @@ class ArticlesKind(StageKind):
         from annotation.models import Item
         from collector.models import Document
 
-        docs = Document.objects.filter(corpus_id=stage.project.corpus_id).order_by("id")
+        corpus_docs = Document.objects.filter(corpus_id=stage.project.corpus_id)
+        received = corpus_docs.count()
+        docs = corpus_docs.order_by("id")
+        dropped: dict[str, int] = {}
         if stage.params["require_highlights"]:
             docs = docs.exclude(highlights=[])
+            without = received - docs.count()
+            if without:
+                dropped["no highlights (require_highlights is on)"] = without
         if stage.params["max_articles"]:
+            beyond = max(docs.count() - stage.params["max_articles"], 0)
+            if beyond:
+                dropped[f"beyond max_articles ({stage.params['max_articles']})"] = beyond
             docs = docs[: stage.params["max_articles"]]
         rows = list(docs.values_list("id", "external_id"))
         progress.start(total=len(rows), message="taking articles")
@@ -79,7 +88,12 @@ class ArticlesKind(StageKind):
                     )])
                     taken += 1
                 progress.advance()
-        return {"articles": len(rows), "new": taken}
+        if len(rows) - taken:
+            dropped["taken by an earlier run"] = len(rows) - taken
+        # ``received``, ``passed`` and ``dropped`` (reason -> count): what the project page
+        # shows of the stage's runs.
+        return {"articles": len(rows), "new": taken, "received": received, "passed": taken,
+                "dropped": dropped}
 
 
 @register
