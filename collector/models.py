@@ -87,6 +87,10 @@ class Corpus(models.Model):
                                   default=SplitMode.PARAGRAPH)
     window_tokens = models.PositiveIntegerField(default=100)
     window_overlap = models.PositiveIntegerField(default=20)
+    open_to_annotators = models.BooleanField(
+        default=False,
+        help_text="Annotators may browse and search its documents (they never see its "
+                  "source questions and their answers). Otherwise only checkers and admins.")
     # Names the index directory; a fresh key per corpus, so an index is never reused by
     # another corpus that happens to get the same primary key.
     index_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)

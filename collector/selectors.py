@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -24,8 +26,25 @@ def corpus_list() -> QuerySet[Corpus]:
     ).order_by("name")
 
 
-def corpus_get(*, name: str) -> Corpus | None:
-    return corpus_list().filter(name=name).first()
+def corpus_get(*, name: str, user: Any = None) -> Corpus | None:
+    """The corpus ``name`` with its counts; None when missing or (with ``user``) not
+    visible to them (``corpora_visible``)."""
+    corpora = corpus_list() if user is None else corpora_visible(user=user, corpora=corpus_list())
+    return corpora.filter(name=name).first()
+
+
+def sees_all_corpora(user: Any) -> bool:
+    """Checkers and admins see every corpus, its source questions and their answers."""
+    from annotation.roles import Role, has_role
+
+    return has_role(user, Role.CHECKER, Role.ADMIN)
+
+
+def corpora_visible(*, user: Any, corpora: QuerySet[Corpus] | None = None) -> QuerySet[Corpus]:
+    """The corpora ``user`` may browse and search: all for checkers and admins, those an
+    admin opened to annotators for everybody else."""
+    corpora = Corpus.objects.all() if corpora is None else corpora
+    return corpora if sees_all_corpora(user) else corpora.filter(open_to_annotators=True)
 
 
 def corpus_documents(*, corpus: Corpus) -> QuerySet[Document]:
@@ -37,8 +56,13 @@ def corpus_import_runs(*, corpus: Corpus) -> QuerySet[ImportRun]:
     return ImportRun.objects.filter(corpus=corpus).select_related("created_by")
 
 
-def document_get(*, pk: int) -> Document | None:
-    return Document.objects.select_related("corpus").filter(pk=pk).first()
+def document_get(*, pk: int, user: Any = None) -> Document | None:
+    """The document ``pk``; None when missing or (with ``user``) in a corpus they may
+    not see."""
+    documents = Document.objects.select_related("corpus").filter(pk=pk)
+    if user is not None and not sees_all_corpora(user):
+        documents = documents.filter(corpus__open_to_annotators=True)
+    return documents.first()
 
 
 def document_passages(*, document: Document) -> QuerySet[Passage]:

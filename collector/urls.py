@@ -9,6 +9,7 @@ urlpatterns = [
     path("jobs/<int:pk>/", views.job_detail, name="job_detail"),
     path("corpora/", views.corpus_list, name="corpus_list"),
     path("corpora/<str:name>/", views.corpus_detail, name="corpus_detail"),
+    path("corpora/<str:name>/visibility/", views.corpus_visibility, name="corpus_visibility"),
     path("corpora/<str:name>/rebuild-index/", views.corpus_rebuild, name="corpus_rebuild"),
     path("documents/<int:pk>/", views.document_detail, name="document_detail"),
     path("search/", views.search, name="search"),

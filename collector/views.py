@@ -105,9 +105,12 @@ ANY_ROLE = (Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
 @role_required(*ANY_ROLE)
 @require_GET
 def corpus_list(request: HttpRequest) -> HttpResponse:
+    from collector.selectors import corpora_visible, sees_all_corpora
     from collector.selectors import corpus_list as corpora
 
-    return render(request, "collector/corpus_list.html", {"corpora": corpora()})
+    return render(request, "collector/corpus_list.html", {
+        "corpora": corpora_visible(user=request.user, corpora=corpora()),
+        "sees_all": sees_all_corpora(request.user)})
 
 
 @role_required(*ANY_ROLE)
@@ -116,9 +119,9 @@ def corpus_detail(request: HttpRequest, name: str) -> HttpResponse:
     from collector.selectors import corpus_documents, corpus_get, corpus_import_runs
     from collector.services import index_count
 
-    corpus = corpus_get(name=name)
+    corpus = corpus_get(name=name, user=request.user)
     if corpus is None:
-        raise Http404(f"No corpus named {name}.")
+        raise Http404(f"No corpus named {name} that you may see.")
     documents = Paginator(corpus_documents(corpus=corpus), 50).get_page(request.GET.get("page"))
     context = {
         "corpus": corpus, "documents": documents,
@@ -126,6 +129,21 @@ def corpus_detail(request: HttpRequest, name: str) -> HttpResponse:
         "indexed": index_count(corpus=corpus),
     }
     return render(request, "collector/corpus_detail.html", context)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def corpus_visibility(request: HttpRequest, name: str) -> HttpResponse:
+    """Open the corpus to annotators (``open=1``) or close it to them again."""
+    from django.contrib import messages
+
+    corpus = get_object_or_404(Corpus, name=name)
+    corpus.open_to_annotators = request.POST.get("open") == "1"
+    corpus.save(update_fields=["open_to_annotators"])
+    now = ("open to annotators" if corpus.open_to_annotators
+           else "for checkers and admins only")
+    messages.success(request, f"Corpus {corpus.name} is now {now}.")
+    return redirect("collector:corpus_detail", name=corpus.name)
 
 
 @role_required(Role.ADMIN)
@@ -141,13 +159,16 @@ def corpus_rebuild(request: HttpRequest, name: str) -> HttpResponse:
 @role_required(*ANY_ROLE)
 @require_GET
 def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    from collector.selectors import document_get, document_passages
+    from collector.selectors import document_get, document_passages, sees_all_corpora
 
-    document = document_get(pk=pk)
+    document = document_get(pk=pk, user=request.user)
     if document is None:
-        raise Http404("No such document.")
+        raise Http404("No such document that you may see.")
+    # Source questions carry their gold answers: checkers and admins only.
+    questions = (document.questions.order_by("id")[:50] if sees_all_corpora(request.user)
+                 else None)
     context = {"document": document, "passages": document_passages(document=document),
-               "questions": document.questions.order_by("id")[:50]}
+               "questions": questions}
     return render(request, "collector/document_detail.html", context)
 
 
@@ -156,9 +177,10 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def search(request: HttpRequest) -> HttpResponse:
     """Passage search: the whole page, or (htmx) just the results partial."""
     from collector.forms import SearchForm
+    from collector.selectors import corpora_visible
     from collector.services import search_page
 
-    corpora = list(Corpus.objects.order_by("name"))
+    corpora = list(corpora_visible(user=request.user).order_by("name"))
     form = SearchForm(request.GET or None, corpora=corpora)
     results = corpus = None
     if form.is_valid():

@@ -16,8 +16,7 @@ from collector.api.serializers import (
     PassageHitOutputSerializer,
     SearchInputSerializer,
 )
-from collector.models import Corpus
-from collector.selectors import corpus_documents, corpus_list
+from collector.selectors import corpora_visible, corpus_documents, corpus_list
 from collector.services import retrieve
 
 
@@ -26,7 +25,7 @@ class CorpusListApi(ListAPIView):
     serializer_class = CorpusOutputSerializer
 
     def get_queryset(self):
-        return corpus_list()
+        return corpora_visible(user=self.request.user, corpora=corpus_list())
 
 
 class CorpusDocumentListApi(ListAPIView):
@@ -34,7 +33,8 @@ class CorpusDocumentListApi(ListAPIView):
     serializer_class = DocumentListOutputSerializer
 
     def get_queryset(self):
-        corpus = get_object_or_404(Corpus, name=self.kwargs["name"])
+        corpus = get_object_or_404(corpora_visible(user=self.request.user),
+                                   name=self.kwargs["name"])
         return corpus_documents(corpus=corpus)
 
 
@@ -44,7 +44,7 @@ class CorpusSearchApi(APIView):
     permission_classes = [IsAnyRole]
 
     def get(self, request: Request, name: str) -> Response:
-        corpus = get_object_or_404(Corpus, name=name)
+        corpus = get_object_or_404(corpora_visible(user=request.user), name=name)
         params = SearchInputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data

@@ -26,8 +26,8 @@ def test_anonymous_and_roleless_users_are_refused(client, client_for, django_use
     assert client_for(nobody).get(url).status_code == 403
 
 
-def test_corpus_list_counts(client_for, annotator, corpora):
-    data = client_for(annotator).get(reverse("api_corpus_list")).json()
+def test_corpus_list_counts(client_for, checker, corpora):
+    data = client_for(checker).get(reverse("api_corpus_list")).json()
     by_name = {row["name"]: row for row in data["results"]}
     assert by_name["squad"]["documents"] == 16 and by_name["squad"]["questions"] == 186
     assert by_name["dureader"]["language"] == "zh" and by_name["dureader"]["passages"] == 657
@@ -42,8 +42,8 @@ def test_document_list_leaves_bodies_out(client_for, checker, corpora):
     assert not any('"body"' in q["sql"] for q in captured.captured_queries)
 
 
-def test_search_passages_and_documents(client_for, annotator, corpora):
-    client = client_for(annotator)
+def test_search_passages_and_documents(client_for, checker, corpora):
+    client = client_for(checker)
     url = reverse("api_corpus_search", args=["squad"])
     data = client.get(url, {"q": "Genghis Khan Mongol empire", "k": 3}).json()
     assert data["unit"] == "passage" and len(data["hits"]) == 3

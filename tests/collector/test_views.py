@@ -33,8 +33,8 @@ def test_anonymous_cannot_search(client, squad):
     assert response["Location"].startswith(reverse("login"))
 
 
-@pytest.mark.parametrize("role", ["annotator", "checker", "admin_user"])
-def test_every_role_can_search_and_sees_highlighted_hits(request, client_for, squad, role):
+@pytest.mark.parametrize("role", ["checker", "admin_user"])
+def test_checkers_and_admins_can_search_and_sees_highlighted_hits(request, client_for, squad, role):
     client = client_for(request.getfixturevalue(role))
     response = client.get(_search_url(corpus="squad", q="Maria Skłodowska-Curie"))
     assert response.status_code == 200
@@ -44,8 +44,8 @@ def test_every_role_can_search_and_sees_highlighted_hits(request, client_for, sq
     assert 'data-testid="search-hit"' in html
 
 
-def test_htmx_search_returns_the_results_fragment_with_paging(client_for, annotator, squad):
-    client = client_for(annotator)
+def test_htmx_search_returns_the_results_fragment_with_paging(client_for, checker, squad):
+    client = client_for(checker)
     first = client.get(_search_url(corpus="squad", q="was"), HTTP_HX_REQUEST="true")
     html = first.content.decode()
     assert "<html" not in html and html.lstrip().startswith('<section id="search-results"')
@@ -61,26 +61,26 @@ def test_htmx_search_returns_the_results_fragment_with_paging(client_for, annota
     assert '<ol class="hits" start="11">' in html
 
 
-def test_search_escapes_html_in_texts(client_for, annotator, tmp_path):
+def test_search_escapes_html_in_texts(client_for, checker, tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text('{"id": "x", "body": "<script>alert(1)</script> stadium tickets"}\n',
                     encoding="utf-8")
     corpus_import(path=path, corpus="xss", language="en", format="jsonl")
-    html = client_for(annotator).get(_search_url(corpus="xss", q="stadium")).content.decode()
+    html = client_for(checker).get(_search_url(corpus="xss", q="stadium")).content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; <mark>stadium</mark>" in html
 
 
-def test_no_hits_and_unknown_corpus(client_for, annotator, squad):
-    client = client_for(annotator)
+def test_no_hits_and_unknown_corpus(client_for, checker, squad):
+    client = client_for(checker)
     html = client.get(_search_url(corpus="squad", q="xylophone")).content.decode()
     assert 'data-testid="no-hits"' in html
     response = client.get(_search_url(corpus="nope", q="x"))
     assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
 
 
-def test_corpus_pages_do_not_load_bodies(client_for, annotator, squad):
-    client = client_for(annotator)
+def test_corpus_pages_do_not_load_bodies(client_for, checker, squad):
+    client = client_for(checker)
     assert client.get(reverse("collector:corpus_list")).status_code == 200
     with CaptureQueriesContext(connection) as captured:
         response = client.get(reverse("collector:corpus_detail", args=["squad"]))
