@@ -12,8 +12,8 @@ class JobAdmin(admin.ModelAdmin):
 
 @admin.register(Corpus)
 class CorpusAdmin(admin.ModelAdmin):
-    list_display = ("name", "language", "split_mode", "created_at")
-    list_filter = ("language",)
+    list_display = ("name", "language", "split_mode", "open_to_annotators", "created_at")
+    list_filter = ("language", "open_to_annotators")
     search_fields = ("name", "description")
     readonly_fields = ("index_key", "created_at")
 
