@@ -38,7 +38,11 @@ from annotation.models import (
 )
 from annotation.roles import Role
 from annotation.stages import Emit, stage_kind, stage_kinds
-from annotation.workflow import project_complete_if_done, transition
+from annotation.workflow import (
+    project_complete_if_done,
+    project_reopen_if_pending,
+    transition,
+)
 from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.models import Job
 
@@ -142,6 +146,7 @@ def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
     if not stage.kind_spec.automatic:
         raise JobError(f"stage {stage} is worked by people, not run as a job")
     result = stage.kind_spec.run(stage, progress)
+    project_reopen_if_pending(project_id=stage.project_id)  # a run that found new work
     batches = batches_flush_ready(project_id=stage.project_id)
     return {**result, **({"batches": batches} if batches else {})}
 
@@ -209,7 +214,10 @@ def items_emit(*, source_stage: Stage, emits: list[Emit], parent: Item | None = 
 
     Human targets open with ``overlap`` slots; automatic targets get a job on commit.
     """
-    return _items_emit(source_stage, emits, parent, _targets(source_stage, emits))
+    new = _items_emit(source_stage, emits, parent, _targets(source_stage, emits))
+    if new:
+        project_reopen_if_pending(project_id=source_stage.project_id)
+    return new
 
 
 def _items_emit(source_stage: Stage, emits: list[Emit], parent: Item | None,

@@ -38,7 +38,7 @@ BS, NS = Batch.Status, Inspection.Status
 ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
     Project: frozenset({
         (PS.DRAFT, PS.ACTIVE), (PS.ACTIVE, PS.CLOSED), (PS.CLOSED, PS.ACTIVE),
-        (PS.ACTIVE, PS.COMPLETED), (PS.COMPLETED, PS.CLOSED),
+        (PS.ACTIVE, PS.COMPLETED), (PS.COMPLETED, PS.ACTIVE), (PS.COMPLETED, PS.CLOSED),
     }),
     Item: frozenset({
         (IS.PENDING, IS.OPEN), (IS.PENDING, IS.DONE), (IS.OPEN, IS.DONE),
@@ -189,20 +189,36 @@ def transition(
 UNFINISHED = (IS.PENDING, IS.OPEN, IS.REVIEW)
 
 
+def _unfinished_sql() -> str:
+    """SQL: the project (``%s``) has a work item (not gold) still waiting."""
+    unfinished = ", ".join("%s" for _ in UNFINISHED)
+    return ("EXISTS (SELECT 1 FROM annotation_stage s JOIN annotation_item i"
+            f" ON i.stage_id = s.id WHERE s.project_id = %s AND i.status IN ({unfinished})"
+            " AND i.gold = '')")
+
+
 def project_complete_if_done(*, project_id: int, actor: Any = None) -> bool:
     """Move an active project to completed when nothing is pending: it has finished items
     and no work item (gold items are never finished) of any stage waits. One conditional
     UPDATE (logged); False when the project is not active or work is left. Call it after
     the commit that finished the items: the last of concurrent commits sees them all."""
-    unfinished = ", ".join("%s" for _ in UNFINISHED)
     moved = transition_rows(
         Project, PS.COMPLETED, source=PS.ACTIVE, actor=actor,
         note="nothing pending: every item is done or cancelled",
-        where=("id = %s AND NOT EXISTS (SELECT 1 FROM annotation_stage s JOIN annotation_item"
-               f" i ON i.stage_id = s.id WHERE s.project_id = %s AND i.status IN ({unfinished})"
-               " AND i.gold = '') AND EXISTS (SELECT 1 FROM annotation_stage s JOIN"
-               " annotation_item i ON i.stage_id = s.id WHERE s.project_id = %s"
-               " AND i.status = %s)"),
+        where=(f"id = %s AND NOT {_unfinished_sql()} AND EXISTS (SELECT 1 FROM"
+               " annotation_stage s JOIN annotation_item i ON i.stage_id = s.id"
+               " WHERE s.project_id = %s AND i.status = %s)"),
         params=[project_id, project_id, *UNFINISHED, project_id, IS.DONE],
+    )
+    return bool(moved)
+
+
+def project_reopen_if_pending(*, project_id: int, actor: Any = None) -> bool:
+    """Move a completed project back to active when work arrived again (items emitted
+    into it later, a corpus that grew). One conditional UPDATE (logged)."""
+    moved = transition_rows(
+        Project, PS.ACTIVE, source=PS.COMPLETED, actor=actor, note="new work arrived",
+        where=f"id = %s AND {_unfinished_sql()}",
+        params=[project_id, project_id, *UNFINISHED],
     )
     return bool(moved)

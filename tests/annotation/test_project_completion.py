@@ -84,3 +84,28 @@ def test_an_empty_project_does_not_complete(admin_user, workers, committed, sett
     assert not project_complete_if_done(project_id=project.pk)
     project.refresh_from_db()
     assert project.status == Project.Status.ACTIVE
+
+
+def test_a_completed_project_reopens_when_work_arrives(admin_user, workers, committed,
+                                                       settings):
+    from annotation.stages import Emit
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = _one_article_project(admin_user, workers, committed)
+    question = Item.objects.get(project=project, stage__kind="newsqa_question")
+    _submit(workers["questioner"], project, question,
+            {"questions": ["Who opposed the plan?"]}, committed)
+    answer = Item.objects.get(project=project, stage__kind="newsqa_answer")
+    for name in ("ann1", "ann2"):
+        _submit(workers[name], project, answer,
+                {"spans": [phrase_span(answer, "Dario Weiss")]}, committed)
+    project.refresh_from_db()
+    assert project.status == Project.Status.COMPLETED
+    with committed():
+        engine.items_emit(source_stage=question.stage, parent=question, emits=[Emit(
+            kind="newsqa_answer", key="late-question", document_id=question.document_id,
+            data={"question": "When will work begin?"})])
+    project.refresh_from_db()
+    assert project.status == Project.Status.ACTIVE
+    assert [row["project"] for row in selectors.worker_projects(worker=workers["ann3"])] == [
+        project]
