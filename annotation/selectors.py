@@ -326,10 +326,14 @@ def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
         if job is None:
             continue
         result = job.result or {}
+        dropped = result.get("dropped")
+        if not isinstance(dropped, dict):  # a bare count (ReCO's document filter)
+            dropped = {"dropped by the stage": dropped} if isinstance(dropped, int) and \
+                dropped else {}
         reports[stage.pk] = {
             "job": job, "failed": job.status == Job.Status.FAILED, "error": job.error,
             "received": result.get("received"), "passed": result.get("passed"),
-            "dropped": sorted((result.get("dropped") or {}).items(), key=lambda kv: -kv[1]),
+            "dropped": sorted(dropped.items(), key=lambda kv: -kv[1]),
         }
     return reports
 
