@@ -93,3 +93,4 @@ def test_work_on_this_project_says_why_nothing_is_available(client, newsqa_proje
     assert "Why nothing is waiting for you in NewsQA test" in page
     assert "4 you may not do (wrote questions on this article)" in page
     assert "all its tasks are being worked on by others right now" in page
+
