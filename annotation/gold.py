@@ -549,10 +549,11 @@ def qualification_status(*, stage: Stage, worker: Any) -> tuple[WorkerStage | No
 
 
 def qualifications_for(*, worker: Any, project: Project | None = None) -> list[dict[str, Any]]:
-    """The stages (of projects not closed) that ask this worker for a qualification, with
-    their state: to do, in progress, passed, failed with tries left, failed for good."""
+    """The stages (of projects neither completed nor closed) that ask this worker for a
+    qualification, with their state: to do, in progress, passed, failed with tries left,
+    failed for good."""
     members = ProjectMember.objects.filter(user=worker).exclude(
-        project__status=Project.Status.CLOSED)
+        project__status__in=[Project.Status.COMPLETED, Project.Status.CLOSED])
     if project is not None:
         members = members.filter(project=project)
     roles = {(m.project_id, m.role): m for m in members}

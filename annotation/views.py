@@ -33,7 +33,9 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
         return redirect("annotation:task_next")  # marketplace workers finish there
     why = None
     if request.GET.get("project", "").isdigit():
-        project = get_object_or_404(Project, pk=request.GET["project"])
+        # Only a project they are a member of (the page names its stages).
+        project = get_object_or_404(Project.objects.filter(members__user=request.user)
+                                    .distinct(), pk=request.GET["project"])
         why = {"project": project,
                "reasons": selectors.availability_why(worker=request.user, project=project)}
     return render(request, "annotation/annotator_home.html", {

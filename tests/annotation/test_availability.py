@@ -94,3 +94,13 @@ def test_work_on_this_project_says_why_nothing_is_available(client, newsqa_proje
     assert "4 you may not do (wrote questions on this article)" in page
     assert "all its tasks are being worked on by others right now" in page
 
+
+
+def test_why_is_only_told_about_ones_own_projects(client, newsqa_project, db):
+    from annotation.roles import Role
+    from tests.factories import user_with_roles
+
+    stranger = user_with_roles("stranger", Role.ANNOTATOR)
+    client.force_login(stranger)
+    response = client.get(reverse("annotation:annotator_home"), {"project": newsqa_project.pk})
+    assert response.status_code == 404
