@@ -137,7 +137,19 @@ def _stage_run_when_wanted(stage_id: int) -> None:
         job_create(kind="stage_run", params={"stage_id": stage_id})
 
 
-@job_handler("stage_run")
+def stage_job_subject(job: Job) -> list[tuple[str, str, str]]:
+    """The project and stage a stage run works on, for its page."""
+    from django.urls import reverse
+
+    stage = Stage.objects.select_related("project").filter(pk=job.params.get("stage_id")).first()
+    if stage is None:
+        return [("Stage", f"#{job.params.get('stage_id')} (deleted)", "")]
+    return [("Project", stage.project.name,
+             reverse("annotation:project_detail", args=[stage.project_id])),
+            ("Stage", f"{stage.order}. {stage.name} ({stage.kind_spec.label})", "")]
+
+
+@job_handler("stage_run", rerun_when_lost=True, subject=stage_job_subject)
 def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
     """Run an automatic stage over its pending items (idempotent; safe to re-deliver)."""
     stage = Stage.objects.select_related("project").filter(pk=job.params["stage_id"]).first()

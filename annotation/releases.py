@@ -209,17 +209,76 @@ def release_fail(*, release: Release, error: str) -> None:
                    finished_at=timezone.now())
 
 
-@job_handler("release_build")
+def release_job_failed(job: Job, reason: str) -> None:
+    """A build job ended failed (its worker was lost for good...): so does its release,
+    which can then be rebuilt under the same version."""
+    release = Release.objects.filter(pk=job.params.get("release_id")).first()
+    if release is not None:
+        release_fail(release=release, error=reason)
+
+
+def release_job_retry(job: Job) -> None:
+    """A failed build job queued again: its failed release goes back to building."""
+    release = Release.objects.filter(pk=job.params.get("release_id")).first()
+    if release is not None and release.status == Release.Status.FAILED:
+        transition(release, Release.Status.BUILDING, error="", finished_at=None,
+                   note=f"rebuilt by job {job.pk}")
+
+
+def release_job_subject(job: Job) -> list[tuple[str, str, str]]:
+    from django.urls import reverse
+
+    release = Release.objects.select_related("project").filter(
+        pk=job.params.get("release_id")).first()
+    if release is None:
+        return [("Release", f"#{job.params.get('release_id')} (deleted)", "")]
+    return [("Project", release.project.name,
+             reverse("annotation:project_detail", args=[release.project_id])),
+            ("Release", release.version, reverse("annotation:release_detail",
+                                                 args=[release.pk]))]
+
+
+def release_job_summary(job: Job) -> list[str]:
+    r = job.result
+    splits = ", ".join(f"{split} {n:,}" for split, n in r.get("splits", {}).items())
+    return [f"{r['files']} files written with {r['records']:,} records"
+            + (f" ({splits})." if splits else ".")]
+
+
+def release_rebuild(*, release: Release, user: Any = None) -> Release:
+    """Build a failed release again under the same version (it was never published, so
+    nothing anyone downloaded changes): its build job is retried, or a new one made."""
+    from collector.jobs import job_retry
+
+    with transaction.atomic():
+        release = Release.objects.select_for_update().get(pk=release.pk)
+        if release.status != Release.Status.FAILED:
+            raise ValidationError(f"release {release}: only a failed build can be rebuilt; "
+                                  f"this one is {release.get_status_display().lower()}")
+        job = release.job
+        if job is not None and job.status == Job.Status.FAILED:
+            job_retry(job=job, user=user)  # its on_retry moves the release to building
+        else:
+            transition(release, Release.Status.BUILDING, error="", finished_at=None,
+                       actor=user, note="rebuilt")
+            job = job_create(kind="release_build", params={"release_id": release.pk},
+                             user=user)
+            Release.objects.filter(pk=release.pk).update(job=job)
+    release.refresh_from_db()
+    return release
+
+
+@job_handler("release_build", rerun_when_lost=True, on_failed=release_job_failed,
+             on_retry=release_job_retry, subject=release_job_subject,
+             summary=release_job_summary)
 def release_build_job(job: Job, progress: Progress) -> dict[str, Any]:
     release = Release.objects.select_related("project", "project__corpus").filter(
         pk=job.params["release_id"]).first()
     if release is None:
         raise JobError(f"release {job.params['release_id']} no longer exists")
-    try:
-        return release_build(release=release, progress=progress)
-    except Exception as exc:
-        release_fail(release=release, error=str(exc))
-        raise
+    # A failure of the job fails the release too (release_job_failed), whether the build
+    # raised or its worker was lost for good.
+    return release_build(release=release, progress=progress)
 
 
 def release_build(*, release: Release, progress: Progress | None = None) -> dict[str, Any]:

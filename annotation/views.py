@@ -356,8 +356,12 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
     from collector.jobs import job_progress
 
     release = get_object_or_404(Release.objects.select_related("project", "job"), pk=pk)
-    context = {"release": release, "files": release.files.all(),
-               "progress": job_progress(release.job) if release.job else None}
+    # Polls while the build may still change it: not once the release or its job is final.
+    polling = release.status == Release.Status.BUILDING and not (
+        release.job is not None and release.job.finished)
+    context = {"release": release, "files": release.files.all(), "polling": polling,
+               "progress": job_progress(release.job) if release.job else None,
+               "is_admin": has_role(request.user, Role.ADMIN)}
     template = "annotation/release_detail.html"
     if request.htmx:
         template += "#release-status"
@@ -367,7 +371,8 @@ def release_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @role_required(Role.ADMIN)
 @require_POST
 def release_action(request: HttpRequest, pk: int) -> HttpResponse:
-    """Create a release of project ``pk`` (action=create) or publish one (action=publish)."""
+    """Create a release of project ``pk`` (action=create), publish one (action=publish) or
+    build a failed one again under its version (action=rebuild)."""
     from annotation import releases
     from annotation.models import Release
 
@@ -376,6 +381,15 @@ def release_action(request: HttpRequest, pk: int) -> HttpResponse:
         releases.release_publish(release=release, actor=request.user)
         messages.success(request, f"Release {release.version} published.")
         return redirect("annotation:project_detail", pk=pk)
+    if request.POST.get("action") == "rebuild":
+        release = get_object_or_404(Release, pk=request.POST.get("release"), project_id=pk)
+        try:
+            releases.release_rebuild(release=release, user=request.user)
+        except ValidationError as exc:
+            messages.error(request, exc.messages[0])
+        else:
+            messages.success(request, f"Release {release.version} is being built again.")
+        return redirect("annotation:release_detail", pk=release.pk)
     project = get_object_or_404(Project, pk=pk)
     try:
         release = releases.release_create(

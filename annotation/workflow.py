@@ -31,6 +31,7 @@ from annotation.models import (
     Release,
     TransitionLog,
 )
+from collector.jobs import retry_when_locked
 
 AS, IS, PS = Assignment.Status, Item.Status, Project.Status
 BS, NS = Batch.Status, Inspection.Status
@@ -53,6 +54,8 @@ ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
     Release: frozenset({
         (Release.Status.BUILDING, Release.Status.READY),
         (Release.Status.BUILDING, Release.Status.FAILED),
+        # a failed build was never published: it is built again under the same version
+        (Release.Status.FAILED, Release.Status.BUILDING),
         (Release.Status.READY, Release.Status.PUBLISHED),
     }),
     Inspection: frozenset({
@@ -156,12 +159,18 @@ def transition_rows(
             sql.execute(cursor, f"WITH {first}{second}", [*update_params, *log_values])
             rows = cursor.fetchall()
         else:
-            with transaction.atomic():
-                cursor.execute(first, update_params)
-                rows = cursor.fetchall()
-                if rows:
-                    name, *rest = log_values
-                    cursor.executemany(second, [(name, row[0], *rest) for row in rows])
+            def move() -> list[tuple]:
+                with transaction.atomic():
+                    cursor.execute(first, update_params)
+                    moved = cursor.fetchall()
+                    if moved:
+                        name, *rest = log_values
+                        cursor.executemany(second, [(name, row[0], *rest) for row in moved])
+                return moved
+
+            # On its own (not inside a caller's transaction) the move is retried when it
+            # met SQLite's "database is locked"; inside one, the caller's retry covers it.
+            rows = retry_when_locked(move, what=f"{model.__name__} -> {to}")
     return [row[1:] for row in rows]
 
 
@@ -222,3 +231,44 @@ def project_reopen_if_pending(*, project_id: int, actor: Any = None) -> bool:
         params=[project_id, project_id, *UNFINISHED],
     )
     return bool(moved)
+
+
+def stages_pick_up() -> list[int]:
+    """The periodic check for stalled automatic stages: a stage of an active project with
+    pending items and no live run (queued or running ``stage_run`` job) is run again when
+    its last run failed, or ended before its newest pending item arrived (the run that
+    item asked for was lost), or it never ran. A stage whose last
+    ``CROWDQA_STAGE_PICKUP_FAILURES`` runs all failed is left for an admin's Retry.
+    Returns the ids of the stages whose run was queued."""
+    from django.conf import settings
+    from django.db.models import Max
+
+    from collector.jobs import job_create
+    from collector.models import Job
+
+    pending = dict(
+        Item.objects.filter(status=IS.PENDING, stage__isnull=False,
+                            project__status=PS.ACTIVE)
+        .values_list("stage_id").annotate(newest=Max("created_at")).order_by()
+    )
+    if not pending:
+        return []
+    live = {params.get("stage_id") for params in Job.objects.filter(
+        kind="stage_run", status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
+    ).values_list("params", flat=True)}
+    limit = max(1, settings.CROWDQA_STAGE_PICKUP_FAILURES)
+    picked = []
+    for stage_id, newest in sorted(pending.items()):
+        if stage_id in live:
+            continue
+        runs = list(Job.objects.filter(kind="stage_run", params__stage_id=stage_id)
+                    .order_by("-id").values_list("status", "started_at")[:limit])
+        if len(runs) == limit and all(status == Job.Status.FAILED for status, _ in runs):
+            continue
+        if runs:
+            status, started = runs[0]
+            if status == Job.Status.DONE and started is not None and started > newest:
+                continue  # its last run saw these items and left them pending
+        job_create(kind="stage_run", params={"stage_id": stage_id})
+        picked.append(stage_id)
+    return picked

@@ -2,7 +2,10 @@
 
 Handlers are thin: read the job's parameters, call a service, turn bad input into a
 ``JobError`` the job page shows. Everything that writes a search index runs on the
-``index`` queue (one worker, concurrency 1), so each index has a single writer.
+``index`` queue (one worker, concurrency 1), so each index has a single writer. All of
+them are idempotent (imports skip the ids a corpus has, index builds start over), so a
+run cut short by a dead worker is run again (``rerun_when_lost``). An upload is removed
+once its import is done or refused; after any other failure it stays for a Retry.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.urls import reverse
 
 from collector.importers import ImportFailure
 from collector.jobs import JobError, Progress, job_handler
@@ -42,10 +46,47 @@ def _discard_upload(path: Path) -> None:
         path.parent.rmdir()
 
 
-@job_handler("corpus_import", queue="index")
+def corpus_subject(job: Job) -> list[tuple[str, str, str]]:
+    """The corpus a job works on, for its page: (label, text, link)."""
+    name = job.params.get("corpus") or job.result.get("corpus")
+    if not name:
+        return []
+    link = (reverse("collector:corpus_detail", args=[name])
+            if Corpus.objects.filter(name=name).exists() else "")
+    source = job.params.get("filename")
+    return [("Corpus", name, link), *([("File", source, "")] if source else [])]
+
+
+def import_summary(job: Job) -> list[str]:
+    r = job.result
+    if "queries_created" in r:
+        return [f"{r['queries_created']:,} queries imported into {r['corpus']} "
+                f"({r['queries_skipped']:,} skipped: already present)."]
+    lines = [f"{r.get('documents_created', 0):,} documents imported into {r['corpus']} "
+             f"({r.get('documents_skipped', 0):,} skipped: already present), "
+             f"{r.get('passages_created', 0):,} passages, "
+             f"{r.get('questions_created', 0):,} questions "
+             f"({r.get('questions_skipped', 0):,} skipped)."]
+    if r.get("passages_indexed") is not None:
+        lines.append(f"{r['passages_indexed']:,} passages added to the search index.")
+    if not r.get("run"):
+        lines.append("Nothing new: every record was in the corpus already.")
+    return lines
+
+
+def index_summary(job: Job) -> list[str]:
+    return [f"Search index of {job.result['corpus']} rebuilt: "
+            f"{job.result['passages_indexed']:,} passages indexed."]
+
+
+@job_handler("corpus_import", queue="index", rerun_when_lost=True, subject=corpus_subject,
+             summary=import_summary)
 def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
     path = upload_path(params["upload"])
+    if not path.exists():
+        raise JobError(f"the uploaded file {params.get('filename') or path.name} is gone "
+                       "(removed after an earlier run); upload it again")
     try:
         report = corpus_import(
             path=path, corpus=params["corpus"], language=params["language"],
@@ -56,17 +97,32 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
                                window_overlap=params.get("window_overlap")),
             description=params.get("description", ""), user=job.created_by, progress=progress,
         )
-    except (ImportFailure, IndexBusy) as exc:
-        raise JobError(str(exc)) from exc
-    finally:
+    except ImportFailure as exc:
         _discard_upload(path)
+        raise JobError(str(exc)) from exc
+    except IndexBusy as exc:
+        raise JobError(str(exc)) from exc
+    if report.run_id is None and params.get("index", True):
+        # Nothing new: an earlier run of this job committed everything and died before
+        # (or while) indexing it; the index catches up with the database here.
+        from collector.services.indexing import index_pending
+
+        caught_up = index_pending(corpus=Corpus.objects.get(name=report.corpus),
+                                  progress=progress)
+        if caught_up:
+            report.indexed = caught_up
+    _discard_upload(path)
     return report.as_dict()
 
 
-@job_handler("queries_import")
+@job_handler("queries_import", rerun_when_lost=True, subject=corpus_subject,
+             summary=import_summary)
 def queries_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
     path = upload_path(params["upload"])
+    if not path.exists():
+        raise JobError(f"the uploaded file {params.get('filename') or path.name} is gone "
+                       "(removed after an earlier run); upload it again")
     try:
         report = queries_import(
             path=path, corpus=params["corpus"], language=params["language"],
@@ -74,13 +130,14 @@ def queries_import_job(job: Job, progress: Progress) -> dict[str, Any]:
             progress=progress,
         )
     except ImportFailure as exc:
-        raise JobError(str(exc)) from exc
-    finally:
         _discard_upload(path)
+        raise JobError(str(exc)) from exc
+    _discard_upload(path)
     return report.as_dict()
 
 
-@job_handler("index_rebuild", queue="index")
+@job_handler("index_rebuild", queue="index", rerun_when_lost=True, subject=corpus_subject,
+             summary=index_summary)
 def index_rebuild_job(job: Job, progress: Progress) -> dict[str, Any]:
     corpus = Corpus.objects.filter(name=job.params["corpus"]).first()
     if corpus is None:

@@ -1,11 +1,19 @@
-"""Background jobs: a registry of job kinds, enqueueing, running, and live progress.
+"""Background jobs: a registry of job kinds, enqueueing, running, live progress, and the
+recovery of jobs whose worker died.
 
 A job kind is a function ``handler(job, progress) -> dict`` registered with
 ``@job_handler("kind")``. ``job_create`` records the job and enqueues it on commit;
 the Celery task ``collector.tasks.job_run_task`` passes only the id, and ``job_run``
-re-reads the row, claims it with a conditional update and runs the handler. A handler
-must be idempotent: a job re-delivered after a worker crash runs again from the start
-and finishes the work without duplicating it.
+re-reads the row, claims it with a conditional update (queued -> running, with a fresh
+claim id) and runs the handler, so two deliveries of one job never run it twice.
+
+While a job runs, a heartbeat thread stamps ``heartbeat_at`` on its row. The periodic
+check ``jobs_recover`` (Celery beat, or the embedded ticker) finds running jobs whose
+heartbeat stopped: the worker died (``kill -9``, out of memory, a lost host). A kind
+registered with ``rerun_when_lost=True`` (its handler is idempotent: imports, index and
+release builds, stage runs) is queued again, up to ``CROWDQA_JOB_MAX_ATTEMPTS`` runs;
+any other job is marked failed with the reason "worker lost", and an admin can retry it
+(``job_retry``). Only the run holding the current claim may record the job's outcome.
 
 Progress is written to the cache, not the database, so a job that keeps one long
 transaction open (an all-or-nothing import) still shows its progress to other requests.
@@ -14,15 +22,21 @@ transaction open (an all-or-nothing import) still shows its progress to other re
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections, connection, transaction
+from django.db import OperationalError, close_old_connections, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from collector.models import Job
@@ -30,33 +44,88 @@ from collector.models import Job
 logger = logging.getLogger(__name__)
 
 JobHandler = Callable[[Job, "Progress"], dict[str, Any] | None]
-_HANDLERS: dict[str, JobHandler] = {}
-_QUEUES: dict[str, str] = {}
+WORKER_LOST = "worker lost"
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A registered job kind: its handler, queue, and what happens when it goes wrong.
+
+    ``on_failed(job, reason)`` runs whenever the job ends failed (its handler raised, or
+    its worker was lost for good); ``on_retry(job)`` runs in the transaction that queues
+    a failed job again (a release build puts its release back to building).
+    ``subject(job)`` names what the job works on, for its page (project, stage, corpus):
+    (label, text, link) triples; ``summary(job)`` says in sentences what a finished job did.
+    """
+
+    name: str
+    handler: JobHandler
+    queue: str = "default"
+    rerun_when_lost: bool = False
+    on_failed: Callable[[Job, str], None] | None = None
+    on_retry: Callable[[Job], None] | None = None
+    subject: Callable[[Job], list[tuple[str, str, str]]] | None = None
+    summary: Callable[[Job], list[str]] | None = None
+
+
+_KINDS: dict[str, JobKind] = {}
 _eager_pool: ThreadPoolExecutor | None = None
 _eager_pool_lock = threading.Lock()
+# Jobs this process runs or has queued on its embedded thread: the embedded ticker never
+# takes them for lost, and re-submits queued jobs that are not here (after a restart).
+_LOCAL: set[int] = set()
 
 
 class JobError(Exception):
     """A job failed for a reason its user should read (bad input, missing corpus...)."""
 
 
-def job_handler(kind: str, *, queue: str = "default") -> Callable[[JobHandler], JobHandler]:
+def job_handler(
+    kind: str, *, queue: str = "default", rerun_when_lost: bool = False,
+    on_failed: Callable[[Job, str], None] | None = None,
+    on_retry: Callable[[Job], None] | None = None,
+    subject: Callable[[Job], list[tuple[str, str, str]]] | None = None,
+    summary: Callable[[Job], list[str]] | None = None,
+) -> Callable[[JobHandler], JobHandler]:
     """Register ``handler`` as the code that runs jobs of ``kind``.
 
     Jobs that write the search index use ``queue="index"``: that queue is consumed by a
     single worker process with concurrency 1, so each index has one writer at a time.
+    ``rerun_when_lost=True`` declares the handler idempotent: a run cut short by a dead
+    worker is simply run again from the start.
     """
 
     def register(handler: JobHandler) -> JobHandler:
-        _HANDLERS[kind] = handler
-        _QUEUES[kind] = queue
+        _KINDS[kind] = JobKind(kind, handler, queue, rerun_when_lost, on_failed, on_retry,
+                               subject, summary)
         return handler
 
     return register
 
 
 def job_kinds() -> list[str]:
-    return sorted(_HANDLERS)
+    return sorted(_KINDS)
+
+
+def job_kind(kind: str) -> JobKind | None:
+    return _KINDS.get(kind)
+
+
+def heartbeat_interval() -> float:
+    return float(getattr(settings, "CROWDQA_JOB_HEARTBEAT_S", 10))
+
+
+def lost_after() -> timedelta:
+    """How long a running job's heartbeat may be silent before its worker counts as lost."""
+    return timedelta(seconds=float(getattr(settings, "CROWDQA_JOB_LOST_AFTER_S", 60)))
+
+
+def max_attempts() -> int:
+    return int(getattr(settings, "CROWDQA_JOB_MAX_ATTEMPTS", 3))
+
+
+def worker_identity() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class Progress:
@@ -129,12 +198,12 @@ def job_create(
     *, kind: str, params: dict[str, Any] | None = None, user: Any = None
 ) -> Job:
     """Record a job and enqueue it once the surrounding transaction commits."""
-    if kind not in _HANDLERS:
+    if kind not in _KINDS:
         raise JobError(f"unknown job kind {kind!r}; known: {', '.join(job_kinds())}")
     job = Job.objects.create(
         kind=kind, params=params or {}, created_by=user if user and user.pk else None
     )
-    transaction.on_commit(lambda: job_enqueue(job_id=job.pk, queue=_QUEUES[kind]))
+    transaction.on_commit(lambda: job_enqueue(job_id=job.pk, queue=_KINDS[kind].queue))
     return job
 
 
@@ -145,6 +214,8 @@ def job_enqueue(*, job_id: int, queue: str = "default") -> None:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         job_run_task.apply_async((job_id,), queue=queue)
     elif getattr(settings, "CROWDQA_JOBS_IN_THREAD", True):
+        with _eager_pool_lock:
+            _LOCAL.add(job_id)
         _eager_executor().submit(_run_in_thread, job_id)
     else:
         job_run(job_id=job_id)
@@ -167,44 +238,288 @@ def _run_in_thread(job_id: int) -> None:
     except Exception:
         logger.exception("job %s crashed", job_id)
     finally:
+        with _eager_pool_lock:
+            _LOCAL.discard(job_id)
         connection.close()
 
 
+def database_locked(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" (another connection held the write
+    lock for longer than the busy timeout)."""
+    return isinstance(exc, OperationalError) and "database is locked" in str(exc)
+
+
+def retry_when_locked(func: Callable[[], Any], *, attempts: int | None = None,
+                      what: str = "transaction") -> Any:
+    """Run ``func`` (a whole transaction, never a part of an open one) again when it met
+    SQLite's "database is locked", with a growing pause; other errors pass through."""
+    attempts = attempts or int(getattr(settings, "CROWDQA_LOCKED_RETRIES", 5))
+    for attempt in range(1, attempts + 1):
+        try:
+            return func()
+        except OperationalError as exc:
+            if (not database_locked(exc) or attempt == attempts
+                    or connection.in_atomic_block):
+                raise
+            pause = min(0.25 * 2 ** (attempt - 1), 5.0)
+            logger.warning("%s met a locked database (attempt %s of %s); again in %.2f s",
+                           what, attempt, attempts, pause)
+            time.sleep(pause)
+    raise AssertionError("unreachable")
+
+
+class _Heartbeat:
+    """Stamps the job row every ``heartbeat_interval()`` seconds from its own thread (and
+    database connection) while the handler runs; stops when the claim is no longer ours."""
+
+    def __init__(self, job_id: int, claim: uuid.UUID) -> None:
+        self.job_id, self.claim = job_id, claim
+        self.taken = False  # the periodic check gave the job to another run
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"crowdqa-heartbeat-{job_id}",
+                                        daemon=True)
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(heartbeat_interval()):
+                try:
+                    alive = Job.objects.filter(
+                        pk=self.job_id, claim=self.claim, status=Job.Status.RUNNING,
+                    ).update(heartbeat_at=timezone.now())
+                except OperationalError as exc:  # SQLite busy: the next beat tries again
+                    logger.warning("heartbeat of job %s skipped: %s", self.job_id, exc)
+                    continue
+                if not alive:
+                    self.taken = True
+                    return
+        finally:
+            connection.close()
+
+
 def job_run(*, job_id: int) -> Job:
-    """Claim and run one job. Finished jobs are left alone (safe to deliver twice)."""
-    claimed = Job.objects.filter(
-        pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
-    ).update(status=Job.Status.RUNNING, started_at=timezone.now())
-    job = Job.objects.get(pk=job_id)
+    """Claim and run one job. Only a queued job is claimed: a finished job, or one another
+    worker runs (its heartbeat is alive), is left alone, so a job delivered twice runs once.
+    A running job whose heartbeat stopped is first recovered as the periodic check would."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None:
+        raise JobError(f"job {job_id} does not exist")
+    if job.status == Job.Status.RUNNING:
+        _recover(job, now=timezone.now())
+    claim = uuid.uuid4()
+    now = timezone.now()
+    claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+        status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, claim=claim,
+        worker=worker_identity()[:200], attempts=F("attempts") + 1,
+    )
+    job.refresh_from_db()
     if not claimed:
         return job
-    Job.objects.filter(pk=job_id).update(attempts=job.attempts + 1)
-    handler = _HANDLERS.get(job.kind)
+    kind = _KINDS.get(job.kind)
     progress = Progress(job)
-    try:
-        if handler is None:
-            raise JobError(f"no handler for job kind {job.kind!r}")
-        result = handler(job, progress) or {}
-    except Exception as exc:
-        message = str(exc) if isinstance(exc, JobError) else f"{type(exc).__name__}: {exc}"
-        if not isinstance(exc, JobError):
-            logger.exception("job %s (%s) failed", job_id, job.kind)
-        Job.objects.filter(pk=job_id).update(
-            status=Job.Status.FAILED, error=message, finished_at=timezone.now(),
-            progress_done=progress.done, progress_total=progress.total,
-        )
-    else:
-        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
-            status=Job.Status.DONE, result=result, error="", finished_at=timezone.now(),
-            progress_done=progress.total if progress.total is not None else progress.done,
-            progress_total=progress.total,
-        )
+    ours = Job.objects.filter(pk=job_id, claim=claim, status=Job.Status.RUNNING)
+    with _Heartbeat(job_id, claim):
+        try:
+            if kind is None:
+                raise JobError(f"no handler for job kind {job.kind!r}")
+            if kind.rerun_when_lost:
+                result = retry_when_locked(lambda: kind.handler(job, progress),
+                                           what=f"job {job_id} ({job.kind})")
+            else:
+                result = kind.handler(job, progress)
+            result = result or {}
+        except Exception as exc:
+            message = str(exc) if isinstance(exc, JobError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, JobError):
+                logger.exception("job %s (%s) failed", job_id, job.kind)
+            failed = ours.update(
+                status=Job.Status.FAILED, error=message, finished_at=timezone.now(),
+                progress_done=progress.done, progress_total=progress.total,
+            )
+            if failed:
+                _failed_hook(job, message)
+        else:
+            ours.update(
+                status=Job.Status.DONE, result=result, error="", finished_at=timezone.now(),
+                progress_done=progress.total if progress.total is not None else progress.done,
+                progress_total=progress.total,
+            )
     progress.flush()
     job.refresh_from_db()
     return job
 
 
-@job_handler("selfcheck")
+def _failed_hook(job: Job, reason: str) -> None:
+    kind = _KINDS.get(job.kind)
+    if kind is None or kind.on_failed is None:
+        return
+    try:
+        kind.on_failed(job, reason)
+    except Exception:
+        logger.exception("the failure hook of job %s (%s) failed", job.pk, job.kind)
+
+
+def _history(job: Job, event: str, now: Any) -> list[dict[str, Any]]:
+    return [*job.history, {"at": now.isoformat(timespec="seconds"), "event": event}][-20:]
+
+
+def _recover(job: Job, *, now: Any) -> str | None:
+    """If ``job`` runs on a worker whose heartbeat stopped, queue it again (idempotent kind,
+    attempts left) or fail it with the reason "worker lost". Returns "requeued", "failed"
+    or None (alive, or another process recovered it first)."""
+    stale = now - lost_after()
+    if job.pk in _LOCAL and settings.CELERY_TASK_ALWAYS_EAGER:
+        return None  # runs on this process's own job thread: alive by definition
+    silent = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, started_at__lt=stale)
+    kind = _KINDS.get(job.kind)
+    last = job.heartbeat_at or job.started_at
+    seen = f"last heartbeat {last:%Y-%m-%d %H:%M:%S} UTC" if last else "no heartbeat"
+    where = f" on {job.worker}" if job.worker else ""
+    with transaction.atomic():
+        if kind is not None and kind.rerun_when_lost and job.attempts < max_attempts():
+            moved = Job.objects.filter(silent, pk=job.pk, status=Job.Status.RUNNING).update(
+                status=Job.Status.QUEUED, claim=None, worker="", heartbeat_at=None,
+                history=_history(job, f"{WORKER_LOST}{where} ({seen}); queued again for "
+                                      f"run {job.attempts + 1} of {max_attempts()}", now),
+            )
+            if moved:
+                queue = kind.queue
+                transaction.on_commit(lambda: job_enqueue(job_id=job.pk, queue=queue))
+                logger.warning("job %s (%s): %s%s; queued again", job.pk, job.kind,
+                               WORKER_LOST, where)
+                return "requeued"
+            return None
+        tried = (f" after {job.attempts} runs" if kind is not None and kind.rerun_when_lost
+                 else "")
+        reason = (f"{WORKER_LOST}: the worker{where} stopped while running this job "
+                  f"({seen}){tried}; an admin can retry it")
+        moved = Job.objects.filter(silent, pk=job.pk, status=Job.Status.RUNNING).update(
+            status=Job.Status.FAILED, error=reason, finished_at=now, claim=None,
+            history=_history(job, reason, now),
+        )
+    if moved:
+        logger.warning("job %s (%s): %s", job.pk, job.kind, reason)
+        job.refresh_from_db()
+        _failed_hook(job, reason)
+        return "failed"
+    return None
+
+
+def jobs_recover(*, now: Any = None) -> dict[str, int]:
+    """The periodic check: recover running jobs whose heartbeat stopped (see ``_recover``).
+    In the embedded mode also re-submit queued jobs this process does not hold (they were
+    queued on a thread that a restart ended). Idempotent; safe to run from several places."""
+    now = now or timezone.now()
+    stale = now - lost_after()
+    counts = {"requeued": 0, "failed": 0, "resubmitted": 0}
+    silent = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, started_at__lt=stale)
+    for job in Job.objects.filter(silent, status=Job.Status.RUNNING).order_by("id")[:500]:
+        outcome = _recover(job, now=now)
+        if outcome:
+            counts[outcome] += 1
+    if settings.CELERY_TASK_ALWAYS_EAGER and getattr(settings, "CROWDQA_JOBS_IN_THREAD", True):
+        for job_id, kind in Job.objects.filter(
+                status=Job.Status.QUEUED).order_by("id").values_list("pk", "kind")[:500]:
+            with _eager_pool_lock:
+                held = job_id in _LOCAL
+            if not held:
+                job_enqueue(job_id=job_id, queue=_KINDS[kind].queue if kind in _KINDS
+                            else "default")
+                counts["resubmitted"] += 1
+    return counts
+
+
+@transaction.atomic
+def job_retry(*, job: Job, user: Any = None) -> Job:
+    """Queue a failed job again (an admin's Retry): same kind and parameters, fresh error
+    and progress; the kind's ``on_retry`` hook runs in the same transaction. Refuses a job
+    that is not failed (it ran or runs already)."""
+    now = timezone.now()
+    who = f" by {user.get_username()}" if getattr(user, "pk", None) else ""
+    event = f"retried{who} after: {job.error[:300]}"
+    moved = Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(
+        status=Job.Status.QUEUED, error="", result={}, finished_at=None, claim=None,
+        worker="", heartbeat_at=None, progress_done=0, progress_total=None,
+        attempts=0, history=_history(job, event, now),
+    )
+    if not moved:
+        current = Job.objects.filter(pk=job.pk).values_list("status", flat=True).first()
+        raise JobError(f"job {job.pk} is {current}, not failed: only a failed job can be "
+                       "retried")
+    job.refresh_from_db()
+    kind = _KINDS.get(job.kind)
+    if kind is not None and kind.on_retry is not None:
+        kind.on_retry(job)
+    cache.delete(progress_key(job))
+    queue = kind.queue if kind is not None else "default"
+    transaction.on_commit(lambda: job_enqueue(job_id=job.pk, queue=queue))
+    return job
+
+
+def _words(key: str) -> str:
+    return key.replace("_", " ").strip().capitalize()
+
+
+def _value_words(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return f"{value:,}"
+    if isinstance(value, dict):
+        return ", ".join(f"{_words(str(k)).lower()} {_value_words(v)}"
+                         for k, v in value.items() if v is not None) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(_value_words(v) for v in value) or "none"
+    return str(value)
+
+
+def result_in_words(result: dict[str, Any]) -> list[str]:
+    """A result dict as sentences ("Documents created: 15."), leaving out empty values;
+    the fallback for kinds without a ``summary``."""
+    return [f"{_words(str(key))}: {_value_words(value)}." for key, value in result.items()
+            if value is not None and value != {} and value != []]
+
+
+def job_describe(job: Job) -> dict[str, Any]:
+    """What the job page says about ``job``, in words: its title, what it works on, what
+    it did (or why it failed), its runs and what happened to it."""
+    kind = _KINDS.get(job.kind)
+    subject: list[tuple[str, str, str]] = []
+    summary: list[str] = []
+    if kind is not None and kind.subject is not None:
+        try:
+            subject = kind.subject(job)
+        except Exception:  # a page never fails because the job's subject is gone
+            logger.exception("subject of job %s", job.pk)
+    if job.status == Job.Status.DONE and job.result:
+        try:
+            summary = (kind.summary(job) if kind is not None and kind.summary is not None
+                       else result_in_words(job.result))
+        except Exception:
+            logger.exception("summary of job %s", job.pk)
+            summary = result_in_words(job.result)
+    return {
+        "title": f"{_words(job.kind)} #{job.pk}",
+        "subject": [{"label": label, "text": text, "link": link}
+                    for label, text, link in subject],
+        "summary": summary,
+        "lost": job.status == Job.Status.FAILED and job.error.startswith(WORKER_LOST),
+        "retryable": job.status == Job.Status.FAILED and kind is not None,
+        "runs": (f"run {job.attempts} of at most {max_attempts()}"
+                 if kind is not None and kind.rerun_when_lost and job.attempts
+                 else (f"run {job.attempts}" if job.attempts else "not started yet")),
+        "history": job.history,
+    }
+
+
+@job_handler("selfcheck", rerun_when_lost=True)
 def selfcheck_job(job: Job, progress: Progress) -> dict[str, Any]:
     """A tiny job that proves the worker reaches the database: counts users."""
     from django.contrib.auth import get_user_model

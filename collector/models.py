@@ -33,6 +33,13 @@ class Job(models.Model):
     progress_done = models.BigIntegerField(default=0)
     progress_total = models.BigIntegerField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # Who runs it now ("host:pid"), the claim that run holds, and its heartbeat: a running
+    # job whose heartbeat stops is found by the periodic check (``collector.jobs``).
+    worker = models.CharField(max_length=200, blank=True)
+    claim = models.UUIDField(null=True, blank=True, editable=False)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # What happened to the job besides its result: re-queued after a lost worker, retried.
+    history = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
         related_name="+",
@@ -53,6 +60,9 @@ class Job(models.Model):
             # "Is a run of this already queued?", asked after every finished item.
             models.Index(fields=("kind",), name="collector_job_queued",
                          condition=models.Q(status="queued")),
+            # The periodic check's scan for running jobs whose worker stopped.
+            models.Index(fields=("heartbeat_at",), name="collector_job_running",
+                         condition=models.Q(status="running")),
         ]
 
     def __str__(self) -> str:

@@ -7,6 +7,7 @@ app_name = "collector"
 urlpatterns = [
     path("jobs/", views.job_list, name="job_list"),
     path("jobs/<int:pk>/", views.job_detail, name="job_detail"),
+    path("jobs/<int:pk>/retry/", views.job_retry, name="job_retry"),
     path("corpora/", views.corpus_list, name="corpus_list"),
     path("corpora/<str:name>/", views.corpus_detail, name="corpus_detail"),
     path("corpora/<str:name>/visibility/", views.corpus_visibility, name="corpus_visibility"),

@@ -71,16 +71,19 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 @role_required(Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
+@require_GET
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """A job's progress: the whole page, or (htmx polling) just the progress partial."""
-    from collector.jobs import job_progress
+    """A job's progress: the whole page, or (htmx polling) just the progress partial; the
+    partial stops polling once the job is done or failed."""
+    from collector.jobs import job_describe, job_progress
 
-    job = get_object_or_404(Job, pk=pk)
+    job = get_object_or_404(Job.objects.select_related("created_by"), pk=pk)
     if job.created_by_id != request.user.pk and not has_role(request.user, Role.ADMIN):
         from django.core.exceptions import PermissionDenied
 
         raise PermissionDenied("Only the job's creator or an admin can follow this job.")
-    context = {"job": job, "progress": job_progress(job)}
+    context = {"job": job, "progress": job_progress(job), "about": job_describe(job),
+               "is_admin": has_role(request.user, Role.ADMIN)}
     template = "collector/job_detail.html"
     if request.htmx:
         template += "#job-progress"
@@ -96,6 +99,25 @@ def job_list(request: HttpRequest) -> HttpResponse:
     job_filter, page = filtered_page(JobFilter, Job.objects.select_related("created_by"),
                                      request)
     return render(request, "collector/job_list.html", {"filter": job_filter, "page": page})
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    """An admin queues a failed job again (same kind and parameters)."""
+    from django.contrib import messages
+
+    from collector.jobs import JobError
+    from collector.jobs import job_retry as retry
+
+    job = get_object_or_404(Job, pk=pk)
+    try:
+        retry(job=job, user=request.user)
+    except JobError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Job #{job.pk} queued again.")
+    return redirect("collector:job_detail", pk=job.pk)
 
 
 # -- corpora, documents, search, import ------------------------------------------------

@@ -1,11 +1,68 @@
-"""The Celery app, configured from Django settings (``CELERY_`` namespace)."""
+"""The Celery app, configured from Django settings (``CELERY_`` namespace), and the
+embedded ticker that runs the beat schedule in the web process when there is no broker."""
 
+from __future__ import annotations
+
+import logging
 import os
+import threading
 
 from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+logger = logging.getLogger(__name__)
+
 app = Celery("crowdqa")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+_ticker: threading.Thread | None = None
+_ticker_lock = threading.Lock()
+
+
+def beat_run_once() -> dict[str, object]:
+    """Run every task of the beat schedule once, here (the embedded mode's periodic jobs:
+    lease expiry, lost jobs, stalled stages). One failing task does not stop the others."""
+    from django.conf import settings
+    from django.db import close_old_connections
+
+    results: dict[str, object] = {}
+    for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
+        close_old_connections()
+        try:
+            results[name] = app.tasks[entry["task"]]()
+        except Exception:
+            logger.exception("periodic job %s failed", name)
+    return results
+
+
+def embedded_beat_start() -> bool:
+    """In the embedded mode (no broker, jobs on a thread of the web process), start a
+    daemon thread that runs the beat schedule every ``CROWDQA_EMBEDDED_BEAT_S`` seconds,
+    first at once: jobs a restart cut short are recovered without a beat process. Does
+    nothing with a broker (run ``celery beat``) or when already started."""
+    global _ticker
+    from django.conf import settings
+
+    if not (settings.CELERY_TASK_ALWAYS_EAGER
+            and getattr(settings, "CROWDQA_JOBS_IN_THREAD", True)):
+        return False
+    interval = float(getattr(settings, "CROWDQA_EMBEDDED_BEAT_S", 30))
+    with _ticker_lock:
+        if _ticker is not None:
+            return False
+        stop = threading.Event()
+
+        def tick() -> None:
+            from django.db import connection
+
+            while True:
+                beat_run_once()
+                connection.close()
+                if stop.wait(interval):
+                    return
+
+        _ticker = threading.Thread(target=tick, name="crowdqa-embedded-beat", daemon=True)
+        _ticker.start()
+    return True

@@ -94,8 +94,15 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
-    # Wait for the writer instead of failing at once when a job and a request overlap.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # A web process and the job thread write at once: WAL lets readers go on while one
+    # writes; transactions take the write lock when they begin (IMMEDIATE), so they wait
+    # for it (busy timeout) instead of failing with "database is locked" on upgrading a
+    # read lock; jobs that still meet a lock are retried (collector.jobs).
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": env.int("SQLITE_BUSY_TIMEOUT_S", default=20),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+    })
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # Connections kept across requests (and with them the prepared claim and submit statements);
 # 60 s in production, per request elsewhere (runserver opens a thread per request).
@@ -153,8 +160,32 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A message taken by a worker that died goes back to the queue after this many seconds
+# (Redis; RabbitMQ returns it when the connection drops). A job that runs longer is not
+# run twice: the second delivery finds it claimed and alive, and leaves it alone.
+CROWDQA_BROKER_VISIBILITY_TIMEOUT_S = env.int("CROWDQA_BROKER_VISIBILITY_TIMEOUT_S",
+                                              default=600)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CROWDQA_BROKER_VISIBILITY_TIMEOUT_S}
+# Jobs: a running job stamps a heartbeat every CROWDQA_JOB_HEARTBEAT_S; silent for
+# CROWDQA_JOB_LOST_AFTER_S, its worker counts as lost and the periodic check (every
+# CROWDQA_PERIODIC_S) queues it again (idempotent kinds, up to CROWDQA_JOB_MAX_ATTEMPTS
+# runs) or fails it with "worker lost".
+CROWDQA_JOB_HEARTBEAT_S = env.float("CROWDQA_JOB_HEARTBEAT_S", default=10.0)
+CROWDQA_JOB_LOST_AFTER_S = env.float("CROWDQA_JOB_LOST_AFTER_S", default=60.0)
+CROWDQA_JOB_MAX_ATTEMPTS = env.int("CROWDQA_JOB_MAX_ATTEMPTS", default=3)
+CROWDQA_PERIODIC_S = env.float("CROWDQA_PERIODIC_S", default=30.0)
+# The embedded mode runs the same schedule on a thread of the web process.
+CROWDQA_EMBEDDED_BEAT_S = CROWDQA_PERIODIC_S
+# A stage with pending items and no live run is run again by the periodic check, unless
+# its last runs failed this many times in a row (then its failed job waits for a Retry).
+CROWDQA_STAGE_PICKUP_FAILURES = env.int("CROWDQA_STAGE_PICKUP_FAILURES", default=3)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "expire-leases": {"task": "annotation.tasks.leases_expire_task", "schedule": 60.0},
+    "recover-jobs": {"task": "collector.tasks.jobs_recover_task",
+                     "schedule": CROWDQA_PERIODIC_S},
+    "pick-up-stages": {"task": "annotation.tasks.stages_pick_up_task",
+                       "schedule": CROWDQA_PERIODIC_S},
 }
 CROWDQA_LEASE_MINUTES = env.int("CROWDQA_LEASE_MINUTES", default=30)
 # The claim and submit statements are prepared once per PostgreSQL session (annotation.sql).

@@ -1,4 +1,4 @@
-"""WSGI entry point (gunicorn config.wsgi)."""
+"""WSGI entry point (gunicorn config.wsgi; runserver loads it too)."""
 
 import os
 
@@ -6,3 +6,8 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
+
+# The embedded mode has no beat process: its periodic jobs run on a thread of this one.
+from config.celery import embedded_beat_start  # noqa: E402
+
+embedded_beat_start()
