@@ -464,7 +464,7 @@ def job_retry(*, job: Job, user: Any = None) -> Job:
 
 
 def _words(key: str) -> str:
-    return key.replace("_", " ").strip().capitalize()
+    return key.replace("_", " ").replace("-", " ").strip().capitalize()
 
 
 def _value_words(value: Any) -> str:
