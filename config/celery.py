@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 
 from celery import Celery
@@ -16,6 +17,34 @@ logger = logging.getLogger(__name__)
 app = Celery("crowdqa")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def _die_with_parent(_: object) -> None:
+    """In a child forked by ``multiprocessing`` (Whoosh's parallel index writer): ask
+    Linux to kill it when the process that forked it dies. Otherwise a worker killed
+    mid-job leaves orphans that keep the index's write lock, and the job's re-run waits
+    for it in vain."""
+    import ctypes
+    import signal
+
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return  # not Linux: no such guard
+    if os.getppid() != parent:  # the parent died before the guard was set
+        os._exit(1)
+
+
+if sys.platform.startswith("linux"):
+    import multiprocessing.util
+
+    class _AfterFork:
+        """The key of the after-fork hook (kept alive here: the registry holds it weakly)."""
+
+    _AFTER_FORK_KEY = _AfterFork()
+    multiprocessing.util.register_after_fork(_AFTER_FORK_KEY, _die_with_parent)
 
 _ticker: threading.Thread | None = None
 _ticker_lock = threading.Lock()

@@ -180,6 +180,8 @@ CROWDQA_EMBEDDED_BEAT_S = CROWDQA_PERIODIC_S
 # A stage with pending items and no live run is run again by the periodic check, unless
 # its last runs failed this many times in a row (then its failed job waits for a Retry).
 CROWDQA_STAGE_PICKUP_FAILURES = env.int("CROWDQA_STAGE_PICKUP_FAILURES", default=3)
+# Tries of a job or status change that met SQLite's "database is locked".
+CROWDQA_LOCKED_RETRIES = env.int("CROWDQA_LOCKED_RETRIES", default=5)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "expire-leases": {"task": "annotation.tasks.leases_expire_task", "schedule": 60.0},
     "recover-jobs": {"task": "collector.tasks.jobs_recover_task",

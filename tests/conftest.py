@@ -119,9 +119,7 @@ def _test_database_url(settings_dict: dict) -> str:
     return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db, settings):
-    """A real ``celery worker`` process on the configured broker and the test database."""
+def _worker_environment_checked(settings) -> None:
     from django.db import connection
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
@@ -135,6 +133,18 @@ def celery_worker_process(transactional_db, settings):
             "share the in-memory SQLite test database)",
             required_by="CROWDQA_REQUIRE_WORKER",
         )
+
+
+@pytest.fixture
+def celery_workers(transactional_db, settings):
+    """``start(args=..., env=...)`` starts a real ``celery worker`` process on the configured
+    broker and the test database, waits until it answers a ping and returns its Popen; every
+    worker still alive is stopped at the end."""
+    import socket
+
+    from django.db import connection
+
+    _worker_environment_checked(settings)
     from config.celery import app
 
     with app.connection_for_write() as conn:
@@ -142,34 +152,52 @@ def celery_worker_process(transactional_db, settings):
             # A queue that does not exist yet has nothing stale in it.
             with contextlib.suppress(Exception):
                 conn.default_channel.queue_purge(queue)
-    env = {
-        **os.environ,
-        "DATABASE_URL": _test_database_url(connection.settings_dict),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-    }
-    log_path = Path(tempfile.mkstemp(prefix="crowdqa-worker-", suffix=".log")[1])
-    name = f"test-{uuid.uuid4().hex[:8]}@%h"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "default,index",
-             "--pool", "solo", "-l", "info", "-n", name, "--without-gossip", "--without-mingle"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    try:
+    started: list[tuple[subprocess.Popen, Path]] = []
+
+    def start(*, args: tuple[str, ...] = ("--pool", "solo"),
+              env: dict[str, str] | None = None) -> subprocess.Popen:
+        worker_env = {
+            **os.environ,
+            "DATABASE_URL": _test_database_url(connection.settings_dict),
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            **(env or {}),
+        }
+        log_path = Path(tempfile.mkstemp(prefix="crowdqa-worker-", suffix=".log")[1])
+        name = f"test-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q",
+                 "default,index", *args, "-l", "info", "-n", name, "--without-gossip",
+                 "--without-mingle"],
+                cwd=REPO, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
+            )
+        started.append((proc, log_path))
+        proc.log_path = log_path  # type: ignore[attr-defined]
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pytest.fail(f"celery worker exited early:\n{log_path.read_text()[-3000:]}")
-            if app.control.ping(timeout=0.5):
-                break
-        else:
-            log_tail = log_path.read_text()[-3000:]
-            pytest.fail(f"celery worker did not answer within 60 s:\n{log_tail}")
-        yield proc
+            if app.control.ping(destination=[name], timeout=0.5):
+                return proc
+        pytest.fail(f"celery worker did not answer within 60 s:\n"
+                    f"{log_path.read_text()[-3000:]}")
+
+    try:
+        yield start
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log_path.unlink(missing_ok=True)
+        for proc, log_path in started:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            log_path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def celery_worker_process(celery_workers):
+    """A real ``celery worker`` process (solo pool) on the configured broker and the test
+    database."""
+    return celery_workers()

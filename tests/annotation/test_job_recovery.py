@@ -131,3 +131,15 @@ def test_a_stage_whose_runs_keep_failing_waits_for_a_retry(
     # A live run (queued) is not doubled either.
     Job.objects.create(kind="stage_run", params={"stage_id": agreement.pk})
     assert stages_pick_up() == []
+
+
+def test_the_release_page_stops_polling_once_its_build_job_is_final(
+    finished_project, admin_user, client_for  # noqa: F811
+):
+    release = releases.release_create(project=finished_project, version="3.0.0",
+                                      formats=["squad-v1"], user=admin_user)
+    client = client_for(admin_user)
+    url = reverse("annotation:release_detail", args=[release.pk])
+    assert b'hx-trigger="every 1s"' in client.get(url).content  # queued: building
+    Job.objects.filter(pk=release.job_id).update(status=Job.Status.FAILED, error="boom")
+    assert b"hx-trigger" not in client.get(url, HTTP_HX_REQUEST="true").content
