@@ -53,13 +53,15 @@ _ticker_lock = threading.Lock()
 def beat_run_once() -> dict[str, object]:
     """Run every task of the beat schedule once, here (the embedded mode's periodic jobs:
     lease expiry, lost jobs, stalled stages). One failing task does not stop the others."""
+    import importlib
+
     from django.conf import settings
-    from django.db import close_old_connections
 
     results: dict[str, object] = {}
     for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
-        close_old_connections()
         try:
+            # A web process has not imported every tasks module (a worker has).
+            importlib.import_module(entry["task"].rpartition(".")[0])
             results[name] = app.tasks[entry["task"]]()
         except Exception:
             logger.exception("periodic job %s failed", name)
@@ -84,9 +86,10 @@ def embedded_beat_start() -> bool:
         stop = threading.Event()
 
         def tick() -> None:
-            from django.db import connection
+            from django.db import close_old_connections, connection
 
             while True:
+                close_old_connections()
                 beat_run_once()
                 connection.close()
                 if stop.wait(interval):

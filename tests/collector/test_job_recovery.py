@@ -174,3 +174,21 @@ def test_the_job_page_says_what_happened_in_words(client_for, admin_user):
     assert "Documents created: 3." in text and "Splits: train 2, dev 1." in text
     assert "documents_created" not in text and "None" not in text
     assert job_describe(job)["runs"] == "run 1 of at most 3"
+
+
+def test_the_embedded_beat_runs_the_whole_schedule_in_the_web_process(
+    db, settings, django_capture_on_commit_callbacks
+):
+    from config.celery import beat_run_once, embedded_beat_start
+
+    settings.CROWDQA_JOB_LOST_AFTER_S = 60
+    job = _running("test-idempotent", silent_s=120)
+    with django_capture_on_commit_callbacks(execute=True):
+        results = beat_run_once()
+    # Every periodic job ran (a failing one would be missing), lost jobs included.
+    assert set(results) == set(settings.CELERY_BEAT_SCHEDULE)
+    assert results["recover-jobs"]["requeued"] == 1
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE
+    # Jobs run inline here (as with a broker, beat's task): no embedded ticker.
+    assert embedded_beat_start() is False
