@@ -295,7 +295,7 @@ class _Heartbeat:
                         pk=self.job_id, claim=self.claim, status=Job.Status.RUNNING,
                     ).update(heartbeat_at=timezone.now())
                 except OperationalError as exc:  # SQLite busy: the next beat tries again
-                    logger.warning("heartbeat of job %s skipped: %s", self.job_id, exc)
+                    logger.info("heartbeat of job %s skipped: %s", self.job_id, exc)
                     continue
                 if not alive:
                     self.taken = True
