@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -22,7 +23,9 @@ from tests.annotation.test_releases import finished_project  # noqa: F401 (fixtu
 
 def _block_release_directory(project) -> object:
     """A file where the project's release directories go: the build cannot write."""
-    blocker = releases.release_root() / "releases" / str(project.pk)
+    from django.conf import settings
+
+    blocker = Path(settings.MEDIA_ROOT) / "releases" / str(project.pk)
     blocker.parent.mkdir(parents=True, exist_ok=True)
     blocker.write_text("not a directory")
     return blocker
@@ -56,7 +59,8 @@ def test_a_failed_release_is_rebuilt_under_the_same_version(
     assert release.status == Release.Status.READY, release.error
     assert release.version == "1.0.1" and release.error == ""
     assert sorted(release.files.values_list("format", flat=True)) == ["datasheet", "squad-v2"]
-    assert (releases.release_path(release) / "squad-v2.0.json").is_file()
+    assert releases.release_storage().exists(
+        releases.release_file_name(release, "squad-v2.0.json"))
     # A ready release is not rebuilt.
     with pytest.raises(ValidationError, match="only a failed build can be rebuilt"):
         releases.release_rebuild(release=release)

@@ -117,16 +117,17 @@ def test_an_import_and_a_release_build_survive_a_worker_killed_mid_job(celery_wo
     assert (imported.result["documents_created"] + imported.result["documents_skipped"]
             == DOCUMENTS)
 
-    # The release: ready under its version, each file recorded once and on disk once,
-    # nothing else in its directory, every checksum right.
+    # The release: ready under its version, each file recorded once and stored once,
+    # nothing else under its directory in the release storage, every checksum right.
     release.refresh_from_db()
     assert release.status == Release.Status.READY, release.error
     files = list(ReleaseFile.objects.filter(release=release))
     paths = [f.path for f in files]
     assert len(paths) == len(set(paths)) == 3  # squad-v2, newsqa-json, the datasheet
-    root = releases.release_path(release)
-    on_disk = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-    assert on_disk == sorted([*paths, "SHA256SUMS"])
+    stored = sorted(releases._storage_names(releases.release_storage(), release.directory))
+    assert stored == sorted(releases.release_file_name(release, path)
+                            for path in [*paths, releases.CHECKSUMS])
     for f in files:
-        assert hashlib.sha256((root / f.path).read_bytes()).hexdigest() == f.sha256
+        with releases.release_open(release, f.path) as handle:
+            assert hashlib.sha256(handle.read()).hexdigest() == f.sha256
     assert Release.objects.filter(project=project, version="1.0.1").count() == 1
