@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('collector', '0004_job_collector_job_queued'),
+        ('collector', '0005_corpus_open_to_annotators'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
