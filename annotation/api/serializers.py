@@ -1,10 +1,34 @@
+"""Serializers of the people-and-work API: one input and one output shape per operation."""
+
 from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.urls import reverse
 from rest_framework import serializers
 
 from annotation.models import Assignment, Project, Release
+from annotation.roles import user_roles
+
+User = get_user_model()
+
+
+class UserOutputSerializer(serializers.ModelSerializer):
+    roles = serializers.SerializerMethodField()
+
+    class Meta:
+        model = User
+        fields = ("id", "username", "roles", "is_active", "last_login", "date_joined")
+
+    def get_roles(self, user) -> list[str]:
+        return sorted(role.value for role in user_roles(user))
+
+
+class WorkerOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = User
+        fields = ("id", "username", "last_login")
 
 
 class TaskOutputSerializer(serializers.ModelSerializer):
@@ -35,12 +59,59 @@ class TaskSubmitInputSerializer(serializers.Serializer):
     active_time_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
 
 
+class TaskSubmitOutputSerializer(serializers.Serializer):
+    submission = serializers.IntegerField()
+    payload = serializers.DictField()
+
+
+class ErrorsOutputSerializer(serializers.Serializer):
+    """An action the service refused, with its reasons."""
+
+    errors = serializers.ListField(child=serializers.CharField())
+
+
 class ProjectOutputSerializer(serializers.ModelSerializer):
-    corpus = serializers.CharField(source="corpus.name", default=None)
+    corpus = serializers.CharField(source="corpus.name", default=None, allow_null=True)
 
     class Meta:
         model = Project
         fields = ("id", "name", "recipe", "corpus", "language", "status", "created_at")
+
+
+class StageSummaryOutputSerializer(serializers.Serializer):
+    order = serializers.IntegerField()
+    kind = serializers.CharField()
+    name = serializers.CharField()
+    params = serializers.DictField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    median_time_s = serializers.FloatField(allow_null=True)
+
+
+class WorkerSubmissionsOutputSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    submissions = serializers.IntegerField()
+
+
+class ProjectDetailOutputSerializer(ProjectOutputSerializer):
+    """A project with its dashboard: the paper's figures, stage progress, submissions
+    (the view sets ``figures``, ``stages_summary`` and ``workers_summary`` on the project)."""
+
+    figures = serializers.DictField()
+    stages = StageSummaryOutputSerializer(many=True, source="stages_summary")
+    workers = WorkerSubmissionsOutputSerializer(many=True, source="workers_summary")
+
+    class Meta(ProjectOutputSerializer.Meta):
+        fields = (*ProjectOutputSerializer.Meta.fields, "figures", "stages", "workers")
+
+
+class ProjectRecordOutputSerializer(serializers.Serializer):
+    """One consolidated record of a project's final stage."""
+
+    item = serializers.IntegerField(source="pk")
+    document = serializers.CharField(source="document.external_id", default=None,
+                                     allow_null=True)
+    split = serializers.CharField()
+    record = serializers.JSONField(source="result")
 
 
 class ReleaseFileOutputSerializer(serializers.Serializer):
@@ -53,8 +124,6 @@ class ReleaseFileOutputSerializer(serializers.Serializer):
     url = serializers.SerializerMethodField()
 
     def get_url(self, f) -> str:
-        from django.urls import reverse
-
         return reverse("annotation:release_file", args=[f.release_id, f.path])
 
 
@@ -66,8 +135,8 @@ class ReleaseOutputSerializer(serializers.Serializer):
     formats = serializers.ListField(child=serializers.CharField())
     split_counts = serializers.DictField()
     created_at = serializers.DateTimeField()
-    published_at = serializers.DateTimeField()
-    error = serializers.CharField()
+    published_at = serializers.DateTimeField(allow_null=True)
+    error = serializers.CharField(allow_blank=True)
     files = ReleaseFileOutputSerializer(many=True)
 
 
@@ -79,3 +148,20 @@ class ReleaseCreateInputSerializer(serializers.Serializer):
         choices=Release.UnagreedQuestions.values, default="unanswerable",
         help_text="NewsQA: how SQuAD and Hugging Face get questions without agreement after "
                   "validation (annotation.release_records.UNAGREED_CHOICES).")
+
+
+class ReleaseScoreInputSerializer(serializers.Serializer):
+    predictions = serializers.FileField(help_text="The predictions file to score.")
+    format = serializers.CharField(allow_blank=True, default="",
+                                   help_text="The release format the predictions are for.")
+    strict = serializers.BooleanField(
+        default=False, help_text="Refuse predictions for unknown ids and unanswered questions "
+                                 "instead of reporting them as warnings.")
+
+
+class ReleaseScoreOutputSerializer(serializers.Serializer):
+    """The official scores of the predictions against the release (metric names to values
+    and per-split breakdowns, as the format's scorer reports them)."""
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(instance)

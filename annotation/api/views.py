@@ -2,49 +2,52 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
-from rest_framework import generics, serializers, status
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import engine, selectors
+from annotation import engine, releases, selectors
 from annotation.api.serializers import (
+    ErrorsOutputSerializer,
+    ProjectDetailOutputSerializer,
     ProjectOutputSerializer,
+    ProjectRecordOutputSerializer,
+    ReleaseCreateInputSerializer,
+    ReleaseOutputSerializer,
+    ReleaseScoreInputSerializer,
+    ReleaseScoreOutputSerializer,
     TaskNextInputSerializer,
     TaskOutputSerializer,
     TaskSubmitInputSerializer,
+    TaskSubmitOutputSerializer,
+    UserOutputSerializer,
+    WorkerOutputSerializer,
 )
 from annotation.models import Project
-from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role, user_roles
+from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role
+from annotation.scoring import release_score
+from collector.metrics import MetricsInputError
 
 User = get_user_model()
 
-
-class UserOutputSerializer(serializers.ModelSerializer):
-    roles = serializers.SerializerMethodField()
-
-    class Meta:
-        model = User
-        fields = ("id", "username", "roles", "is_active", "last_login", "date_joined")
-
-    def get_roles(self, user) -> list[str]:
-        return sorted(role.value for role in user_roles(user))
-
-
-class WorkerOutputSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = User
-        fields = ("id", "username", "last_login")
+_REFUSED = OpenApiResponse(ErrorsOutputSerializer, description="The service refused it.")
 
 
 class MeApi(APIView):
     permission_classes = (IsAuthenticated,)
 
+    @extend_schema(responses=UserOutputSerializer)
     def get(self, request: Request) -> Response:
         return Response(UserOutputSerializer(request.user).data)
 
@@ -79,6 +82,10 @@ class TaskNextApi(APIView):
 
     permission_classes = (IsAnnotator,)
 
+    @extend_schema(request=TaskNextInputSerializer, responses={
+        200: TaskOutputSerializer,
+        204: OpenApiResponse(description="No task waits for this worker."),
+    })
     def post(self, request: Request) -> Response:
         data = TaskNextInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -94,6 +101,7 @@ class TaskNextApi(APIView):
 class TaskDetailApi(APIView):
     permission_classes = (IsAnnotator,)
 
+    @extend_schema(responses=TaskOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         return Response(TaskOutputSerializer(_own_assignment(request, pk)).data)
 
@@ -101,6 +109,12 @@ class TaskDetailApi(APIView):
 class TaskSubmitApi(APIView):
     permission_classes = (IsAnnotator,)
 
+    @extend_schema(request=TaskSubmitInputSerializer, responses={
+        201: TaskSubmitOutputSerializer,
+        400: OpenApiResponse(ErrorsOutputSerializer, description="The payload is invalid."),
+        409: OpenApiResponse(ErrorsOutputSerializer,
+                             description="The task can no longer be submitted."),
+    })
     def post(self, request: Request, pk: int) -> Response:
         # The engine reads, locks and checks the slot (it is the worker's, live): no read
         # of it here before.
@@ -119,14 +133,19 @@ class TaskSubmitApi(APIView):
             raise PermissionDenied(str(exc)) from exc
         except engine.TaskError as exc:
             return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
-        return Response({"submission": submission.pk, "payload": submission.payload},
-                        status=status.HTTP_201_CREATED)
+        output = TaskSubmitOutputSerializer({"submission": submission.pk,
+                                             "payload": submission.payload})
+        return Response(output.data, status=status.HTTP_201_CREATED)
 
 
 class TaskReleaseApi(APIView):
     permission_classes = (IsAnnotator,)
 
+    @extend_schema(request=None, responses={
+        204: OpenApiResponse(description="The task went back to the pool."),
+    })
     def post(self, request: Request, pk: int) -> Response:
+        _own_assignment(request, pk)
         try:
             engine.task_release(assignment_id=pk, worker=request.user)
         except engine.TaskError as exc:
@@ -145,34 +164,32 @@ class ProjectListApi(generics.ListAPIView):
 class ProjectDetailApi(APIView):
     permission_classes = (IsAdmin,)
 
+    @extend_schema(responses=ProjectDetailOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
         board = selectors.project_dashboard(project=project)
-        return Response({
-            **ProjectOutputSerializer(project).data,
-            "figures": board["figures"],
-            "stages": [{
-                "order": row["stage"].order, "kind": row["stage"].kind,
-                "name": row["stage"].name, "params": row["stage"].params,
-                "counts": row["counts"], "median_time_s": row["median_time_s"],
-            } for row in board["stage_rows"]],
-            "workers": [{"username": name, "submissions": n} for name, n in board["workers"]],
-        })
+        project.figures = board["figures"]
+        project.stages_summary = [{
+            "order": row["stage"].order, "kind": row["stage"].kind,
+            "name": row["stage"].name, "params": row["stage"].params,
+            "counts": row["counts"], "median_time_s": row["median_time_s"],
+        } for row in board["stage_rows"]]
+        project.workers_summary = [{"username": name, "submissions": n}
+                                   for name, n in board["workers"]]
+        return Response(ProjectDetailOutputSerializer(project).data)
 
 
 class ProjectRecordsApi(generics.GenericAPIView):
     """Consolidated records of a project's final stage (admins)."""
 
     permission_classes = (IsAdmin,)
+    serializer_class = ProjectRecordOutputSerializer
 
+    @extend_schema(responses=ProjectRecordOutputSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        items = selectors.consolidated_items(project=project)
-        page = self.paginate_queryset(items)
-        return self.get_paginated_response([
-            {"item": item.pk, "document": item.document.external_id if item.document else None,
-             "split": item.split, "record": item.result} for item in page
-        ])
+        page = self.paginate_queryset(selectors.consolidated_items(project=project))
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
 class ProjectReleasesApi(generics.GenericAPIView):
@@ -180,21 +197,23 @@ class ProjectReleasesApi(generics.GenericAPIView):
 
     permission_classes = (IsAnyRole,)
 
-    def get(self, request: Request, pk: int) -> Response:
-        from annotation.api.serializers import ReleaseOutputSerializer
-        from annotation.selectors import releases_visible
+    def get_serializer_class(self):
+        if self.request is not None and self.request.method == "POST":
+            return ReleaseCreateInputSerializer
+        return ReleaseOutputSerializer
 
+    @extend_schema(responses=ReleaseOutputSerializer(many=True))
+    def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        page = self.paginate_queryset(releases_visible(user=request.user, project=project))
+        page = self.paginate_queryset(
+            selectors.releases_visible(user=request.user, project=project))
         return self.get_paginated_response(ReleaseOutputSerializer(page, many=True).data)
 
+    @extend_schema(request=ReleaseCreateInputSerializer, responses={
+        201: ReleaseOutputSerializer,
+        400: OpenApiResponse(ErrorsOutputSerializer, description="The release is refused."),
+    })
     def post(self, request: Request, pk: int) -> Response:
-        from annotation import releases
-        from annotation.api.serializers import (
-            ReleaseCreateInputSerializer,
-            ReleaseOutputSerializer,
-        )
-
         if not IsAdmin().has_permission(request, self):
             raise PermissionDenied("only admins create releases")
         project = get_object_or_404(Project, pk=pk)
@@ -215,20 +234,18 @@ class ReleaseScoreApi(APIView):
     score against it."""
 
     permission_classes = (IsAnyRole,)
+    parser_classes = (MultiPartParser, FormParser)
 
+    @extend_schema(request=ReleaseScoreInputSerializer, responses={
+        200: ReleaseScoreOutputSerializer,
+        400: OpenApiResponse(ErrorsOutputSerializer,
+                             description="The predictions or the format are refused."),
+    })
     def post(self, request: Request, pk: int) -> Response:
-        import tempfile
-        from pathlib import Path
-
-        from annotation.scoring import release_score
-        from annotation.selectors import releases_visible
-        from collector.metrics import MetricsInputError
-
-        release = get_object_or_404(releases_visible(user=request.user), pk=pk)
-        upload = request.FILES.get("predictions")
-        if upload is None:
-            return Response({"errors": ["predictions: attach the predictions file"]},
-                            status=status.HTTP_400_BAD_REQUEST)
+        release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
+        data = ReleaseScoreInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["predictions"]
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / Path(upload.name).name
             with path.open("wb") as out:
@@ -236,8 +253,9 @@ class ReleaseScoreApi(APIView):
                     out.write(chunk)
             try:
                 scores, warnings = release_score(
-                    release=release, format=request.data.get("format", ""), predictions=path,
-                    strict=str(request.data.get("strict", "")).lower() in ("1", "true"))
+                    release=release, format=data.validated_data["format"], predictions=path,
+                    strict=data.validated_data["strict"])
             except MetricsInputError as exc:
                 return Response({"errors": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({**scores, "warnings": warnings} if warnings else scores)
+        return Response(ReleaseScoreOutputSerializer(
+            {**scores, "warnings": warnings} if warnings else scores).data)

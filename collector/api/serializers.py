@@ -49,3 +49,17 @@ class DocumentHitOutputSerializer(serializers.Serializer):
     title = serializers.CharField()
     score = serializers.FloatField()
     passages = PassageHitOutputSerializer(many=True)
+
+
+class PassageSearchOutputSerializer(serializers.Serializer):
+    corpus = serializers.CharField()
+    query = serializers.CharField()
+    unit = serializers.ChoiceField(choices=("passage",))
+    hits = PassageHitOutputSerializer(many=True)
+
+
+class DocumentSearchOutputSerializer(serializers.Serializer):
+    corpus = serializers.CharField()
+    query = serializers.CharField()
+    unit = serializers.ChoiceField(choices=("document",))
+    hits = DocumentHitOutputSerializer(many=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -11,9 +12,9 @@ from rest_framework.views import APIView
 from annotation.roles import IsAnyRole
 from collector.api.serializers import (
     CorpusOutputSerializer,
-    DocumentHitOutputSerializer,
     DocumentListOutputSerializer,
-    PassageHitOutputSerializer,
+    DocumentSearchOutputSerializer,
+    PassageSearchOutputSerializer,
     SearchInputSerializer,
 )
 from collector.selectors import corpora_visible, corpus_documents, corpus_list
@@ -43,13 +44,19 @@ class CorpusSearchApi(APIView):
 
     permission_classes = [IsAnyRole]
 
+    @extend_schema(parameters=[SearchInputSerializer], responses=PolymorphicProxySerializer(
+        component_name="SearchOutput",
+        serializers={"passage": PassageSearchOutputSerializer,
+                     "document": DocumentSearchOutputSerializer},
+        resource_type_field_name="unit",
+    ))
     def get(self, request: Request, name: str) -> Response:
         corpus = get_object_or_404(corpora_visible(user=request.user), name=name)
         params = SearchInputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         hits = retrieve(corpus=corpus, text=data["q"], k=data["k"], unit=data["unit"])
-        output = (PassageHitOutputSerializer if data["unit"] == "passage"
-                  else DocumentHitOutputSerializer)
-        return Response({"corpus": corpus.name, "query": data["q"], "unit": data["unit"],
-                         "hits": output(hits, many=True).data})
+        output = (PassageSearchOutputSerializer if data["unit"] == "passage"
+                  else DocumentSearchOutputSerializer)
+        return Response(output({"corpus": corpus.name, "query": data["q"],
+                                "unit": data["unit"], "hits": hits}).data)
