@@ -84,6 +84,8 @@ def role_required(*roles: Role) -> Callable:
                 raise PermissionDenied(f"This page needs the role: {' or '.join(roles)}.")
             return view(request, *args, **kwargs)
 
+        # Declared on the view, so the URLconf test can check every view has a role rule.
+        wrapped.required_roles = frozenset(roles)
         return login_required(wrapped)
 
     return decorator

@@ -3,8 +3,15 @@ from django.contrib import admin
 from collector.models import Corpus, Document, ImportRun, Job, Passage, Query, SourceQuestion
 
 
+class SystemWrittenAdmin(admin.ModelAdmin):
+    """Rows only the system writes: shown, never added by hand (an empty one is invalid)."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(SystemWrittenAdmin):
     list_display = ("id", "kind", "status", "created_by", "created_at", "finished_at")
     list_filter = ("kind", "status")
     readonly_fields = [f.name for f in Job._meta.fields]
@@ -30,7 +37,7 @@ class CorpusAdmin(admin.ModelAdmin):
 
 
 @admin.register(ImportRun)
-class ImportRunAdmin(admin.ModelAdmin):
+class ImportRunAdmin(SystemWrittenAdmin):
     list_display = ("id", "corpus", "kind", "format", "source_name", "documents_created",
                     "documents_skipped", "queries_created", "indexed_at", "created_at")
     list_filter = ("kind", "format", "corpus")

@@ -1,8 +1,14 @@
-"""The OpenAPI schema's shared parts: the error body every operation may answer with."""
+"""The OpenAPI schema: its views, and the error body every operation may answer with."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 ERROR_COMPONENT = {
     "type": "object",
@@ -41,3 +47,29 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
                     "content": {"application/json": {"schema": _ERROR_REF}},
                 })
     return result
+
+
+class JsonOutsideSuccessMixin:
+    """Errors and OPTIONS answers in JSON, like the rest of the API (the schema and docs
+    views otherwise render them as YAML or try to render them as an HTML template)."""
+
+    def finalize_response(self, request: Request, response: Response, *args: Any,
+                          **kwargs: Any) -> Response:
+        if request.method not in ("GET", "HEAD") or response.status_code >= 400:
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
+class SchemaApi(JsonOutsideSuccessMixin, SpectacularAPIView):
+    """The OpenAPI 3 schema: YAML, or JSON with ``?format=json``; for any signed-in user."""
+
+    permission_classes = (IsAuthenticated,)
+
+
+class SchemaDocsView(JsonOutsideSuccessMixin, SpectacularSwaggerSplitView):
+    """Swagger UI over the schema; its assets come from drf-spectacular-sidecar and its
+    start-up script is a separate file (``?script``), so the page needs no inline script."""
+
+    permission_classes = (IsAuthenticated,)
+    url_name = "api_schema"
