@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -49,6 +50,17 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
     return result
 
 
+class ReleaseScoresSchema(OpenApiSerializerExtension):
+    """The scores' keys depend on the format's scorer: an object of any metric names."""
+
+    target_class = "annotation.api.serializers.ReleaseScoreOutputSerializer"
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": True,
+                "description": "Metric names to values (and per-split breakdowns), as the "
+                               "format's official scorer reports them."}
+
+
 class JsonOutsideSuccessMixin:
     """Errors and OPTIONS answers in JSON, like the rest of the API (the schema and docs
     views otherwise render them as YAML or try to render them as an HTML template)."""
@@ -73,3 +85,4 @@ class SchemaDocsView(JsonOutsideSuccessMixin, SpectacularSwaggerSplitView):
 
     permission_classes = (IsAuthenticated,)
     url_name = "api_schema"
+    template_name = "api/swagger_ui.html"

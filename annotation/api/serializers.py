@@ -160,8 +160,9 @@ class ReleaseScoreInputSerializer(serializers.Serializer):
 
 
 class ReleaseScoreOutputSerializer(serializers.Serializer):
-    """The official scores of the predictions against the release (metric names to values
-    and per-split breakdowns, as the format's scorer reports them)."""
+    """The official scores of the predictions against the release: metric names to values
+    (and per-split breakdowns), as the format's scorer reports them (keys differ by format;
+    its schema is config.api_schema.ReleaseScoresSchema)."""
 
     def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
         return dict(instance)

@@ -1,0 +1,132 @@
+"""The OpenAPI schema at /api/v1/schema/ and its Swagger UI at /api/v1/docs/."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from django.contrib.auth import get_user_model
+from django.contrib.staticfiles import finders
+from django.core.management import call_command
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from annotation.roles import Role
+from tests.factories import user_with_roles
+
+SCHEMA = "/api/v1/schema/"
+DOCS = "/api/v1/docs/"
+
+
+def _api_routes() -> set[str]:
+    """Every API route of the URLconf, in the schema's spelling (``{pk}`` as ``{id}``)."""
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                yield prefix + str(pattern.pattern)
+
+    routes = set()
+    for route in walk(get_resolver().url_patterns):
+        if route.startswith("api/v1/") and route not in ("api/v1/schema/", "api/v1/docs/"):
+            path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
+            routes.add("/" + path.replace("{pk}", "{id}"))
+    return routes
+
+
+def test_the_schema_generates_without_a_warning(tmp_path: Path):
+    out = tmp_path / "schema.yaml"
+    # --fail-on-warn raises on any warning or error (an operation without serializers).
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
+    schema = yaml.safe_load(out.read_text())
+    assert schema["openapi"].startswith("3.")
+    assert set(schema["paths"]) == _api_routes()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("roles", [(), (Role.ANNOTATOR,), (Role.CHECKER,), (Role.ADMIN,)])
+def test_any_signed_in_user_gets_the_schema(client, roles):
+    client.force_login(user_with_roles("reader", *roles))
+    response = client.get(SCHEMA)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/vnd.oai.openapi")
+    assert yaml.safe_load(response.content)["openapi"].startswith("3.")
+
+    as_json = client.get(SCHEMA, {"format": "json"})
+    assert as_json.status_code == 200 and "json" in as_json["Content-Type"]
+    schema = json.loads(as_json.content)
+    assert schema["openapi"].startswith("3.")
+    assert set(schema["paths"]) == _api_routes()
+
+
+@pytest.mark.django_db
+def test_the_schema_and_docs_are_refused_to_anonymous_visitors_in_json(client):
+    for url in (SCHEMA, f"{SCHEMA}?format=json", DOCS):
+        response = client.get(url)
+        assert response.status_code == 403, url
+        assert response["Content-Type"] == "application/json", url
+        assert "credentials" in response.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_an_inactive_account_gets_no_schema(client):
+    user = user_with_roles("gone", Role.ADMIN)
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+    client.force_login(user)
+    assert client.get(SCHEMA).status_code == 403
+
+
+@pytest.mark.django_db
+def test_every_operation_documents_its_request_and_responses(client, admin_user):
+    client.force_login(admin_user)
+    schema = client.get(SCHEMA, {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            where = f"{method.upper()} {path}"
+            codes = set(operation["responses"])
+            success = sorted(code for code in codes if code.startswith("2"))
+            assert success, where
+            assert {"400", "403", "404"} <= codes, where
+            for code in success:
+                body = operation["responses"][code].get("content")
+                if code == "204":
+                    assert body is None, where
+                else:
+                    ref = body["application/json"]["schema"]
+                    ref = ref.get("$ref") or ref.get("items", {}).get("$ref")
+                    assert ref and ref.rsplit("/", 1)[1] in components, where
+            if method == "post" and path not in ("/api/v1/tasks/{id}/release/",):
+                content = operation["requestBody"]["content"]
+                assert any("$ref" in media["schema"] for media in content.values()), where
+
+
+@pytest.mark.django_db
+def test_the_docs_page_serves_swagger_ui_from_local_files_without_inline_script(
+        client, annotator):
+    client.force_login(annotator)
+    page = client.get(DOCS)
+    assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
+    html = page.content.decode()
+    assert "<style" not in html
+    scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", html, re.S)
+    assert len(scripts) == 3
+    assert all('src="' in attrs and not body.strip() for attrs, body in scripts)
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert not [url for url in assets if "//" in url], "no asset from another host"
+    static = [url for url in assets if url.startswith("/static/")]
+    assert {Path(url).name for url in static} >= {
+        "swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js",
+        "api-docs.css"}
+    for url in static:  # each is a file of an installed package or of static/
+        assert finders.find(url.removeprefix("/static/")), url
+
+    (script_url,) = [url for url in assets if "script" in url and not url.startswith("/static")]
+    script = client.get(script_url.replace("&amp;", "&"))
+    assert script.status_code == 200
+    assert script["Content-Type"].startswith("application/javascript")
+    assert SCHEMA in script.content.decode()
