@@ -41,8 +41,6 @@ from collector.metrics import MetricsInputError
 
 User = get_user_model()
 
-_REFUSED = OpenApiResponse(ErrorsOutputSerializer, description="The service refused it.")
-
 
 class MeApi(APIView):
     permission_classes = (IsAuthenticated,)
@@ -111,7 +109,6 @@ class TaskSubmitApi(APIView):
 
     @extend_schema(request=TaskSubmitInputSerializer, responses={
         201: TaskSubmitOutputSerializer,
-        400: OpenApiResponse(ErrorsOutputSerializer, description="The payload is invalid."),
         409: OpenApiResponse(ErrorsOutputSerializer,
                              description="The task can no longer be submitted."),
     })
@@ -211,7 +208,6 @@ class ProjectReleasesApi(generics.GenericAPIView):
 
     @extend_schema(request=ReleaseCreateInputSerializer, responses={
         201: ReleaseOutputSerializer,
-        400: OpenApiResponse(ErrorsOutputSerializer, description="The release is refused."),
     })
     def post(self, request: Request, pk: int) -> Response:
         if not IsAdmin().has_permission(request, self):
@@ -238,8 +234,6 @@ class ReleaseScoreApi(APIView):
 
     @extend_schema(request=ReleaseScoreInputSerializer, responses={
         200: ReleaseScoreOutputSerializer,
-        400: OpenApiResponse(ErrorsOutputSerializer,
-                             description="The predictions or the format are refused."),
     })
     def post(self, request: Request, pk: int) -> Response:
         release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
