@@ -9,6 +9,7 @@ It runs once in CI, in the PostgreSQL stage (production's database; about a minu
 SQLite it skips to keep the first stage short, and ``CROWDQA_REQUIRE_FUZZ=1`` (set in that
 stage) turns the skip into a failure. ``CROWDQA_FUZZ_EXAMPLES`` changes the bound.
 """
+# ruff: noqa: F811 (fixtures imported from tests/annotation/conftest.py are arguments here)
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from schemathesis.specs.openapi.checks import (
 from annotation import engine
 from annotation.roles import Role
 from collector.services import corpus_import
-from tests.annotation.conftest import (  # noqa: F401 - fixtures reused
+from tests.annotation.conftest import (  # noqa: F401 - fixtures, used as arguments
     committed,
     news_corpus,
     newsqa_project,
@@ -57,8 +58,8 @@ def postgres_only() -> None:
 
 
 @pytest.fixture
-def fuzz_world(postgres_only, transactional_db, newsqa_project,  # noqa: F811 - imported
-               workers, admin_user) -> dict[str, Any]:  # noqa: F811
+def fuzz_world(postgres_only, transactional_db, newsqa_project, workers,
+               admin_user) -> dict[str, Any]:
     """Users per role with API tokens, over a searchable corpus and a running project."""
     corpus_import(path=SQUAD_V1, corpus="squad", language="en", format="squad")
     users = {"annotator": workers["questioner"],  # a member of the NewsQA project
