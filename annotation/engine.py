@@ -432,9 +432,11 @@ def _claim_open_slot(worker: Any, stages: list[QueueStage],
 def task_release(*, assignment_id: int, worker: Any) -> None:
     """The worker cannot do this task: the slot goes back to the pool."""
     with transaction.atomic():
-        assignment = Assignment.objects.select_for_update().get(pk=assignment_id)
+        assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
+        if assignment is None:
+            raise TaskNotFound("this task does not exist")
         if assignment.worker_id != worker.pk:
-            raise TaskError("this task is not yours")
+            raise TaskNotYours("this task is not yours")
         if assignment.status != AS.ACTIVE:
             raise TaskError(f"this task is {assignment.status}, not active")
         transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())

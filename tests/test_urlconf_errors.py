@@ -23,8 +23,8 @@ def _json(response) -> dict:
 
 def test_releasing_an_unknown_task_is_refused(client_for, annotator):
     response = client_for(annotator).post("/api/v1/tasks/999999/release/")
-    assert response.status_code == 403
-    assert _json(response)["detail"] == "this task is not yours"
+    assert response.status_code == 404
+    assert _json(response)["detail"] == "this task does not exist"
 
 
 def test_releasing_another_workers_task_is_refused_and_leaves_it(

@@ -142,9 +142,10 @@ class TaskReleaseApi(APIView):
         204: OpenApiResponse(description="The task went back to the pool."),
     })
     def post(self, request: Request, pk: int) -> Response:
-        _own_assignment(request, pk)
         try:
             engine.task_release(assignment_id=pk, worker=request.user)
+        except engine.TaskNotFound as exc:
+            raise NotFound(str(exc)) from exc
         except engine.TaskError as exc:
             raise PermissionDenied(str(exc)) from exc
         return Response(status=status.HTTP_204_NO_CONTENT)
