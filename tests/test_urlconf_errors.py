@@ -46,7 +46,7 @@ def test_options_on_project_releases_describes_the_create_fields(client_for, adm
     response = client_for(admin_user).options(f"/api/v1/projects/{project.pk}/releases/")
     assert response.status_code == 200
     fields = _json(response)["actions"]["POST"]
-    assert set(fields) == {"version", "formats", "omit_workers"}
+    assert set(fields) == {"version", "formats", "omit_workers", "unagreed_questions"}
     assert fields["version"]["required"] is True
     unknown = client_for(annotator).options("/api/v1/projects/999999/releases/")
     assert unknown.status_code == 200 and _json(unknown)["name"] == "Project Releases Api"

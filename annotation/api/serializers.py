@@ -155,8 +155,8 @@ class ReleaseScoreInputSerializer(serializers.Serializer):
     format = serializers.CharField(allow_blank=True, default="",
                                    help_text="The release format the predictions are for.")
     strict = serializers.BooleanField(
-        default=False, help_text="Refuse predictions for unknown ids and unanswered questions "
-                                 "instead of reporting them as warnings.")
+        default=False, help_text="Refuse predictions whose ids do not match the release "
+                                 "instead of scoring as the official scripts do, with warnings.")
 
 
 class ReleaseScoreOutputSerializer(serializers.Serializer):
