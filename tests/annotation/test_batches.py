@@ -210,7 +210,8 @@ def test_checker_pages(project, people, client_for, committed):
     page = client.get(url).content.decode()
     assert page.count('name="rules-') == 2 * len(inspection.sample)
     with committed():
-        response = client.post(url, {f"rules-{inspection.sample[0]}": ["answer_incorrect"]})
+        response = client.post(url, {f"rules-{inspection.sample[0]}": ["answer_incorrect"],
+                                     "action": "return"})
     assert response.status_code == 302
     inspection.refresh_from_db()
     assert inspection.passed is False and inspection.marks == {str(inspection.sample[0]):
