@@ -108,6 +108,7 @@ def test_the_last_answer_is_corrected_while_the_question_is_open(project, as_use
     reader.goto("/tasks/")
     row = reader.locator('[data-testid="recent-1"]')
     assert "waiting for others" in row.inner_text()
+    assert "What did the members say?" in row.inner_text()
     screenshot("annotator-recent-answers", of=reader)
     submit(reader, '[data-testid="correct-last"]')
     assert "correcting your answer" in reader.inner_text('[data-testid="correcting"]')
