@@ -115,3 +115,73 @@ def test_validation_page_submits_on_enter_and_refusals_name_the_field(
     body = refused.content.decode()
     assert refused.status_code == 400 and 'data-testid="field-error-choice"' in body
     assert "Pick one of the 2 answers" in body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_correction_racing_the_completing_submit_is_either_used_or_refused(news_corpus,
+                                                                              settings):
+    """PostgreSQL row locks: the correction locks the item as a submit does, so agreement
+    reads the correction when it came first, and a correction after completion is refused;
+    never a correction recorded that agreement did not use."""
+    import threading
+
+    from django.db import connection, connections
+
+    from annotation.roles import Role
+    from annotation.stages import Emit
+    from collector.models import Document
+    from tests.factories import user_with_roles
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row-lock concurrency needs PostgreSQL (DATABASE_URL=postgres://...)")
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.CELERY_BROKER_URL = "memory://"
+    project = engine.project_create(name="Race", recipe="newsqa", corpus=news_corpus,
+                                    params={4: {"max_extra_answers": 0}})
+    project.status = "active"
+    project.save(update_fields=["status"])
+    doc = Document.objects.filter(corpus=news_corpus).first()
+    engine.items_emit(source_stage=project.stages.get(kind="newsqa_question"), emits=[
+        Emit(kind="newsqa_answer", key=f"q{n}", data={"question": f"Question {n}?"},
+             document_id=doc.pk) for n in range(8)])
+    first, second = (user_with_roles(name, Role.ANNOTATOR) for name in ("w1", "w2"))
+    for user in (first, second):
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    correction = {"spans": [[0, 8]]}
+    outcomes = []
+    for item in Item.objects.filter(stage__kind="newsqa_answer").order_by("id"):
+        old = engine.task_submit(assignment_id=claim_item(first, project, item).pk,
+                                 worker=first, payload={"no_answer": True})
+        other = claim_item(second, project, item)
+        start, errors = threading.Barrier(2), []
+
+        def correct(old=old, start=start, errors=errors):
+            start.wait()
+            try:
+                engine.submission_correct(submission_id=old.pk, worker=first,
+                                          payload=correction)
+            except engine.TaskError as exc:
+                errors.append(str(exc))
+            finally:
+                connections.close_all()
+
+        def complete(other=other, start=start):
+            start.wait()
+            try:
+                engine.task_submit(assignment_id=other.pk, worker=second,
+                                   payload={"no_answer": True})
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=correct), threading.Thread(target=complete)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        old.refresh_from_db()
+        agreement = Item.objects.get(stage__kind="newsqa_agreement", key=item.key)
+        corrected = old.superseded_by_id is not None
+        assert corrected != bool(errors), errors
+        assert (agreement.data["answers"][0] == correction) is corrected
+        outcomes.append(corrected)
+    assert len(outcomes) == 8
