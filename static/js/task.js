@@ -47,7 +47,7 @@
     }
     box.textContent = (where.dataset && where.dataset.missing) || control.dataset.missing ||
       control.validationMessage;
-    var first = control.form.querySelector(":invalid");
+    var first = control.form.querySelector("input:invalid, select:invalid, textarea:invalid");
     if (first === control) control.focus();
   }, true);
   document.addEventListener("change", function (e) {

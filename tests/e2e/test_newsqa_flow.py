@@ -87,6 +87,8 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     asker.locator('[data-testid="client-error-choice"]').wait_for()
     assert "Choose an answer first" in asker.inner_text('[data-testid="client-error-choice"]')
     screenshot("newsqa-validation-missing", of=asker)
+    # the first choice has the focus; its number key still works there
+    assert asker.evaluate("document.activeElement.dataset.testid") == "choice-0"
     asker.keyboard.press("1")
     screenshot("newsqa-validation", of=asker)
     submit(asker, key="Enter")  # 1 then Enter sends it
