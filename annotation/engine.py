@@ -577,8 +577,10 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
 
 def worker_recent_submissions(*, worker: Any, limit: int = 10) -> list[dict[str, Any]]:
     """The worker's latest answers (corrections included), newest first, each with
-    whether it still counts and why it cannot be corrected ("" for the one that can)."""
+    whether it still counts and why it cannot be corrected ("" for the one that can).
+    Completed projects leave the annotators' pages, their answers with them."""
     rows = list(Submission.objects.filter(worker=worker, item__gold="")
+                .exclude(stage__project__status=Project.Status.COMPLETED)
                 .select_related("item", "item__stage", "stage__project")
                 .order_by("-id")[:limit])
     out = []
