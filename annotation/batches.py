@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.models import Assignment, Batch, Inspection, Item, Stage
+from annotation.models import Assignment, Batch, Inspection, Item, Project, Stage
 from annotation.slots import slot_claim
 from annotation.workflow import transition
 from collector.filters.inspection import inspect_batch, round_seed, sample_batch
@@ -36,13 +36,18 @@ def batches_fill(*, stage: Stage, flush: bool = False) -> int:
     """Group the stage's unbatched open items into batches of ``batch_size``.
 
     Only full batches unless ``flush`` (then the remainder forms a last, smaller batch).
-    The stage row is locked so two runs never batch the same items.
+    The stage row is locked so two runs never batch the same items, then the project row:
+    batches are numbered per project, so "batch 3" names one batch in every list.
     """
     Stage.objects.select_for_update().filter(pk=stage.pk).first()
     size = stage.params["batch_size"]
     ids = list(stage.items.filter(status=IS.OPEN, batch__isnull=True, gold="")
                .order_by("id").values_list("pk", flat=True))
-    number = (stage.batches.aggregate(n=Max("number"))["n"] or 0)
+    if not ids:
+        return 0
+    Project.objects.select_for_update().filter(pk=stage.project_id).first()
+    number = (Batch.objects.filter(project_id=stage.project_id)
+              .aggregate(n=Max("number"))["n"] or 0)
     created = 0
     while len(ids) >= size or (flush and ids):
         chunk, ids = ids[:size], ids[size:]
@@ -136,11 +141,27 @@ def inspection_claim(*, inspection_id: int, checker: Any) -> Inspection:
         return inspection
 
 
-def inspection_submit(*, inspection_id: int, checker: Any,
-                      marks: dict[Any, list[str]]) -> Inspection:
-    """Record a checker's marks; accept the batch or return it to its annotator."""
+#: The checker's explicit verdicts (the buttons of the inspection page).
+VERDICTS = {"accept": True, "return": False}
+
+
+def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list[str]],
+                      verdict: str | None = None, comment: str = "",
+                      item_comments: dict[Any, str] | None = None) -> Inspection:
+    """Record a checker's marks and comments; accept the batch or return it to its
+    annotator.
+
+    The paper's rule decides: accepted when the accuracy from the marks is above the
+    threshold, returned otherwise. ``verdict`` ("accept" / "return", the button the checker
+    pressed) must agree with it: an Accept on a batch at or below the threshold, or a Return
+    on one above it, is refused with the accuracy and what to change. A checker who thinks a
+    passing batch is bad says so by ticking the rules it breaks (the accuracy then falls).
+    Comments (per batch, per sampled item) go back to the annotator with a returned batch.
+    """
     from annotation.engine import item_finish, slots_add
 
+    if verdict is not None and verdict not in VERDICTS:
+        raise ValidationError(f"verdict: {verdict!r} is not one of accept, return")
     with transaction.atomic():
         inspection = Inspection.objects.select_for_update().get(pk=inspection_id)
         if inspection.status != NS.ACTIVE or inspection.checker_id != checker.pk:
@@ -153,20 +174,35 @@ def inspection_submit(*, inspection_id: int, checker: Any,
             unknown = sorted(set(rules) - set(spec.inspection_rules))
             if unknown:
                 raise ValidationError(f"item {item_id}: unknown rule(s) {', '.join(unknown)}")
+        notes = {int(key): text.strip() for key, text in (item_comments or {}).items()
+                 if text and text.strip()}
+        outside = sorted(set(notes) - set(inspection.sample))
+        if outside:
+            raise ValidationError(f"comment on item {outside[0]}: it is not in the sample")
         try:
             result = inspect_batch(inspection.sample, cleaned, threshold=inspection.threshold)
         except ValueError as exc:
             raise ValidationError(str(exc)) from exc
         errors, accuracy, passed = result.errors, result.accuracy, result.passed
+        if verdict is not None and VERDICTS[verdict] != passed:
+            raise ValidationError(
+                f"verdict: accuracy {accuracy:.3f} is above the threshold "
+                f"{inspection.threshold}, so the batch passes; to return it, tick the rules "
+                "its items break" if passed else
+                f"verdict: accuracy {accuracy:.3f} is not above the threshold "
+                f"{inspection.threshold}, so the batch cannot be accepted; return it, or "
+                "untick marks you set by mistake")
         now = timezone.now()
         transition(inspection, NS.DONE, actor=checker,
                    marks={str(k): v for k, v in cleaned.items()},
+                   comment=comment.strip(), item_comments={str(k): v for k, v in notes.items()},
                    errors=errors, accuracy=accuracy, passed=passed, finished_at=now)
         items = list(batch.items.select_related("stage", "document").order_by("id"))
         if passed:
             transition(batch, BS.ACCEPTED, actor=checker, finished_at=now)
             for item in items:
-                submissions = list(item.submissions.filter(assignment__round=batch.round)
+                submissions = list(item.submissions.filter(assignment__round=batch.round,
+                                                           superseded_by__isnull=True)
                                    .order_by("id"))
                 item_finish(item=item, emits=spec.on_items_complete(item, submissions) or [])
         else:
@@ -177,3 +213,33 @@ def inspection_submit(*, inspection_id: int, checker: Any,
                 slots_add(item=item, n=item.overlap, reserved_for=batch.annotator,
                           round_no=batch.round)
     return inspection
+
+
+def returned_feedback(*, assignment: Assignment) -> dict[str, Any] | None:
+    """What the annotator of a returned batch sees on one of its items: the inspection
+    that returned it (accuracy, threshold, the batch comment), the rules the checker
+    ticked on this item and their comment on it (when it was sampled), and the annotator's
+    previous answer to it. None when the assignment is not a relabelling round."""
+    if assignment.round <= 1 or not assignment.stage.kind_spec.batched:
+        return None
+    item = assignment.item
+    inspection = (Inspection.objects.filter(batch_id=item.batch_id, round=assignment.round - 1,
+                                            status=NS.DONE).select_related("checker").first())
+    if inspection is None:
+        return None
+    from annotation.models import Submission
+    from collector.filters.inspection import Violation
+
+    previous = (Submission.objects.filter(item=item, assignment__round=assignment.round - 1,
+                                          superseded_by__isnull=True)
+                .order_by("-id").first())
+    key = str(item.pk)
+    return {
+        "inspection": inspection, "round": assignment.round,
+        "sampled": item.pk in inspection.sample,
+        "rules": [(rule, Violation(rule).label, Violation(rule).strict)
+                  for rule in inspection.marks.get(key, [])],
+        "comment": inspection.item_comments.get(key, ""),
+        "batch_comment": inspection.comment,
+        "previous": previous,
+    }

@@ -529,6 +529,70 @@ def task_submit(
     return submission
 
 
+def submission_correctable(*, submission: Submission) -> str:
+    """Why the worker cannot correct ``submission`` now ("" when they can): only their
+    latest answer, while its item is still open (other workers' answers still to come)."""
+    if submission.superseded_by_id is not None:
+        return "this answer was corrected already"
+    if submission.set_aside:
+        return "this answer was set aside"
+    item = submission.item
+    if item.gold:
+        return "gold checks cannot be corrected"
+    if item.status != IS.OPEN:
+        return "its item is no longer open: the answers are in"
+    later = Submission.objects.filter(worker_id=submission.worker_id, pk__gt=submission.pk)
+    if later.exists():
+        return "only your last answer can be corrected"
+    return ""
+
+
+def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, Any],
+                       active_time_s: float | None = None) -> Submission:
+    """A worker corrects their last answer while its item is still open: a new submission
+    (same slot) that supersedes the old one, which is kept as it was. Agreement and
+    consolidation read only the answers that count, so they use the newest."""
+    with transaction.atomic():
+        found = Submission.objects.filter(pk=submission_id, worker=worker).values("item_id")
+        if not found:
+            raise TaskError("this answer is not yours")
+        # Lock the item as a submit does (item, then the answer): a submit that completes it
+        # waits for us and then sees the correction instead of the answer it replaces.
+        item = (Item.objects.select_for_update(of=("self",)).select_related("stage", "document")
+                .get(pk=found[0]["item_id"]))
+        old = Submission.objects.select_for_update().get(pk=submission_id)
+        old.item = item
+        why = submission_correctable(submission=old)
+        if why:
+            raise TaskError(f"You cannot correct this answer: {why}.")
+        cleaned = item.stage.kind_spec.clean_payload(item, payload)
+        new = Submission.objects.create(
+            assignment_id=old.assignment_id, item=item, stage_id=old.stage_id, worker=worker,
+            payload=cleaned, time_on_task_s=0.0, active_time_s=active_time_s,
+        )
+        updated = Submission.objects.filter(pk=old.pk, superseded_by__isnull=True).update(
+            superseded_by=new)
+        if updated != 1:
+            raise TaskError("You cannot correct this answer: it was corrected already.")
+    return new
+
+
+def worker_recent_submissions(*, worker: Any, limit: int = 10) -> list[dict[str, Any]]:
+    """The worker's latest answers (corrections included), newest first, each with
+    whether it still counts and why it cannot be corrected ("" for the one that can).
+    Completed projects leave the annotators' pages, their answers with them."""
+    rows = list(Submission.objects.filter(worker=worker, item__gold="")
+                .exclude(stage__project__status=Project.Status.COMPLETED)
+                .select_related("item", "item__stage", "stage__project")
+                .order_by("-id")[:limit])
+    out = []
+    for n, submission in enumerate(rows):
+        why = ("only your last answer can be corrected" if n else
+               submission_correctable(submission=submission))
+        out.append({"submission": submission, "correctable": not why, "why": why})
+    return out
+
+
 def standing_decide(*, standing: WorkerStage, action: str, actor: Any = None,
                     reason: str = "") -> WorkerStage:
     """An admin's decision on a worker's standing on a stage (``quality.standing_set``);

@@ -214,7 +214,8 @@ class Batch(models.Model):
         ordering = ("stage", "number")
         constraints = [
             _status_check("annotation_batch_status_valid", BatchStatus.values),
-            models.UniqueConstraint(fields=("stage", "number"), name="annotation_batch_number"),
+            # Numbered per project: "batch 3" names one batch in every list of the project.
+            models.UniqueConstraint(fields=("project", "number"), name="annotation_batch_number"),
         ]
 
     def __str__(self) -> str:
@@ -380,6 +381,10 @@ class Submission(models.Model):
         default=False, db_default=False,
         help_text="Set aside after its worker failed the stage's gold checks: the item got a "
                   "replacement worker and this answer no longer counts.")
+    superseded_by = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes",
+        help_text="The worker's correction of this answer: a new submission that counts "
+                  "instead of this one (this row is kept as it was).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -430,6 +435,9 @@ class Inspection(models.Model):
     threshold = models.FloatField()
     marks = models.JSONField(default=dict, blank=True,
                              help_text="Item id -> the rules it violates.")
+    comment = models.TextField(blank=True, help_text="The checker's word on the whole batch.")
+    item_comments = models.JSONField(default=dict, blank=True,
+                                     help_text="Item id -> the checker's comment on it.")
     errors = models.FloatField(null=True, blank=True)
     accuracy = models.FloatField(null=True, blank=True)
     passed = models.BooleanField(null=True, blank=True)

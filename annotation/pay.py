@@ -115,6 +115,11 @@ def _today_start() -> datetime:
     return timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+#: A submission a worker corrected (``Submission.superseded_by``) is paid once: the
+#: correction counts, the answer it replaced does not (its active time still does).
+COUNTS = Q(superseded_by__isnull=True)
+
+
 # Earnings of one worker --------------------------------------------------------------------
 
 def worker_earnings(*, worker: Any, project: Project | None = None) -> dict[str, Any]:
@@ -128,8 +133,8 @@ def worker_earnings(*, worker: Any, project: Project | None = None) -> dict[str,
         submissions = submissions.filter(stage__project=project)
         bonuses = bonuses.filter(project=project)
     work = list(submissions.order_by().values("stage_id").annotate(
-        n=Count("id"), seconds=Sum(_active_s()),
-        n_today=Count("id", filter=today), seconds_today=Sum(_active_s(), filter=today),
+        n=Count("id", filter=COUNTS), seconds=Sum(_active_s()),
+        n_today=Count("id", filter=today & COUNTS), seconds_today=Sum(_active_s(), filter=today),
     ))
     stages = {
         row["pk"]: row for row in Stage.objects.filter(pk__in=[w["stage_id"] for w in work])
@@ -166,7 +171,7 @@ def _work_by_worker(project: Project, stages: list[Stage], *,
     if until is not None:
         submissions = submissions.filter(created_at__lte=until)
     return list(submissions.order_by().values("stage_id", "worker_id").annotate(
-        n=Count("id"), seconds=Sum(_active_s()), first=Min("created_at"),
+        n=Count("id", filter=COUNTS), seconds=Sum(_active_s()), first=Min("created_at"),
         last=Max("created_at"),
     ))
 
@@ -300,7 +305,7 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
     submissions: dict[str, int] = defaultdict(int)
     for row in (Submission.objects.filter(stage__in=[s.pk for s in stages]).order_by()
                 .annotate(bucket=trunc("created_at")).values("bucket", "stage_id")
-                .annotate(n=Count("id"), seconds=Sum(_active_s()))):
+                .annotate(n=Count("id", filter=COUNTS), seconds=Sum(_active_s()))):
         cost[key(row["bucket"])] += rates[row["stage_id"]].pay(submissions=row["n"],
                                                                seconds=row["seconds"])
         submissions[key(row["bucket"])] += row["n"]

@@ -660,7 +660,8 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
     )
     done = list(
         Inspection.objects.filter(status=Inspection.Status.DONE)
-        .select_related("batch", "batch__annotator", "batch__stage").order_by("finished_at")
+        .select_related("batch", "batch__annotator", "batch__stage", "batch__project", "checker")
+        .order_by("finished_at")
     )
     from collector.filters.inspection import Violation
 
@@ -701,6 +702,7 @@ def inspection_samples(*, inspection: Any) -> list[dict[str, Any]]:
     subs = {
         s.item_id: s for s in Submission.objects.filter(
             item_id__in=inspection.sample, assignment__round=inspection.round,
+            superseded_by__isnull=True,
         ).order_by("id")
     }
     spec = inspection.batch.stage.kind_spec
@@ -708,7 +710,8 @@ def inspection_samples(*, inspection: Any) -> list[dict[str, Any]]:
     return [
         {"item": item, "submission": subs.get(item.pk),
          "view": spec.inspection_view(item, subs[item.pk]) if item.pk in subs else {},
-         "marked": marks.get(str(item.pk), [])}
+         "marked": marks.get(str(item.pk), []),
+         "comment": (inspection.item_comments or {}).get(str(item.pk), "")}
         for item in items
     ]
 
@@ -724,3 +727,21 @@ def releases_visible(*, user: Any, project: Project | None = None) -> QuerySet:
     if not has_role(user, Role.ADMIN):
         qs = qs.filter(status=Release.Status.PUBLISHED)
     return qs.order_by("-created_at", "-id")
+
+
+def batches_returned_to(*, worker: Any) -> list[dict[str, Any]]:
+    """The worker's batches a checker returned for relabelling, with the inspection that
+    returned each (accuracy, threshold, the checker's comment) and how many of its items
+    are still to relabel."""
+    from annotation.models import Batch, Inspection
+
+    batches = list(Batch.objects.filter(annotator=worker, status=Batch.Status.RETURNED)
+                   .select_related("project", "stage").order_by("project__name", "number"))
+    inspections = {
+        (i.batch_id, i.round): i for i in Inspection.objects.filter(
+            batch__in=batches, status=Inspection.Status.DONE).select_related("checker")
+    }
+    open_items = dict(Item.objects.filter(batch__in=batches, status=IS.OPEN).order_by()
+                      .values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n"))
+    return [{"batch": b, "inspection": inspections.get((b.pk, b.round - 1)),
+             "to_relabel": open_items.get(b.pk, 0)} for b in batches]

@@ -383,7 +383,8 @@ def slot_submit(
                 " item_id = %s AND status IN ('open', 'active') AND id <> %s) AS complete)"
                 f" SELECT (SELECT id FROM sub), done.complete, {sql.columns(Submission, 'e')}"
                 " FROM done LEFT JOIN annotation_submission e ON done.complete"
-                " AND e.item_id = %s AND NOT e.set_aside ORDER BY e.id",
+                " AND e.item_id = %s AND NOT e.set_aside AND e.superseded_by_id IS NULL"
+                " ORDER BY e.id",
                 [*params, *(v for _, v in values), item.pk, slot.pk, item.pk],
             )
             rows = cursor.fetchall()
@@ -411,10 +412,12 @@ def slot_submit(
 
 
 def submissions_of(item: Item) -> list[Submission]:
-    """The item's submissions that count (not set aside), in the order they came in."""
+    """The item's submissions that count (not set aside, not superseded by a correction),
+    in the order they came in."""
     with sql.db().cursor() as cursor:
         sql.execute(cursor, f"SELECT {sql.columns(Submission)} FROM annotation_submission"
-                    " WHERE item_id = %s AND NOT set_aside ORDER BY id", [item.pk])
+                    " WHERE item_id = %s AND NOT set_aside AND superseded_by_id IS NULL"
+                    " ORDER BY id", [item.pk])
         return sql.rows_load(Submission, cursor.fetchall())
 
 

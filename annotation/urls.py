@@ -9,6 +9,8 @@ urlpatterns = [
     path("tasks/", views.annotator_home, name="annotator_home"),
     path("tasks/next/", views.task_next, name="task_next"),
     path("tasks/<int:pk>/", views.task_detail, name="task_detail"),
+    path("tasks/answers/<int:pk>/correct/", views.submission_correct,
+         name="submission_correct"),
     path("tasks/<int:pk>/release/", views.task_release, name="task_release"),
     path("tasks/<int:pk>/check-question/", views.question_check, name="question_check"),
     path("tasks/<int:pk>/check-spelling/", views.spelling_check, name="spelling_check"),

@@ -44,6 +44,8 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
         "done_today": engine.worker_done_today(worker=request.user),
         "earned": pay.worker_earnings(worker=request.user),
         "qualifications": gold.qualifications_for(worker=request.user),
+        "recent": engine.worker_recent_submissions(worker=request.user),
+        "returned_batches": selectors.batches_returned_to(worker=request.user),
     })
 
 
@@ -120,10 +122,78 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment.status != Assignment.Status.ACTIVE:
         messages.info(request, f"This task is {assignment.get_status_display().lower()}.")
         return redirect(home)
+    from annotation.batches import returned_feedback
+
+    returned = returned_feedback(assignment=assignment)
+    form_values = spec.form_values(item, request.POST)
+    if returned and returned["previous"] and request.method != "POST":
+        form_values = spec.payload_form_values(item, returned["previous"].payload)
     return render(request, spec.template, {
         "assignment": assignment, "item": item, "stage": stage, "project": stage.project,
         "task": spec.context(item), "errors": errors,
-        "form_values": spec.form_values(item, request.POST),
+        "field_errors": field_errors(errors),
+        "form_values": form_values, "returned": returned,
+        "guidelines": render_markdown(stage.guidelines),
+        "done_today": engine.worker_done_today(worker=request.user),
+        "earned": pay.worker_earnings(worker=request.user, project=stage.project),
+    }, status=400 if errors else 200)
+
+
+def field_errors(errors: list[str]) -> dict[str, list[str]]:
+    """Validation messages by the form field they name: stage kinds write them as
+    "field: what is wrong" (``spans[2]: ...`` and ``question 2: ...`` belong to ``spans``
+    and ``question``), so a template shows each next to its field."""
+    import re
+
+    by_field: dict[str, list[str]] = {}
+    for error in errors:
+        match = re.match(r"([a-z_]+)(?:\[\d+\]| \d+)?: ", error)
+        if match:
+            by_field.setdefault(match.group(1), []).append(error[match.end():])
+    return by_field
+
+
+@role_required(Role.ANNOTATOR, Role.CHECKER)
+@require_http_methods(["GET", "POST"])
+def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
+    """The worker's last answer in its task form, pre-filled: sending it again records a
+    new submission that supersedes the old one (``engine.submission_correct``)."""
+    from annotation.models import Submission
+
+    submission = get_object_or_404(
+        Submission.objects.select_related("item", "item__document", "stage", "stage__project",
+                                          "assignment"), pk=pk, worker=request.user)
+    item, stage = submission.item, submission.stage
+    item.stage = stage
+    spec = stage.kind_spec
+    why = engine.submission_correctable(submission=submission)
+    if why:
+        messages.error(request, f"You cannot correct this answer: {why}.")
+        return redirect(_queue_home(spec.role))
+    errors: list[str] = []
+    if request.method == "POST":
+        active = request.POST.get("active_time_s") or None
+        try:
+            payload = spec.payload_from_form(item, request.POST)
+            engine.submission_correct(submission_id=submission.pk, worker=request.user,
+                                      payload=payload,
+                                      active_time_s=float(active) if active else None)
+        except ValidationError as exc:
+            errors = exc.messages
+        except engine.TaskError as exc:
+            messages.error(request, str(exc))
+            return redirect(_queue_home(spec.role))
+        else:
+            messages.success(request, "Corrected: your new answer replaces the old one "
+                             "(both are kept).")
+            return redirect(_queue_home(spec.role))
+    form_values = (spec.form_values(item, request.POST) if request.method == "POST"
+                   else spec.payload_form_values(item, submission.payload))
+    return render(request, spec.template, {
+        "assignment": submission.assignment, "item": item, "stage": stage,
+        "project": stage.project, "task": spec.context(item), "errors": errors,
+        "field_errors": field_errors(errors), "form_values": form_values,
+        "correcting": submission, "cancel_url": reverse(_queue_home(spec.role)),
         "guidelines": render_markdown(stage.guidelines),
         "done_today": engine.worker_done_today(worker=request.user),
         "earned": pay.worker_earnings(worker=request.user, project=stage.project),
@@ -187,7 +257,9 @@ def checker_home(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.CHECKER)
 def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """Claim (POST without marks) and inspect a batch's sample; submit the marks."""
+    """Claim (action=claim) and inspect a batch's sample; Accept or Return it (action) with
+    the marks and comments. The paper's rule decides which of the two the marks allow
+    (``batches.inspection_submit``)."""
     from annotation import batches
     from annotation.models import Inspection
 
@@ -196,20 +268,31 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
                                           "batch__annotator"), pk=pk)
     errors: list[str] = []
     if request.method == "POST":
+        action = request.POST.get("action", "")
         try:
-            if request.POST.get("action") == "claim":
+            if action == "claim":
                 batches.inspection_claim(inspection_id=pk, checker=request.user)
                 return redirect("annotation:inspection_detail", pk=pk)
+            if action not in batches.VERDICTS:
+                raise ValidationError("verdict: press Accept batch or Return batch")
             marks = {item_id: request.POST.getlist(f"rules-{item_id}")
                      for item_id in inspection.sample}
-            done = batches.inspection_submit(inspection_id=pk, checker=request.user,
-                                             marks=marks)
+            done = batches.inspection_submit(
+                inspection_id=pk, checker=request.user, marks=marks, verdict=action,
+                comment=request.POST.get("comment", ""),
+                item_comments={item_id: request.POST.get(f"comment-{item_id}", "")
+                               for item_id in inspection.sample})
         except ValidationError as exc:
             errors = exc.messages
         else:
-            verdict = "accepted" if done.passed else "returned to its annotator"
-            messages.success(request, f"Batch {inspection.batch.number}: accuracy "
-                             f"{done.accuracy:.1%}, {verdict}.")
+            batch = inspection.batch
+            text = (f"Batch {batch.number} of {batch.project.name} ({batch.annotator.username}): "
+                    f"accuracy {done.accuracy:.1%}")
+            if done.passed:
+                messages.success(request, f"{text}, accepted.")
+            else:
+                messages.warning(request, f"{text}, not above {done.threshold:.0%}: returned "
+                                 f"to {batch.annotator.username} with your marks and comments.")
             return redirect("annotation:checker_home")
     if inspection.status == Inspection.Status.ACTIVE and inspection.checker_id != request.user.pk:
         raise PermissionDenied("another checker is inspecting this batch")
@@ -217,11 +300,17 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
     spec = inspection.batch.stage.kind_spec
     rules = [Violation(rule) for rule in spec.inspection_rules]
+    samples = selectors.inspection_samples(inspection=inspection)
+    if errors:  # show the marks and comments the checker posted
+        for s in samples:
+            s["marked"] = request.POST.getlist(f"rules-{s['item'].pk}")
+            s["comment"] = request.POST.get(f"comment-{s['item'].pk}", "")
     return render(request, "annotation/inspection_detail.html", {
         "inspection": inspection, "batch": inspection.batch, "errors": errors,
         "rules": [(r.value, r.label, 1.0 if r.strict else 0.5) for r in rules],
-        "template": spec.inspection_template,
-        "samples": selectors.inspection_samples(inspection=inspection),
+        "template": spec.inspection_template, "samples": samples,
+        "comment": request.POST.get("comment", inspection.comment) if errors
+        else inspection.comment,
         "guidelines": render_markdown(inspection.batch.stage.guidelines),
     }, status=400 if errors else 200)
 

@@ -162,6 +162,13 @@ class StageKind:
         """Values to show in the form again (after a refused submission)."""
         return {}
 
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        """``form_values`` that show a cleaned ``payload`` in the form again: the worker's
+        previous answer, pre-filled, when a returned batch comes back or they correct their
+        last submission. Kinds that cannot pre-fill return {} (the page shows the previous
+        answer beside the empty form)."""
+        return {}
+
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         """The payload a web form posted (``data`` is the POST QueryDict)."""
         import json

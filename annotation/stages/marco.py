@@ -217,6 +217,10 @@ class JudgeKind(StageKind):
             return {"exclusions": []}
         return {**self.payload_from_form(item, data), "exclusions": data.getlist("exclusion")}
 
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return {name: payload.get(name) or ("" if name != "exclusions" else [])
+                for name in ("intent", "decision", "exclusions", "query_type", "question_type")}
+
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         judgments = [s.payload for s in submissions]
         reasons: list[str] = []

@@ -187,6 +187,12 @@ class QuestionKind(StageKind):
         return {"questions": [(n, posted[n - 1] if n <= len(posted) else "")
                               for n in range(1, slots + 1)]}
 
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        posted = payload.get("questions", [])
+        slots = max(item.stage.params["max_questions"], len(posted))
+        return {"questions": [(n, posted[n - 1] if n <= len(posted) else "")
+                              for n in range(1, slots + 1)]}
+
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         questioners = tuple(s.worker_id for s in submissions)
         return [
@@ -271,6 +277,15 @@ class AnswerKind(StageKind):
             return "The question makes no sense."
         return " … ".join(item.document.body[s:e] for s, e in expected.get("spans", []))
 
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        return {"payload": data.get("payload", "")} if data else {}
+
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        import json
+
+        return {"payload": json.dumps(payload) if "spans" in payload else "",
+                "flag": next((f for f in ("no_answer", "bad_question") if payload.get(f)), "")}
+
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         flag = data.get("flag")
         if flag in ("no_answer", "bad_question"):
@@ -335,7 +350,7 @@ class AgreementKind(StageKind):
             latest = {(item_id, worker_id): (payload, document_id)
                       for item_id, worker_id, payload, document_id in Submission.objects.filter(
                           stage__project_id=stage.project_id, stage__kind="newsqa_answer",
-                          set_aside=False, item__gold="",
+                          set_aside=False, superseded_by__isnull=True, item__gold="",
                       ).order_by("id").values_list("item_id", "worker_id", "payload",
                                                    "item__document_id")}
             bodies = dict(Document.objects.filter(pk__in={d for _, d in latest.values()})
@@ -410,6 +425,14 @@ class ValidateKind(StageKind):
             options.append({"index": n, "text": text})
         return {"question": item.data["question"], "body": body, "options": options,
                 "headline": item.document.title}
+
+    def form_values(self, item: Item, data: Any) -> dict[str, Any]:
+        return {"choice": data.get("choice", "")} if data else {}
+
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        if "choice" in payload:
+            return {"choice": str(payload["choice"])}
+        return {"choice": next((f for f in ("all_bad", "bad_question") if payload.get(f)), "")}
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         choice = data.get("choice", "")

@@ -585,6 +585,14 @@ class EvidenceKind(StageKind):
                 "answer": data.get("answer", ""), "doc": data.get("doc", ""),
                 "start": data.get("start", ""), "end": data.get("end", "")}
 
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        if payload.get("reject"):
+            return {"rejected": True}
+        start, end = payload.get("evidence") or ("", "")
+        return {"alternatives": dict(payload.get("alternatives", {})),
+                "answer": payload.get("answer", ""), "doc": payload.get("doc", ""),
+                "start": start, "end": end}
+
     def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
                    ) -> float:
         """The mean of the exact answer label (positive / negative / uncertain) and the

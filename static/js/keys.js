@@ -2,6 +2,8 @@
 // a text field; the "next task" form answers to "n".
 (function () {
   function typing(target) {
+    // a focused radio button or checkbox takes no text: its form's keys still work
+    if (target && target.tagName === "INPUT" && /^(radio|checkbox|button|submit)$/.test(target.type)) return false;
     return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
   }
   document.addEventListener("keydown", function (event) {

@@ -88,15 +88,9 @@
       if (i !== null) { cursor = i; paint(); }
     });
     text.addEventListener("keydown", function (e) {
-      var toks = tokensOf(n);
-      if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
-        e.preventDefault();
-        var step = e.key === "ArrowRight" ? 1 : -1;
-        var next = cursor === null ? 0 : Math.max(0, Math.min(toks.length - 1, cursor + step));
-        if (e.shiftKey) { if (anchor === null) anchor = cursor === null ? next : cursor; }
-        else { anchor = next; }
-        cursor = next; paint();
-        toks[cursor].scrollIntoView({ block: "nearest" });
+      var st = { anchor: anchor, cursor: cursor };   // word, phrase, sentence moves: tokennav.js
+      if (window.TokenNav.handle(tokensOf(n), st, e)) {
+        anchor = st.anchor; cursor = st.cursor; paint();
       } else if (e.key === "Enter" && !e.ctrlKey && !e.metaKey) {
         e.preventDefault(); take();
       }

@@ -8,17 +8,17 @@
   var empty = document.getElementById("no-spans");
   var form = document.getElementById("task-form");
   var spans = [];            // [[firstTokenIndex, lastTokenIndex], ...]
-  var anchor = null, cursor = null, dragging = false;
+  var st = { anchor: null, cursor: null }, dragging = false;   // selection: anchor .. cursor
 
   function range() {
-    if (anchor === null) return null;
-    return [Math.min(anchor, cursor), Math.max(anchor, cursor)];
+    if (st.anchor === null) return null;
+    return [Math.min(st.anchor, st.cursor), Math.max(st.anchor, st.cursor)];
   }
   function paint() {
     var r = range();
     tokens.forEach(function (t, i) {
       t.classList.toggle("selecting", !!r && i >= r[0] && i <= r[1]);
-      t.classList.toggle("cursor", i === cursor);
+      t.classList.toggle("cursor", i === st.cursor);
       t.classList.toggle("chosen", spans.some(function (s) { return i >= s[0] && i <= s[1]; }));
     });
   }
@@ -49,7 +49,7 @@
     if (!r) return;
     spans = spans.filter(function (s) { return s[1] < r[0] || s[0] > r[1]; });
     spans.push(r);
-    anchor = null;
+    st.anchor = null;
     sync(); paint();
   }
   function indexOf(node) {
@@ -63,24 +63,18 @@
     if (i === null) return;
     e.preventDefault();
     article.focus();
-    if (e.shiftKey && anchor !== null) { cursor = i; } else { anchor = cursor = i; }
+    if (e.shiftKey && st.anchor !== null) { st.cursor = i; } else { st.anchor = st.cursor = i; }
     dragging = true; paint();
   });
   article.addEventListener("mouseover", function (e) {
     if (!dragging) return;
     var i = indexOf(e.target);
-    if (i !== null) { cursor = i; paint(); }
+    if (i !== null) { st.cursor = i; paint(); }
   });
   document.addEventListener("mouseup", function () { dragging = false; });
   article.addEventListener("keydown", function (e) {
-    if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
-      e.preventDefault();
-      var step = e.key === "ArrowRight" ? 1 : -1;
-      var next = cursor === null ? 0 : Math.max(0, Math.min(tokens.length - 1, cursor + step));
-      if (e.shiftKey) { if (anchor === null) anchor = cursor === null ? next : cursor; }
-      else { anchor = next; }
-      cursor = next; paint();
-      tokens[cursor].scrollIntoView({ block: "nearest" });
+    if (window.TokenNav.handle(tokens, st, e)) {
+      paint();
     } else if (e.key === "Enter" && !e.ctrlKey && !e.metaKey) {
       e.preventDefault(); addSelection();
     } else if (e.key === "Backspace") {
@@ -104,5 +98,16 @@
       empty.classList.add("error");
     }
   });
-  sync();
+  // A pre-filled answer (a refused submit, a correction): its spans back on the tokens.
+  try {
+    (JSON.parse(payload.value || "{}").spans || []).forEach(function (span) {
+      var first = null, last = null;
+      tokens.forEach(function (t, i) {
+        if (first === null && parseInt(t.dataset.s, 10) >= span[0]) first = i;
+        if (parseInt(t.dataset.e, 10) <= span[1]) last = i;
+      });
+      if (first !== null && last !== null && last >= first) spans.push([first, last]);
+    });
+  } catch (err) { spans = []; }
+  sync(); paint();
 })();

@@ -210,10 +210,163 @@ def test_checker_pages(project, people, client_for, committed):
     page = client.get(url).content.decode()
     assert page.count('name="rules-') == 2 * len(inspection.sample)
     with committed():
-        response = client.post(url, {f"rules-{inspection.sample[0]}": ["answer_incorrect"]})
+        response = client.post(url, {f"rules-{inspection.sample[0]}": ["answer_incorrect"],
+                                     "action": "return"})
     assert response.status_code == 302
     inspection.refresh_from_db()
     assert inspection.passed is False and inspection.marks == {str(inspection.sample[0]):
                                                               ["answer_incorrect"]}
     home = client.get(reverse("annotation:checker_home")).content.decode()
     assert 'data-testid="plot-accuracy"' in home and "the answer is incorrect: 1" in home
+
+
+# The quality loop: numbering, explicit verdicts, comments back to the annotator -------------
+
+RECIPES["test-batched-twice"] = [StageSpec("test_source", "Source"),
+                                 StageSpec("test_batched", "Label A"),
+                                 StageSpec("test_batched", "Label B"),
+                                 StageSpec("test_sink", "Final")]
+
+
+def test_batches_are_numbered_per_project_not_per_stage(db, settings, committed):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Twice", recipe="test-batched-twice",
+                                    params={2: {"batch_size": 2}, 3: {"batch_size": 2}})
+    Project.objects.filter(pk=project.pk).update(status="active")
+    first, second = project.stages.get(order=2), project.stages.get(order=3)
+    with committed():
+        engine.items_emit(source_stage=project.stages.get(order=1), emits=[
+            Emit(kind="test_batched", key=f"a{n}", data={}) for n in range(4)])
+        engine.items_emit(source_stage=first, emits=[
+            Emit(kind="test_batched", key=f"b{n}", data={}) for n in range(2)])
+    assert list(first.batches.values_list("number", flat=True)) == [1, 2]
+    assert list(second.batches.values_list("number", flat=True)) == [3]
+    # another project counts from 1 again
+    other = engine.project_create(name="Other", recipe="test-batched",
+                                  params={2: {"batch_size": 2}})
+    with committed():
+        engine.items_emit(source_stage=other.stages.get(order=1), emits=[
+            Emit(kind="test_batched", key="c", data={}) for _ in range(1)])
+    assert batches.batches_flush_ready(project_id=other.pk) == 1
+    assert list(other.batches.values_list("number", flat=True)) == [1]
+
+
+def finished_batch(project, annotator, label="yes"):
+    for _ in range(4):
+        task = engine.task_claim(worker=annotator, project=project)
+        engine.task_submit(assignment_id=task.pk, worker=annotator, payload={"label": label})
+    return Inspection.objects.get(batch__annotator=annotator, status="open")
+
+
+def test_an_explicit_verdict_must_agree_with_the_papers_rule(project, people, committed):
+    carol = people["carol"]
+    inspection = finished_batch(project, people["alice"])
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    one_wrong = {inspection.sample[0]: ["answer_incorrect"]}
+    with pytest.raises(ValidationError, match=r"accuracy 0\.500 is not above the threshold "
+                       r"0\.95, so the batch cannot be accepted"):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                                  marks=one_wrong, verdict="accept")
+    with pytest.raises(ValidationError, match=r"accuracy 1\.000 is above the threshold"):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={},
+                                  verdict="return")
+    with pytest.raises(ValidationError, match="verdict: 'maybe'"):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={},
+                                  verdict="maybe")
+    inspection.refresh_from_db()
+    assert inspection.status == "active"  # nothing written by the refusals
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={},
+                                  verdict="accept")
+    assert Batch.objects.get(pk=inspection.batch_id).status == "accepted"
+
+
+def test_comments_and_marks_go_back_with_the_returned_batch(project, people, committed):
+    alice, carol = people["alice"], people["carol"]
+    inspection = finished_batch(project, alice, label="no")
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    bad, fine = inspection.sample
+    with pytest.raises(ValidationError, match="not in the sample"):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={},
+                                  verdict="return", item_comments={bad + 999: "x"})
+    batches.inspection_submit(
+        inspection_id=inspection.pk, checker=carol, verdict="return",
+        marks={bad: ["answer_incorrect", "evidence_irrelevant"]},
+        comment="  Most labels are the wrong way round.  ",
+        item_comments={bad: "This one is a clear yes.", fine: " "})
+    inspection.refresh_from_db()
+    assert inspection.comment == "Most labels are the wrong way round."
+    assert inspection.item_comments == {str(bad): "This one is a clear yes."}
+    seen = {}
+    for _ in range(4):  # the returned batch comes back to her, whole
+        task = engine.task_claim(worker=alice, project=project)
+        feedback = batches.returned_feedback(assignment=task)
+        seen[task.item_id] = feedback
+        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    assert set(seen) == set(Batch.objects.get(pk=inspection.batch_id).items
+                            .values_list("pk", flat=True))
+    assert seen[bad]["sampled"] and seen[bad]["comment"] == "This one is a clear yes."
+    assert [(r, strict) for r, _, strict in seen[bad]["rules"]] == [
+        ("answer_incorrect", True), ("evidence_irrelevant", False)]
+    assert seen[bad]["batch_comment"] == "Most labels are the wrong way round."
+    assert seen[bad]["previous"].payload == {"label": "no"}
+    assert seen[fine]["sampled"] and seen[fine]["rules"] == [] and seen[fine]["comment"] == ""
+    unsampled = [pk for pk in seen if pk not in inspection.sample]
+    assert unsampled and not seen[unsampled[0]]["sampled"]
+    # the first round's answers never count again once the batch is accepted
+    second = Inspection.objects.get(batch_id=inspection.batch_id, round=2)
+    batches.inspection_claim(inspection_id=second.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=second.pk, checker=carol, marks={},
+                                  verdict="accept")
+    finals = Item.objects.filter(stage__kind="test_sink")
+    assert {f.result["label"] for f in finals} == {"yes"}
+    # a first-round task is not a relabelling: no feedback
+    assert batches.returned_feedback(
+        assignment=Assignment.objects.filter(round=1).exclude(worker=None).first()) is None
+
+
+def test_checker_pages_name_project_and_annotator_and_colour_the_verdict(
+        project, people, client_for, committed, settings):
+    from django.urls import reverse
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    other = engine.project_create(name="Batched two", recipe="test-batched",
+                                  params={2: {"batch_size": 4, "inspect_fraction": 0.5}})
+    Project.objects.filter(pk=other.pk).update(status="active")
+    with committed():
+        engine.items_emit(source_stage=other.stages.get(order=1), emits=[
+            Emit(kind="test_batched", key=f"o{n}", data={}) for n in range(4)])
+    engine.project_member_add(project=other, user=people["bob"], role=Role.ANNOTATOR)
+    mine = finished_batch(project, people["alice"])
+    theirs = finished_batch(other, people["bob"])
+    assert mine.batch.number == theirs.batch.number == 1
+    client = client_for(people["carol"])
+    home = client.get(reverse("annotation:checker_home")).content.decode()
+    assert f'data-testid="inspect-{project.pk}-1"' in home
+    assert f'data-testid="inspect-{other.pk}-1"' in home
+    assert "Batched · Label" in home and "Batched two · Label" in home
+    url = reverse("annotation:inspection_detail", args=[mine.pk])
+    client.post(url, {"action": "claim"})
+    page = client.get(url).content.decode()
+    for testid in ("accept", "return", "accuracy", "batch-comment", "comment-1"):
+        assert f'data-testid="{testid}"' in page
+    assert 'data-threshold="0.95"' in page and "js/inspection.js" in page
+    # a verdict the marks do not allow: refused, the marks and comments are kept
+    refused = client.post(url, {f"rules-{mine.sample[0]}": ["answer_incorrect"],
+                                f"comment-{mine.sample[0]}": "wrong label",
+                                "comment": "please relabel", "action": "accept"})
+    body = refused.content.decode()
+    assert refused.status_code == 400 and "cannot be accepted" in body
+    assert "wrong label" in body and "please relabel" in body
+    assert 'value="answer_incorrect" data-item' in body and "checked" in body
+    with committed():
+        done = client.post(url, {f"rules-{mine.sample[0]}": ["answer_incorrect"],
+                                 "comment": "please relabel", "action": "return"}, follow=True)
+    body = done.content.decode()
+    assert 'class="message warning"' in body and 'class="message success"' not in body
+    assert "returned to alice" in body and "please relabel" in body
+    annotator_home = client_for(people["alice"]).get(reverse("annotation:annotator_home"))
+    text = annotator_home.content.decode()
+    assert 'data-testid="returned-batches"' in text and "Batch 1 of Batched" in text
+    assert "please relabel" in text

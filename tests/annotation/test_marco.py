@@ -657,3 +657,25 @@ def test_stages_are_offered_by_membership_role(project, people, committed, db):
     assert kinds(both, Role.CHECKER) == ["marco_review"]
     checker_only = kinds(people["chk"])
     assert checker_only == ["marco_review"]
+
+
+def test_judgment_page_says_exclude_needs_an_intent_and_errors_sit_by_their_field(
+    project, people, committed, client_for
+):
+    emit_queries(project, committed)
+    client = client_for(people["judge"])
+    url = client.post(reverse("annotation:task_next"))["Location"]
+    page = client.get(url).content.decode()
+    assert "Every query needs an <strong>intent</strong>, also one you exclude" in page
+    assert "data-enter-submits" in page and 'data-missing="Choose the query\'s intent' in page
+    refused = client.post(url, {"decision": "exclude", "exclusion": ["geo_local"]})
+    body = refused.content.decode()
+    assert refused.status_code == 400
+    error = re.search(r'data-testid="field-error-intent">([^<]*)<', body)
+    assert error and "choose one of" in error.group(1).lower()
+    # the intent fieldset holds its error; the decision's does not
+    intent = body[body.index("<legend>Intent</legend>"):body.index("<legend>Exclude because")]
+    assert 'data-testid="field-error-intent"' in intent
+    assert 'data-testid="field-error-decision"' not in body
+    refused = client.post(url, {"intent": "navigational", "decision": "keep"})
+    assert 'data-testid="field-error-decision"' in refused.content.decode()

@@ -19,7 +19,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 
 from annotation import batches, engine
-from annotation.models import Assignment, Batch, Inspection, Item, Project
+from annotation.models import Assignment, Batch, Inspection, Item, Project, Submission
 from annotation.roles import Role
 from annotation.stages import reco
 from collector.filters import QueryFilter, evaluate_filter
@@ -741,3 +741,53 @@ def test_admin_trains_the_intent_classifier_from_uploaded_labels(db, client_for,
     late = SimpleUploadedFile("labels.jsonl", "\n".join(lines).encode())
     page = client.post(url, {"action": "train", "language": "en", "labelled": late}, follow=True)
     assert "before the project starts" in page.content.decode()
+
+
+def test_returned_item_shows_the_marks_comments_and_the_previous_answer(
+        make_project, people, client_for, committed):
+    project = make_project(["孕妇能吃芹菜吗", "can pregnant women eat celery"],
+                           params=TRAIN_ONLY)
+    join(project, people)
+    submit(people["ann1"], project, committed,
+           lambda item: evidence(item, needle_of(item), answer="negative"))
+    inspection = Inspection.objects.get()
+    batches.inspection_claim(inspection_id=inspection.pk, checker=people["chk"])
+    bad = inspection.sample[0]
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=people["chk"],
+                                  marks={bad: ["answer_incorrect"]}, verdict="return",
+                                  comment="Read the whole evidence first.",
+                                  item_comments={bad: "The evidence says yes."})
+    client = client_for(people["ann1"])
+    home = client.get(reverse("annotation:annotator_home")).content.decode()
+    assert 'data-testid="returned-batches"' in home and "Read the whole evidence first." in home
+    seen = 0
+    while True:
+        response = client.post(reverse("annotation:task_next"))
+        if response["Location"].endswith(reverse("annotation:annotator_home")):
+            break
+        task = Assignment.objects.get(worker=people["ann1"], status="active")
+        page = client.get(response["Location"]).content.decode()
+        previous = task.item.submissions.get().payload
+        assert 'data-testid="returned-banner"' in page and "accuracy" in page
+        assert "Read the whole evidence first." in page
+        start, end = previous["evidence"]
+        assert f'id="ev-start" value="{start}"' in page and f'id="ev-end" value="{end}"' in page
+        alternatives = previous["alternatives"]
+        assert f'value="{alternatives["negative"]}"' in page
+        assert re.search(r'value="negative" required data-testid="answer-negative"\s+checked',
+                         page)
+        if task.item_id == bad:
+            assert "The answer is incorrect" in page and "The evidence says yes." in page
+        else:
+            assert "found nothing wrong" in page
+        with committed():
+            client.post(response["Location"], {
+                "doc": str(previous["doc"]), "start": str(start), "end": str(end),
+                **{f"alt_{k}": v for k, v in alternatives.items()}, "answer": "positive"})
+        seen += 1
+    assert seen == 2
+    second = Inspection.objects.get(round=2)
+    assert {s.payload["answer"] for s in Submission.objects.filter(assignment__round=2)} == {
+        "positive"}
+    assert second.batch.status == "inspection"

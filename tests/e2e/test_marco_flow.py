@@ -5,6 +5,7 @@ checker sees the outlier flagged and drops it; the admin sees the weights."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation import engine
 from annotation.models import Item
@@ -55,9 +56,20 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     judge = as_user("judge")
     task_next(judge, '[data-testid="query"]')
     assert judge.inner_text('[data-testid="query"]') == QUERY
+    # Exclude (e) without an intent, Enter: refused in the page, the reason by the intents.
+    assert "needs an intent" in judge.inner_text('[data-testid="judge-hint"]')
+    judge.keyboard.press("e")
+    judge.keyboard.press("Enter")
+    missing = judge.locator('[data-testid="client-error-intent"]')
+    missing.wait_for()
+    assert "every query needs one, also one you exclude" in missing.inner_text()
+    assert judge.locator("fieldset:has(legend:text('Intent')) .field-error").count() == 1
+    screenshot("marco-judge-intent-missing", of=judge)
+    assert Item.objects.get(stage__kind="marco_judge").submissions.count() == 0
     for key in ("1", "4", "k"):
         judge.keyboard.press(key)
     assert judge.is_checked('[data-testid="keep"]')
+    expect(missing).to_have_count(0)  # the message goes once an intent is chosen
     screenshot("marco-judge", of=judge)
     submit(judge, key="Enter")
     judgment = Item.objects.get(stage__kind="marco_judge")

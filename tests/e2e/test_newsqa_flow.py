@@ -64,16 +64,13 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     screenshot("newsqa-answer-span", of=reader1)
     submit(reader1, '[data-testid="submit"]')
 
-    # Second answerer disagrees, by keyboard: selects "Lena Ortiz" and presses Enter.
+    # Second answerer disagrees, by keyboard: "]" jumps to the next sentence ("Mayor ..."),
+    # then one word right, Shift+one word, Enter: "Lena Ortiz" in four keys.
     reader2 = as_user("reader2")
     task_next(reader2, '[data-testid="article"]')
-    tokens = reader2.locator(".tok").all_inner_texts()
-    lena = tokens.index("Lena")
     reader2.focus('[data-testid="article"]')
-    for _ in range(lena + 1):
-        reader2.keyboard.press("ArrowRight")
-    reader2.keyboard.press("Shift+ArrowRight")
-    reader2.keyboard.press("Enter")
+    for key in ("]", "ArrowRight", "Shift+ArrowRight", "Enter"):
+        reader2.keyboard.press(key)
     assert "Lena Ortiz" in reader2.inner_text('[data-testid="spans"]')
     submit(reader2, key="Control+Enter")
 
@@ -85,9 +82,16 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     task_next(asker, '[data-testid="choice-0"]')
     options = asker.locator("label.choice").all_inner_texts()
     assert options[0].strip() == "Dario Weiss" and options[1].strip() == "Lena Ortiz"
+    assert "Enter" in asker.inner_text('[data-testid="submit"]')
+    asker.keyboard.press("Enter")  # nothing chosen yet: refused, next to the choices
+    asker.locator('[data-testid="client-error-choice"]').wait_for()
+    assert "Choose an answer first" in asker.inner_text('[data-testid="client-error-choice"]')
+    screenshot("newsqa-validation-missing", of=asker)
+    # the first choice has the focus; its number key still works there
+    assert asker.evaluate("document.activeElement.dataset.testid") == "choice-0"
     asker.keyboard.press("1")
     screenshot("newsqa-validation", of=asker)
-    submit(asker, '[data-testid="submit"]')
+    submit(asker, key="Enter")  # 1 then Enter sends it
 
     record = Item.objects.filter(stage__kind="newsqa_consolidate", status="done").first()
     assert record is not None

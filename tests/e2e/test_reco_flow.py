@@ -5,6 +5,7 @@ relabels, the checker accepts, and the admin sees the final set."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation import engine
 from annotation.models import Batch, Item
@@ -103,35 +104,73 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     batch = Batch.objects.get()
     assert batch.status == "inspection"
 
-    # The checker marks one answer incorrect: accuracy 0.5, the batch goes back.
+    # The checker marks one answer incorrect: the running accuracy falls to 50%, Accept is
+    # disabled; comments on the item and the batch; Return sends it back (not in green).
     checker = as_user("checker")
     checker.goto("/review/")
-    checker.click(f'[data-testid="inspect-{batch.number}"]')
+    assert "labeller" in checker.inner_text('[data-testid="waiting-batches"]')
+    checker.click(f'[data-testid="inspect-{project.pk}-{batch.number}"]')
     checker.wait_for_selector('[data-testid="sample-1"]')
+    assert checker.inner_text('[data-testid="batch-annotator"]') == "labeller"
     assert checker.locator('[data-testid="inspect-query"]').count() == 2
     assert QINCAI_PARAPHRASE[:4] in checker.inner_text('[data-testid="sample-1"]') or \
         QINCAI_PARAPHRASE[:4] in checker.inner_text('[data-testid="sample-2"]')
+    expect(checker.locator('[data-testid="accuracy"]')).to_have_text("100.0%")
+    expect(checker.locator('[data-testid="return"]')).to_be_disabled()
     checker.check('[data-testid="rule-1-answer_incorrect"]')
+    expect(checker.locator('[data-testid="accuracy"]')).to_have_text("50.0%")
+    expect(checker.locator('[data-testid="accept"]')).to_be_disabled()
+    assert "not above the threshold" in checker.inner_text('[data-testid="verdict-text"]')
+    checker.check('[data-testid="rule-1-evidence_irrelevant"]')  # an item counts 1 at most
+    expect(checker.locator('[data-testid="accuracy"]')).to_have_text("50.0%")
+    checker.uncheck('[data-testid="rule-1-evidence_irrelevant"]')
+    checker.fill('[data-testid="comment-1"]', "The evidence says the opposite.")
+    checker.fill('[data-testid="batch-comment"]', "Check each answer against its evidence.")
     screenshot("reco-inspection", of=checker)
-    submit(checker, '[data-testid="submit-inspection"]')
-    assert "returned to its annotator" in checker.content()
+    submit(checker, '[data-testid="return"]')
+    message = checker.locator(".message.warning")
+    assert "returned to labeller" in message.inner_text()
+    assert checker.locator(".message.success").count() == 0
+    screenshot("reco-inspection-returned", of=checker)
     batch.refresh_from_db()
     assert (batch.status, batch.round) == ("returned", 2)
+    inspection = batch.inspections.get(round=1)
+    marked = inspection.sample[0]
 
-    # The labeller relabels the whole batch: "positive" this time.
+    # The labeller sees the batch come back, each item with the checker's marks and
+    # comments and their previous answer filled in; they correct the answer, resubmit.
     labeller.goto("/tasks/")
-    task_next(labeller)
-    label(labeller, answer="positive", keyboard=False)
-    submit(labeller, '[data-testid="submit"]')
-    label(labeller, answer="positive", keyboard=True)
-    submit(labeller, '[data-testid="submit"]')
+    assert "Check each answer against its evidence." in labeller.inner_text(
+        '[data-testid="returned-batches"]')
+    screenshot("reco-returned-home", of=labeller)
+    task_next(labeller, '[data-testid="returned-banner"]')
+    for _ in range(2):
+        banner = labeller.inner_text('[data-testid="returned-banner"]')
+        assert "Check each answer against its evidence." in banner and "0.500" in banner
+        query = labeller.inner_text('[data-testid="query"]')
+        item = Item.objects.get(stage__kind="reco_evidence", data__query=query)
+        if item.pk == marked:
+            assert "The answer is incorrect" in banner
+            assert "The evidence says the opposite." in banner
+            screenshot("reco-returned-item", of=labeller)
+        else:
+            assert "found nothing wrong" in banner
+        # the previous answer, pre-filled: evidence, alternatives, the "negative" choice
+        assert labeller.inner_text('[data-testid="evidence"]') == EVIDENCE[query]
+        assert labeller.input_value('[data-testid="alt-positive"]') == ALTERNATIVES[query][0]
+        assert labeller.is_checked('[data-testid="answer-negative"]')
+        labeller.check('[data-testid="answer-positive"]')
+        submit(labeller, '[data-testid="submit"]')
+    assert {s.payload["answer"] for s in batch.items.get(pk=marked).submissions.all()} == {
+        "negative", "positive"}
 
-    # Second round passes.
+    # Second round passes: Accept, in green.
     checker.goto("/review/")
-    checker.click(f'[data-testid="inspect-{batch.number}"]')
+    checker.click(f'[data-testid="inspect-{project.pk}-{batch.number}"]')
     checker.wait_for_selector('[data-testid="sample-1"]')
-    submit(checker, '[data-testid="submit-inspection"]')
-    assert "accepted" in checker.content()
+    expect(checker.locator('[data-testid="accept"]')).to_be_enabled()
+    submit(checker, '[data-testid="accept"]')
+    assert "accepted" in checker.locator(".message.success").inner_text()
     checker.wait_for_selector('[data-testid="plot-accuracy"]')
     screenshot("reco-checker-dashboard", of=checker)
 
