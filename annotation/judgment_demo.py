@@ -92,3 +92,42 @@ def scripted_score(data: dict[str, Any], rater: str) -> int:
     if zlib.crc32(f"{data['question_id']}|{data['system']}|{rater}".encode()) % 4 == 0:
         score += 1 if score < 3 else -1
     return max(1, min(5, score))
+
+
+def build_judgment_done(people: dict[str, Any]) -> str:
+    """The finished judgment demo: imported, sampled (every question), rated by two demo
+    annotators through the task services, studied, released and published."""
+    from annotation import demo, engine
+    from annotation.judgment_models import JudgmentReport
+    from annotation.models import Item, Project
+    from annotation.roles import Role
+    from annotation.stages.judgment_import import judgment_import
+
+    raters = demo.ANNOTATORS[:2]
+    project = Project.objects.filter(name=JUDGMENT_DONE).first() or engine.project_create(
+        name=JUDGMENT_DONE, recipe="judgment", language="zh", user=people[demo.ADMIN],
+        description="Two simulated systems' answers to the DuReader sample, rated 1-5 by two "
+                    "raters; adapted and original ROUGE-L / BLEU-4 against the ratings.")
+    if project.status == Project.Status.DRAFT:
+        if not Item.objects.filter(stage__project=project, stage__kind="judgment_sample").exists():
+            judgment_import(project=project, references=references_upload(),
+                            predictions=system_uploads())
+        for username in raters:
+            engine.project_member_add(project=project, user=people[username],
+                                      role=Role.ANNOTATOR)
+        engine.project_start(project=project, actor=people[demo.ADMIN])
+        project.refresh_from_db()
+    for username in raters:
+        demo._work(project, people[username],
+                   lambda item, worker: {"score": scripted_score(item.data, worker.username)})
+    saved = JudgmentReport.objects.filter(project=project).first()
+    if saved is None:
+        raise demo.DemoError(f"{project.name}: the study wrote no report")
+    release = demo._release(project, people[demo.ADMIN], ["judgment"])
+    t2 = saved.report["table2"]
+    return (f"{saved.report['counts']['candidates']} candidates rated by {len(raters)}; "
+            f"Table 2 overall ROUGE-L {t2['rouge_l']['overall']} -> adapted "
+            f"{t2['adapted_rouge_l']['overall']}; {demo._release_line(release)}")
+
+
+JUDGMENT_DONE = "Judgment study demo (complete)"

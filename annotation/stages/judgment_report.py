@@ -173,3 +173,45 @@ def report_csv(report: dict[str, Any]) -> str:
         for pair, share in pairs.items():
             writer.writerow(["bootstrap", f"adapted_{pair}>{pair}", column, share])
     return out.getvalue()
+
+
+# The release ----------------------------------------------------------------------------------
+
+def release_files(release: Any, folder: Any, report: Any) -> list[tuple[str, str, Any]]:
+    """``judgment/candidates.jsonl`` (one line per rated candidate) and
+    ``judgment/report.json`` (the tables, bootstrap, sweeps, distributions) of the latest
+    report. ``report`` is the release's progress callback."""
+    from collector.exporters.judgment import write_judgment_candidates, write_judgment_report
+
+    saved = report_latest(project=release.project)
+    if saved is None:
+        raise ValueError("the judgment project has no study report yet: run the study")
+    folder.mkdir(parents=True, exist_ok=True)
+    return [
+        ("judgment", "", write_judgment_candidates(folder / "candidates.jsonl",
+                                                   saved.report["candidates"],
+                                                   progress=report)),
+        ("judgment", "", write_judgment_report(folder / "report.json", saved.report)),
+    ]
+
+
+def datasheet_rated(project: Project) -> dict[str, Any]:
+    """What was rated: questions per type, systems, candidates, raters and scale."""
+    saved = report_latest(project=project)
+    rate = project.stages.filter(kind="judgment_rate").first()
+    sample = project.stages.filter(kind="judgment_sample").first()
+    if saved is None:
+        return {"report": None}
+    counts = saved.report["counts"]
+    return {
+        "questions": counts["questions"], "questions_by_type": counts["by_type"],
+        "systems": counts["systems"], "candidates": counts["candidates"],
+        "ratings": counts["ratings"],
+        "raters_per_candidate": rate.params.get("raters_per_candidate") if rate else None,
+        "sample": sample.params if sample else {},
+        "scale": "1-5, the paper's guideline (5 perfect with little redundancy ... 1 totally "
+                 "irrelevant); yes-no opinion and gold entities weighed as key points",
+        "blind": "raters saw the question, the references and one answer at a time, never "
+                 "the system nor the other raters' scores",
+        "report": saved.pk, "parameters": saved.report["parameters"],
+    }

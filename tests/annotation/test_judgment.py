@@ -73,7 +73,8 @@ def _rate_all(project: Project, rater) -> list[str]:
     return seen
 
 
-def test_the_study_end_to_end(draft, raters, admin_user, committed, client, settings):
+def test_the_study_end_to_end(draft, raters, admin_user, committed, client, settings,
+                              tmp_path):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     result = judgment_import(project=draft, references=references_upload(),
                              predictions=system_uploads())
@@ -134,6 +135,23 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
     with committed():
         client.post(reverse("annotation:judgment_run", args=[draft.pk]))
     assert JudgmentReport.objects.filter(project=draft).count() == 2
+
+    # The report is part of a release; the datasheet says what was rated.
+    from annotation import releases
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    release = releases.release_create(project=draft, version="1.0.0", formats=["judgment"],
+                                      user=admin_user, build=False)
+    releases.release_build(release=release)
+    release.refresh_from_db()
+    assert release.status == "ready"
+    paths = sorted(release.files.values_list("path", flat=True))
+    assert paths == ["DATASHEET.md", "judgment/candidates.jsonl", "judgment/report.json"]
+    rated = release.datasheet["rated"]
+    assert rated["candidates"] == 22 and rated["systems"] == ["extractive", "lead-sentence"]
+    assert rated["raters_per_candidate"] == 2
+    lines = (tmp_path / release.directory / "judgment/candidates.jsonl").read_text().splitlines()
+    assert len(lines) == 22
 
     # Raters may not see the report, nor download it.
     client.force_login(raters[0])
