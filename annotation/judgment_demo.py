@@ -125,7 +125,7 @@ def build_judgment_done(people: dict[str, Any]) -> str:
         raise demo.DemoError(f"{project.name}: the study wrote no report")
     release = demo._release(project, people[demo.ADMIN], ["judgment"])
     t2 = saved.report["table2"]
-    return (f"{saved.report['counts']['candidates']} candidates rated by {len(raters)}; "
+    return (f"complete, {saved.report['counts']['candidates']} candidates rated by {len(raters)}; "
             f"Table 2 overall ROUGE-L {t2['rouge_l']['overall']} -> adapted "
             f"{t2['adapted_rouge_l']['overall']}; {demo._release_line(release)}")
 
