@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.models import Project, Release
 from annotation.roles import Role, role_required
@@ -104,6 +105,8 @@ def judgment_report(request: HttpRequest, pk: int) -> HttpResponse:
                         "plots": jr.report_plots(saved.report), "report": saved.report})
     template = "annotation/judgment/report.html"
     if request.htmx and request.GET.get("part") == "status":
+        if not context["running"]:
+            return HttpResponseClientRefresh()  # the run ended: show its report
         template += "#study-status"
     return render(request, template, context)
 

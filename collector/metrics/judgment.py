@@ -331,6 +331,14 @@ def judgment_study(
                        weights=lambda w: (alpha, w), fixed={"alpha": alpha}),
     }
 
+    for name in TYPES:  # a type without candidates: every figure undefined
+        if name not in subsets:
+            table1[name], table1_n[name], table3_n[name] = None, 0, 0
+            bootstrap[name] = dict.fromkeys(PAIRS)
+            for metric in METRICS:
+                table2[metric][name] = table3[metric][name] = None
+                table2_ci[metric][name] = [None, None]
+
     distribution: dict[str, dict[str, dict[str, int]]] = defaultdict(
         lambda: {t: dict.fromkeys(map(str, SCORES), 0) for t in (*TYPES, "overall")})
     for cand in cands:

@@ -242,3 +242,15 @@ def test_same_system_twice_is_refused(tmp_path):
     args = _write(tmp_path, refs, preds, ratings)
     with pytest.raises(MetricsInputError, match="given twice"):
         judgment_study_files(args[2], [("a", args[4].split("=")[1])] * 2, args[-1])
+
+
+def test_a_type_without_candidates_is_reported_undefined():
+    refs, preds, ratings = synthetic(30)
+    kept = {r["question_id"] for r in refs if r["question_type"] != "DESCRIPTION"}
+    result = judgment_study(*parsed(refs, preds),
+                            [r for r in ratings if r["question_id"] in kept], resamples=20)
+    assert result["table1"]["DESCRIPTION"] is None
+    assert result["table2"]["rouge_l"]["DESCRIPTION"] is None
+    assert result["bootstrap"]["DESCRIPTION"] == {"rouge_l": None, "bleu_4": None}
+    assert result["counts"]["by_type"]["DESCRIPTION"] == 0
+    assert result["table2"]["rouge_l"]["YES_NO"] is not None
