@@ -7,6 +7,7 @@ import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -14,6 +15,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.models import Project, Release
 from annotation.roles import Role, role_required
+from annotation.stages.judgment_import import Upload
 
 
 def _project(pk: int) -> Project:
@@ -23,9 +25,7 @@ def _project(pk: int) -> Project:
     return project
 
 
-def _upload(file) -> object:
-    from annotation.stages.judgment_import import Upload
-
+def _upload(file: UploadedFile) -> Upload:
     try:
         return Upload(file.name, file.read().decode("utf-8-sig"))
     except UnicodeDecodeError as exc:

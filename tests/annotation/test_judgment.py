@@ -152,6 +152,8 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
     assert rated["raters_per_candidate"] == 2
     lines = (tmp_path / release.directory / "judgment/candidates.jsonl").read_text().splitlines()
     assert len(lines) == 22
+    sheet = (tmp_path / release.directory / "DATASHEET.md").read_text(encoding="utf-8")
+    assert "Human judgment study" in sheet and "lead-sentence" in sheet
 
     # Raters may not see the report, nor download it.
     client.force_login(raters[0])
