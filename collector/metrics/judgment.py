@@ -241,6 +241,37 @@ def _pcc(x: np.ndarray, y: np.ndarray) -> float | None:
     return float(stats.pearsonr(x, y).statistic)
 
 
+def _pcc_interval(x: np.ndarray, y: np.ndarray, *, resamples: int, seed: int
+                  ) -> list[float | None]:
+    """95% percentile bootstrap interval of Pearson r (``agreement.bootstrap_ci`` over the
+    candidates); None when a draw leaves r undefined."""
+    from collector.metrics.agreement import bootstrap_ci
+
+    if len(x) < 3:
+        return [None, None]
+
+    def r_of(drawn: np.ndarray) -> float:
+        at = drawn.astype(int)
+        value = _pcc(x[at], y[at])
+        return float("nan") if value is None else value
+
+    low, high = bootstrap_ci(np.arange(len(x), dtype=float), r_of, n_resamples=resamples,
+                             seed=seed)
+    return [_r(low), _r(high)]
+
+
+def _adapted_wins(adapted: np.ndarray, original: np.ndarray, human: np.ndarray, *,
+                  resamples: int, seed: int) -> float | None:
+    """Koehn's paired bootstrap (``agreement.compare_correlations``): the share of
+    resamples in which the adapted metric's r is higher than the original's."""
+    from collector.metrics.agreement import compare_correlations
+
+    if len(human) < 3:
+        return None
+    result = compare_correlations(adapted, original, human, n_resamples=resamples, seed=seed)
+    return round(result.wins_a / result.n_resamples, 4)
+
+
 def _r(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else round(value, 4)
 
@@ -300,24 +331,16 @@ def judgment_study(
     table2: dict[str, dict[str, float | None]] = {m: {} for m in METRICS}
     table2_ci: dict[str, dict[str, list[float | None]]] = {m: {} for m in METRICS}
     bootstrap: dict[str, dict[str, float | None]] = {}
-    rng_seed = seed
     for name, idx in subsets.items():
         h = human[idx]
-        draws = np.random.default_rng(rng_seed).integers(0, len(idx), (resamples, len(idx)))
-        boot: dict[str, np.ndarray] = {}
         for metric in METRICS:
             x = arrays[metric][idx]
             table2[metric][name] = _r(_pcc(x, h))
-            boot[metric] = np.asarray(
-                [np.nan if (r := _pcc(x[d], h[d])) is None else r for d in draws])
-            finite = boot[metric][np.isfinite(boot[metric])]
-            table2_ci[metric][name] = ([_r(float(v)) for v in np.percentile(finite, [2.5, 97.5])]
-                                       if len(finite) else [None, None])
-        bootstrap[name] = {}
-        for pair, (adapted, original) in PAIRS.items():
-            a, o = boot[adapted], boot[original]
-            wins = int(np.sum(np.isfinite(a) & np.isfinite(o) & (a > o)))
-            bootstrap[name][pair] = round(wins / resamples, 4)
+            table2_ci[metric][name] = _pcc_interval(x, h, resamples=resamples, seed=seed)
+        bootstrap[name] = {
+            pair: _adapted_wins(arrays[adapted][idx], arrays[original][idx], h,
+                                resamples=resamples, seed=seed)
+            for pair, (adapted, original) in PAIRS.items()}
 
     step("overall-level correlations")
     table3, table3_n = _overall_level(cands, arrays, human, subsets, resamples=resamples,
