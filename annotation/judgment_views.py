@@ -65,7 +65,9 @@ def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"{result['questions']} questions imported with the "
                              f"answers of {', '.join(result['systems'])} "
-                             f"({', '.join(f'{t} {n}' for t, n in result['by_type'].items())}).")
+                             f"({', '.join(f'{t} {n}' for t, n in result['by_type'].items())})"
+                             + (f"; {result['skipped']} without a reference answer left out."
+                                if result["skipped"] else "."))
             return redirect("annotation:project_detail", pk=project.pk)
     return render(request, "annotation/judgment/import.html", {
         "project": project, "releases": releases, "errors": errors,

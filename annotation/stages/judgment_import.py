@@ -89,27 +89,43 @@ def _qid(value: Any, where: _Where, line: int, field: str) -> str:
     return str(value)
 
 
-def read_references(upload: Upload) -> dict[str, dict[str, Any]]:
-    """Question id (as a string) -> {question_id, question, question_type, reference}."""
+class References(dict):
+    """Question id (as a string) -> {question_id, question, question_type, reference};
+    ``skipped``: the ids of questions without an answer to compare with (MS MARCO "No
+    Answer Present.", SQuAD 2.0 unanswerable), whose predictions are ignored."""
+
+    skipped: set[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped = set()
+
+
+def read_references(upload: Upload) -> References:
+    """The reference file in any of the three layouts (see the module docstring)."""
     where = _Where(upload.name)
     stripped = upload.text.lstrip()
     if stripped.startswith("{") and '"data"' in stripped[:2000] and "\n{" not in stripped:
         return _squad_references(_whole_json(upload), where)
-    out: dict[str, dict[str, Any]] = {}
+    out = References()
     for line, obj in _json_lines(upload):
         marco = "query_id" in obj and "question_id" not in obj
-        qid = _qid(obj.get("query_id" if marco else "question_id"), where, line,
-                   "query_id" if marco else "question_id")
-        if qid in out:
-            raise where.error(f"question {qid} appears twice", line,
-                              "query_id" if marco else "question_id")
-        out[qid] = _marco_reference(obj, qid, where, line) if marco else _dureader_reference(
-            obj, qid, where, line)
+        field = "query_id" if marco else "question_id"
+        qid = _qid(obj.get(field), where, line, field)
+        if qid in out or qid in out.skipped:
+            raise where.error(f"question {qid} appears twice", line, field)
+        record = _marco_reference(obj, where, line) if marco else _dureader_reference(
+            obj, where, line)
+        if record is None:
+            out.skipped.add(qid)
+        else:
+            out[qid] = record
+    if not out:
+        raise where.error("no question with a reference answer")
     return out
 
 
-def _dureader_reference(obj: dict[str, Any], qid: str, where: _Where, line: int
-                        ) -> dict[str, Any]:
+def _dureader_reference(obj: dict[str, Any], where: _Where, line: int) -> dict[str, Any]:
     for field in ("question", "question_type", "answers"):
         if field not in obj:
             raise where.error("missing", line, field)
@@ -144,16 +160,15 @@ def _dureader_reference(obj: dict[str, Any], qid: str, where: _Where, line: int
                           if qtype == "ENTITY" else []}}
 
 
-def _marco_reference(obj: dict[str, Any], qid: str, where: _Where, line: int
-                     ) -> dict[str, Any]:
+def _marco_reference(obj: dict[str, Any], where: _Where, line: int) -> dict[str, Any] | None:
+    """None for a query without an answer ("No Answer Present.")."""
     for field in ("query", "answers"):
         if field not in obj:
             raise where.error("missing", line, field)
     answers = [a for a in _strings(obj["answers"], where, line, "answers")
                if a.strip() and a != "No Answer Present."]
     if not answers:
-        raise where.error("no reference answer (a question needs at least one)", line,
-                          "answers")
+        return None
     qtype = "DESCRIPTION" if str(obj.get("query_type", "")).upper() == "DESCRIPTION" \
         else "ENTITY"
     return {"question_id": obj["query_id"], "question": str(obj["query"]).strip(),
@@ -161,11 +176,11 @@ def _marco_reference(obj: dict[str, Any], qid: str, where: _Where, line: int
             "reference": {"answers": answers, "yesno_answers": [], "entity_answers": []}}
 
 
-def _squad_references(data: Any, where: _Where) -> dict[str, dict[str, Any]]:
+def _squad_references(data: Any, where: _Where) -> References:
     articles = data.get("data") if isinstance(data, dict) else None
     if not isinstance(articles, list):
         raise where.error("a SQuAD dataset needs a 'data' list", None, "data")
-    out: dict[str, dict[str, Any]] = {}
+    out = References()
     for a, article in enumerate(articles):
         for p, paragraph in enumerate(article.get("paragraphs", [])):
             for q, qa in enumerate(paragraph.get("qas", [])):
@@ -174,8 +189,9 @@ def _squad_references(data: Any, where: _Where) -> dict[str, dict[str, Any]]:
                     raise where.error("needs 'id' and 'question'", None, path)
                 answers = [x.get("text", "") for x in qa.get("answers", [])
                            if isinstance(x, dict) and x.get("text", "").strip()]
-                if not answers:
-                    continue  # unanswerable (SQuAD 2.0): nothing to compare with
+                if not answers:  # unanswerable (SQuAD 2.0): nothing to compare with
+                    out.skipped.add(str(qa["id"]))
+                    continue
                 out[str(qa["id"])] = {
                     "question_id": qa["id"], "question": qa["question"].strip(),
                     "question_type": "ENTITY",
@@ -186,15 +202,17 @@ def _squad_references(data: Any, where: _Where) -> dict[str, dict[str, Any]]:
     return out
 
 
-def read_predictions(upload: Upload, references: dict[str, dict[str, Any]]
-                     ) -> dict[str, dict[str, Any]]:
-    """Question id -> {answer, yesno_answer}; ids must be in ``references``."""
+def read_predictions(upload: Upload, references: References) -> dict[str, dict[str, Any]]:
+    """Question id -> {answer, yesno_answer}; ids must be in ``references`` (predictions
+    for its skipped questions are ignored)."""
     where = _Where(upload.name)
     out: dict[str, dict[str, Any]] = {}
     if upload.text.lstrip().startswith("{") and "\n{" not in upload.text.strip():
         data = _whole_json(upload)
         if isinstance(data, dict) and not {"question_id", "query_id"} & set(data):
             for qid, answer in data.items():  # SQuAD predictions
+                if qid in references.skipped:
+                    continue
                 if not isinstance(answer, str):
                     raise where.error("the answer must be a string", None, str(qid))
                 if qid not in references:
@@ -204,6 +222,8 @@ def read_predictions(upload: Upload, references: dict[str, dict[str, Any]]
     for line, obj in _json_lines(upload):
         field = "question_id" if "question_id" in obj or "query_id" not in obj else "query_id"
         qid = _qid(obj.get(field), where, line, field)
+        if qid in references.skipped:
+            continue
         if qid not in references:
             raise where.error(f"question {qid} is not in the references", line, field)
         if qid in out:
@@ -273,4 +293,5 @@ def judgment_import(*, project: Project, references: Upload,
         for qid, record in refs.items()
     ], batch_size=500)
     by_type = {t: sum(1 for r in refs.values() if r["question_type"] == t) for t in TYPES}
-    return {"questions": len(refs), "systems": names, "by_type": by_type}
+    return {"questions": len(refs), "systems": names, "by_type": by_type,
+            "skipped": len(refs.skipped)}

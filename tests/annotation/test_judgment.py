@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -179,3 +180,52 @@ def test_import_page_uploads_and_refuses_bad_files(draft, admin_user, client):
     good = client.post(url, files(upload.text))
     assert good.status_code == 302
     assert Item.objects.filter(project=draft, stage__kind="judgment_sample").count() == 25
+
+
+DATASETS = Path(__file__).resolve().parents[2] / "data" / "datasets"
+
+
+def test_squad_and_msmarco_layouts():
+    from annotation.stages.judgment_import import read_predictions, read_references
+
+    squad = json.loads((DATASETS / "squad_v1.1_dev/dev-v1.1.sample.json").read_text())
+    refs = read_references(Upload("dev.json", json.dumps(squad)))
+    assert len(refs) == 186 and {r["question_type"] for r in refs.values()} == {"ENTITY"}
+    first = squad["data"][0]["paragraphs"][0]["qas"][0]
+    assert refs[first["id"]]["reference"]["answers"][0] == first["answers"][0]["text"]
+    preds = {qa["id"]: qa["answers"][0]["text"] for a in squad["data"]
+             for p in a["paragraphs"] for qa in p["qas"]}
+    read = read_predictions(Upload("pred.json", json.dumps(preds)), refs)
+    assert read[first["id"]] == {"answer": first["answers"][0]["text"], "yesno_answer": None}
+    with pytest.raises(ValidationError, match="pred.json: field 'nope': question nope is not"):
+        read_predictions(Upload("pred.json", json.dumps({**preds, "nope": "x"})), refs)
+
+    marco = (DATASETS / "msmarco_qa_v2.1/synthetic/msmarco_v2.1.synthetic.jsonl").read_text()
+    refs = read_references(Upload("marco.jsonl", marco))
+    # 900002 has no answer ("No Answer Present."): left out, its predictions ignored.
+    assert sorted(refs) == ["900001", "900003"] and refs.skipped == {"900002"}
+    assert refs["900003"]["question_type"] == "DESCRIPTION"
+    assert refs["900001"]["question_type"] == "ENTITY"  # NUMERIC: an entity question
+    candidates = (DATASETS / "msmarco_qa_v2.1/synthetic/eval_candidates.synthetic.jsonl")
+    read = read_predictions(Upload("cands.jsonl", candidates.read_text()), refs)
+    assert read == {"900001": {"answer": "12 minutes", "yesno_answer": None}}
+
+
+def test_references_from_a_release_of_this_platform(draft, admin_user, settings, tmp_path):
+    """A marco project's release holds dureader.jsonl: a judgment project can take it."""
+    from annotation import releases
+    from annotation.models import Release, ReleaseFile
+    from annotation.stages.judgment_import import release_references
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    marco = engine.project_create(name="Source", recipe="marco", user=admin_user)
+    release = Release.objects.create(project=marco, version="1.0.0", formats=["dureader"],
+                                     status=Release.Status.READY, pseudonym_salt="s")
+    folder = releases.release_path(release)
+    folder.mkdir(parents=True)
+    (folder / "dureader.jsonl").write_text(references_upload().text, encoding="utf-8")
+    ReleaseFile.objects.create(release=release, format="dureader", path="dureader.jsonl",
+                               records=25, sha256="0" * 64, bytes=1)
+    result = judgment_import(project=draft, references=release_references(release),
+                             predictions=system_uploads())
+    assert result["questions"] == 25
