@@ -81,20 +81,22 @@ class SampleKind(StageKind):
         from annotation.engine import item_finish, items_pending
         from annotation.models import Assignment
 
-        pending = list(items_pending(stage))
-        progress.start(total=len(pending), message="sampling questions")
-        wanted = {"YES_NO": stage.params["yes_no"], "ENTITY": stage.params["entity"],
-                  "DESCRIPTION": stage.params["description"]}
-        rng = random.Random(stage.params["seed"])  # noqa: S311 (a study sample, not a secret)
-        by_type: dict[str, list[Item]] = defaultdict(list)
-        for item in sorted(pending, key=lambda i: str(i.data["question_id"])):
-            by_type[item.data["question_type"]].append(item)
-        chosen = set()
-        for qtype, items in sorted(by_type.items()):
-            take = min(wanted.get(qtype, 0), len(items))
-            chosen.update(i.pk for i in rng.sample(items, take))
-        sampled: dict[str, int] = defaultdict(int)
         with transaction.atomic():
+            # Locked: a second run of the stage (a re-delivered job) waits, then finds
+            # nothing pending.
+            pending = list(items_pending(stage).select_for_update())
+            progress.start(total=len(pending), message="sampling questions")
+            wanted = {"YES_NO": stage.params["yes_no"], "ENTITY": stage.params["entity"],
+                      "DESCRIPTION": stage.params["description"]}
+            rng = random.Random(stage.params["seed"])  # noqa: S311 (a sample, not a secret)
+            by_type: dict[str, list[Item]] = defaultdict(list)
+            for item in sorted(pending, key=lambda i: str(i.data["question_id"])):
+                by_type[item.data["question_type"]].append(item)
+            chosen = set()
+            for qtype, items in sorted(by_type.items()):
+                take = min(wanted.get(qtype, 0), len(items))
+                chosen.update(i.pk for i in rng.sample(items, take))
+            sampled: dict[str, int] = defaultdict(int)
             emitted: list[str] = []
             for item in pending:
                 if item.pk not in chosen:
