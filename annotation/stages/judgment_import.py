@@ -242,7 +242,7 @@ def read_predictions(upload: Upload, references: References) -> dict[str, dict[s
 
 def release_references(release: Release) -> Upload:
     """The ``dureader.jsonl`` of a ready or published release of this platform."""
-    from annotation.releases import release_path
+    from annotation.releases import release_open
 
     if release.status not in (Release.Status.READY, Release.Status.PUBLISHED):
         raise ValidationError(f"release: {release} is {release.status}, not ready")
@@ -250,8 +250,12 @@ def release_references(release: Release) -> Upload:
     if entry is None:
         raise ValidationError(f"release: {release} has no dureader file; build one with the "
                               "dureader format")
-    path = release_path(release) / entry.path
-    return Upload(f"{release} {entry.path}", path.read_text(encoding="utf-8"))
+    try:
+        with release_open(release, entry.path) as file:
+            text = file.read().decode("utf-8")
+    except FileNotFoundError as exc:
+        raise ValidationError(f"release: {exc}") from None
+    return Upload(f"{release} {entry.path}", text)
 
 
 @transaction.atomic

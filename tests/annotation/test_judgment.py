@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
 from django.urls import reverse
 
 from annotation import engine
@@ -151,9 +152,10 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
     rated = release.datasheet["rated"]
     assert rated["candidates"] == 22 and rated["systems"] == ["extractive", "lead-sentence"]
     assert rated["raters_per_candidate"] == 2
-    lines = (tmp_path / release.directory / "judgment/candidates.jsonl").read_text().splitlines()
-    assert len(lines) == 22
-    sheet = (tmp_path / release.directory / "DATASHEET.md").read_text(encoding="utf-8")
+    with releases.release_open(release, "judgment/candidates.jsonl") as file:
+        assert len(file.read().decode().splitlines()) == 22
+    with releases.release_open(release, "DATASHEET.md") as file:
+        sheet = file.read().decode("utf-8")
     assert "Human judgment study" in sheet and "lead-sentence" in sheet
 
     # Raters may not see the report, nor download it.
@@ -221,9 +223,8 @@ def test_references_from_a_release_of_this_platform(draft, admin_user, settings,
     marco = engine.project_create(name="Source", recipe="marco", user=admin_user)
     release = Release.objects.create(project=marco, version="1.0.0", formats=["dureader"],
                                      status=Release.Status.READY, pseudonym_salt="s")
-    folder = releases.release_path(release)
-    folder.mkdir(parents=True)
-    (folder / "dureader.jsonl").write_text(references_upload().text, encoding="utf-8")
+    releases.release_storage().save(releases.release_file_name(release, "dureader.jsonl"),
+                                    ContentFile(references_upload().text.encode("utf-8")))
     ReleaseFile.objects.create(release=release, format="dureader", path="dureader.jsonl",
                                records=25, sha256="0" * 64, bytes=1)
     result = judgment_import(project=draft, references=release_references(release),
