@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0007_release_unagreed_questions'),
+        ('annotation', '0008_project_completed'),
         ('collector', '0004_job_collector_job_queued'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
