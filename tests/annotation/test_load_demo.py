@@ -105,6 +105,7 @@ def _check_judgment() -> None:
     from annotation.judgment_models import JudgmentReport
 
     project = Project.objects.get(name=JUDGMENT_DONE)
+    assert project.status == Project.Status.COMPLETED  # nothing pending after the study
     assert not Item.objects.filter(project=project).exclude(status="done").exists()
     report = JudgmentReport.objects.get(project=project).report
     assert report["counts"]["candidates"] == 50 and report["counts"]["ratings"] == 100
