@@ -563,11 +563,14 @@ def jobs_inline() -> Iterator[None]:
                 setattr(settings, name, value)
 
 
+from annotation.judgment_demo import JUDGMENT_DONE, build_judgment_done  # noqa: E402
+
 # (name, builder, finished project?) in the order they are built: finished ones first.
 DEMO_PROJECTS: tuple[tuple[str, Callable[[dict[str, Any]], str], bool], ...] = (
     (NEWSQA_DONE, build_newsqa_done, True),
     (RECO_DONE, build_reco_done, True),
     (MARCO_DONE, build_marco_done, True),
+    (JUDGMENT_DONE, build_judgment_done, True),
     (NEWSQA_OPEN, build_newsqa_open, False),
     (RECO_OPEN, build_reco_open, False),
     (MARCO_OPEN, build_marco_open, False),

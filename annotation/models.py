@@ -803,3 +803,6 @@ class GoldAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"gold answer {self.pk} ({self.score:.2f})"
+
+
+from annotation.judgment_models import JudgmentReport  # noqa: E402,F401  (judgment recipe)

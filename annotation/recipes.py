@@ -176,6 +176,32 @@ one rejected it). Keep the label whose answer is correct and whose evidence foll
 principles, or reject the question when it cannot be answered by yes / no / uncertain.
 """
 
+JUDGMENT_RATE_GUIDELINES = """\
+**Score the answer from 1 to 5.**
+
+You see a question, its reference answer(s) and one answer to score. Judge whether the
+answer satisfies what the question asks, how much of the key points it covers, and how
+concise it is:
+
+- **5** — perfectly answers the question, with little redundant information;
+- **4** — sufficiently answers it, with something unvital missing or some redundancy;
+- **3** — a little insufficient, such as only giving the opinion without supporting
+  context in a yes-no answer;
+- **2** — something vital is missing, or there is an error;
+- **1** — totally irrelevant.
+
+Treat these as the key points and weigh them most:
+
+- **yes-no questions**: the **yes-or-no opinion** (shown as *Yes* / *No* / *Depends*) and
+  the important supporting information: an answer with the wrong opinion has a vital
+  error, however similar its words are;
+- **entity questions**: the **gold entities** (shown under the references): an answer
+  that lacks or gets them wrong misses something vital.
+
+Keys <kbd>1</kbd>–<kbd>5</kbd> score and take you to the next answer. You do not see who
+wrote the answer, nor anyone else's scores.
+"""
+
 RECIPES: dict[str, list[StageSpec]] = {
     "newsqa": [
         StageSpec("newsqa_articles", "Import articles"),
@@ -211,6 +237,11 @@ RECIPES: dict[str, list[StageSpec]] = {
         StageSpec("reco_adjudicate", "Test set: adjudication by a checker",
                   guidelines=RECO_ADJUDICATE_GUIDELINES),
         StageSpec("reco_final", "Final set"),
+    ],
+    "judgment": [
+        StageSpec("judgment_sample", "Sample questions per type"),
+        StageSpec("judgment_rate", "Rate answers 1-5", guidelines=JUDGMENT_RATE_GUIDELINES),
+        StageSpec("judgment_study", "Study: metrics against human judgment"),
     ],
 }
 

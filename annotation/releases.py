@@ -60,6 +60,7 @@ FORMATS: dict[str, tuple[frozenset[str], str]] = {
     "dureader": (frozenset({"marco"}), "dureader.jsonl"),
     "reco": (frozenset({"reco"}), "reco.json"),
     "hf": (frozenset({"newsqa", "marco", "reco"}), "<project-slug>-<version>"),  # hf_folder
+    "judgment": (frozenset({"judgment"}), "judgment"),
 }
 HF_KIND = {"newsqa": "squad_v2", "marco": "msmarco", "reco": "reco"}
 LICENCE_SPDX = {"CC BY-SA 4.0": "cc-by-sa-4.0", "Apache-2.0": "apache-2.0"}
@@ -364,6 +365,10 @@ def _write_format(release: Release, name: str, root: Path, report: Callable[[int
                                            progress=report),
         "reco": lambda: write_reco(root / filename, rr.reco_records(project), progress=report),
     }
+    if name == "judgment":
+        from annotation.stages.judgment_report import release_files
+
+        return release_files(release, root / filename, report)
     if name != "hf":
         return [(name, "", writers[name]())]
     return _write_hf(release, root / hf_folder(release), report, pseudonyms, datasheet)
@@ -410,6 +415,11 @@ PROTOCOLS = {
             "and yes/no features; top-10 documents retrieved and filtered for trivial "
             "overlap; annotators extract evidence and write positive / negative / uncertain "
             "alternatives in batches that checkers inspect on samples (accuracy > 0.95).",
+    "judgment": "Human judgment study (adapted ROUGE/BLEU paper, section 4): questions sampled "
+                "per type with a seed; every system's answer rated 1-5 by several raters "
+                "(blind to the system, in an order of their own) with the paper's guideline; "
+                "ROUGE-L and BLEU-4 with and without the yes-no / entity bonuses correlated "
+                "with the mean rating (Tables 1-3, paired bootstrap, alpha / beta sweeps).",
     "marco": "MS MARCO answer distillation (Bajaj et al.; pa-metrics paper): queries judged, "
              "passages retrieved and curated, answers written by several editors and "
              "weighted by consensus (pa-BLEU importance); outliers reviewed by checkers.",
@@ -460,6 +470,10 @@ def datasheet_build(*, release: Release) -> dict[str, Any]:
         consensus, ids = newsqa_consensus_statistics(project)
         sheet["agreement"] = {**sheet["agreement"], **consensus}
         sheet["notes"] = [*sheet["notes"], *newsqa_notes(release, consensus, ids)]
+    if project.recipe == "judgment":
+        from annotation.stages.judgment_report import datasheet_rated
+
+        sheet["rated"] = datasheet_rated(project)
     return sheet
 
 

@@ -36,4 +36,6 @@ urlpatterns = [
     # Worker quality: gold items and qualification, the workers table.
     path("", include("annotation.gold_urls")),
     path("", include("annotation.workers_urls")),
+    # The judgment recipe: import, study report and its downloads.
+    path("", include("annotation.judgment_urls")),
 ]

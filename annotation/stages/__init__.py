@@ -291,4 +291,4 @@ BATCH_PARAMS: dict[str, Param] = {
 
 
 def _load() -> None:
-    from annotation.stages import marco, newsqa, reco  # noqa: F401
+    from annotation.stages import judgment, marco, newsqa, reco  # noqa: F401

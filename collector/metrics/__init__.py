@@ -1,7 +1,8 @@
 """CrowdQA metrics and agreement: pure Python, no Django, equal to the official scorers.
 
 Command line: ``python -m collector.metrics <command> ...`` prints one JSON object
-(commands ``squad-v1``, ``squad-v2``, ``dureader``, ``msmarco``, ``pa``; see
+(commands ``squad-v1``, ``squad-v2``, ``dureader``, ``msmarco``, ``pa``, ``competence``,
+``judgment``; see
 :mod:`collector.metrics.cli` or ``--help``). Bad input raises :class:`MetricsInputError`
 (one line naming file, line and field); the CLI prints it and exits with status 2.
 
@@ -36,6 +37,10 @@ LCS (:mod:`.lcs`)
 isf baseline (:mod:`.isf`, NewsQA section 6.3)
     ``isf_select(sentences, question)``, ``isf_answer_sentence(article, question)``,
     ``isf_accuracy(examples)``, ``split_sentences``.
+Human judgment study (:mod:`.judgment`, adapted-metrics paper section 4)
+    ``judgment_study(references, predictions, ratings, *, alpha=2.0, beta=1.0,
+    resamples=100, sample=30, seed=0) -> {"table1", "table2", "table3", "bootstrap",
+    "candidates", "sweeps", ...}``; ``judgment_study_files``.
 Agreement (:mod:`.agreement`)
     ``pearson``, ``spearman`` (coefficient, p-value, CI), ``cohen_kappa``,
     ``fleiss_kappa``, ``krippendorff_alpha``, ``paired_bootstrap`` and
@@ -98,6 +103,8 @@ _LAZY = {
         "paired_bootstrap", "pearson", "spearman",
     )
 }
+_LAZY.update({name: "collector.metrics.judgment"
+              for name in ("judgment_study", "judgment_study_files")})
 
 
 def __getattr__(name: str) -> Any:
@@ -134,6 +141,8 @@ __all__ = [
     "isf_accuracy",
     "isf_answer_sentence",
     "isf_select",
+    "judgment_study",
+    "judgment_study_files",
     "krippendorff_alpha",
     "lcs_length",
     "lcs_length_dp",

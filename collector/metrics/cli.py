@@ -18,6 +18,11 @@ Commands (file names are as the official scripts take them)::
     competence --kind spans FILE.jsonl [--resamples N] [--seed S]
                (lines {"item", "worker", "answer"})    -> workers{f1, low, high}
                                                           (leave-one-out F1, bootstrap CI)
+    judgment --refs REF.jsonl --preds NAME=PRED.jsonl [--preds ...] --ratings R.jsonl
+             [--alpha 2.0] [--beta 1.0] [--resamples 100] [--sample 30] [--seed 0]
+             (ratings {"question_id", "system",        -> table1, table2, table3, bootstrap,
+              "rater", "score": 1-5})                     candidates (adapted-metrics
+                                                          paper section 4)
 
 On bad input (malformed file, unknown or missing ids with ``--strict``, empty input, or a
 case where the official script would crash) it prints one line ``error: ...`` on stderr
@@ -136,7 +141,34 @@ def build_parser() -> argparse.ArgumentParser:
                    help="spans: bootstrap resamples (1000)")
     p.add_argument("--seed", type=_non_negative_int, default=0,
                    help="spans: bootstrap seed (0)")
+    p = sub.add_parser("judgment", help="human judgment study of (adapted) ROUGE-L / BLEU-4",
+                       description="Rater agreement (Table 1), single-question (Table 2) and "
+                       "overall-level (Table 3) Pearson r of ROUGE-L and BLEU-4, original and "
+                       "adapted, with the mean human score; paired bootstrap; alpha / beta "
+                       "sweeps. See collector/metrics/judgment.py.")
+    p.add_argument("--refs", required=True, help="DuReader reference JSON lines")
+    p.add_argument("--preds", required=True, action="append", type=_named_file,
+                   metavar="NAME=PRED.jsonl", help="a system's DuReader predictions (repeat)")
+    p.add_argument("--ratings", required=True, help='JSON lines {"question_id", "system", '
+                   '"rater", "score"}')
+    p.add_argument("--alpha", type=_finite, default=2.0, help="yes-no bonus weight (2.0)")
+    p.add_argument("--beta", type=_finite, default=1.0, help="entity bonus weight (1.0)")
+    p.add_argument("--gamma", type=_finite, default=1.2, help="ROUGE-L recall weight (1.2)")
+    p.add_argument("--resamples", type=_positive_int, default=100,
+                   help="bootstrap resamples and overall-level draws (100)")
+    p.add_argument("--sample", type=_positive_int, default=30,
+                   help="questions per overall-level draw (30)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="random seed (0)")
+    p.add_argument("--tokens", choices=("char", "word"), default="char",
+                   help="char: Chinese characters (official); word: English words")
     return parser
+
+
+def _named_file(value: str) -> tuple[str, str]:
+    name, sep, path = value.partition("=")
+    if not sep or not name.strip() or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=FILE, got {value!r}")
+    return name.strip(), path
 
 
 def _positive_int(value: str) -> int:
@@ -194,6 +226,13 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         return result
     if args.command == "competence":
         return _competence(args)
+    if args.command == "judgment":
+        from collector.metrics.judgment import judgment_study_files
+
+        return judgment_study_files(args.refs, args.preds, args.ratings, level=args.tokens,
+                                    alpha=args.alpha, beta=args.beta, gamma=args.gamma,
+                                    resamples=args.resamples, sample=args.sample,
+                                    seed=args.seed)
     from collector.metrics.pa import pa_score_files
 
     return pa_score_files(args.refs_file, args.cands_file, metric=args.metric,

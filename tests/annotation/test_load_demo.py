@@ -17,6 +17,7 @@ from annotation.demo import (
     RECO_DONE,
     RECO_OPEN,
 )
+from annotation.judgment_demo import JUDGMENT_DONE
 from annotation.models import Assignment, Batch, Item, Project, Release
 from annotation.selectors import checker_queue, consolidated_items
 
@@ -56,14 +57,15 @@ def test_load_demo_twice_leaves_the_same_rows_and_a_demo_to_explore(settings, tm
     user = authenticate(username="annotator2", password=settings.CROWDQA_DEMO_PASSWORD)
     assert [g.name for g in user.groups.all()] == ["annotator"]
     # One report line per demo project; the second run finds every one of them.
-    assert first["annotation.Project"] == 6
-    for name in COMPLETE:
+    assert first["annotation.Project"] == 7
+    for name in (*COMPLETE, JUDGMENT_DONE):
         assert f"project {name!r}: complete" in out
     for name in IN_PROGRESS:
         assert f"project {name!r}: in progress" in out
-    for name in (*COMPLETE, *IN_PROGRESS):
+    for name in (*COMPLETE, *IN_PROGRESS, JUDGMENT_DONE):
         assert f"project {name!r}: exists" in second_out.getvalue()
     _check_complete_projects()
+    _check_judgment()
     _check_protocols()
     _check_fresh_work()
 
@@ -95,6 +97,24 @@ def _check_complete_projects() -> None:
         # The Hugging Face folder holds every record.
         hf_rows = sum(f.records for f in release.files.filter(format="hf").exclude(split=""))
         assert hf_rows == records, name
+
+
+def _check_judgment() -> None:
+    """The judgment demo: every DuReader sample question rated by two demo annotators, a
+    report, and a published release holding it."""
+    from annotation.judgment_models import JudgmentReport
+
+    project = Project.objects.get(name=JUDGMENT_DONE)
+    assert project.status == Project.Status.COMPLETED  # nothing pending after the study
+    assert not Item.objects.filter(project=project).exclude(status="done").exists()
+    report = JudgmentReport.objects.get(project=project).report
+    assert report["counts"]["candidates"] == 50 and report["counts"]["ratings"] == 100
+    workers = set(project.items.filter(submissions__isnull=False)
+                  .values_list("submissions__worker__username", flat=True))
+    assert workers == {"annotator1", "annotator2"}
+    release = Release.objects.get(project=project, version="1.0.0")
+    assert release.status == Release.Status.PUBLISHED
+    assert release.datasheet["rated"]["candidates"] == 50
 
 
 def _check_protocols() -> None:

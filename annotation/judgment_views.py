@@ -1,0 +1,149 @@
+"""Admin pages of the judgment recipe: import the questions and the systems' answers, run
+the study, read its report (tables, plots) and download it as CSV or JSON."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from annotation.models import Project, Release
+from annotation.roles import Role, role_required
+from annotation.stages.judgment_import import Upload
+
+
+def _project(pk: int) -> Project:
+    project = get_object_or_404(Project, pk=pk)
+    if project.recipe != "judgment":
+        raise Http404("not a judgment project")
+    return project
+
+
+def _upload(file: UploadedFile) -> Upload:
+    try:
+        return Upload(file.name, file.read().decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"{file.name}: not UTF-8 text") from exc
+
+
+@role_required(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
+    """Upload the references (or take a release's) and one prediction file per system."""
+    from annotation.stages.judgment_import import judgment_import as import_questions
+    from annotation.stages.judgment_import import release_references
+
+    project = _project(pk)
+    releases = Release.objects.filter(
+        status__in=(Release.Status.READY, Release.Status.PUBLISHED),
+        files__format="dureader").select_related("project").distinct()
+    errors: list[str] = []
+    if request.method == "POST":
+        try:
+            if request.POST.get("release"):
+                release = get_object_or_404(releases, pk=request.POST["release"])
+                references = release_references(release)
+            elif request.FILES.get("references"):
+                references = _upload(request.FILES["references"])
+            else:
+                raise ValidationError("references: attach a reference file or choose a release")
+            names = request.POST.getlist("system")
+            files = request.FILES.getlist("predictions")
+            if len(names) != len(files):
+                raise ValidationError("predictions: give one system name per prediction file")
+            result = import_questions(project=project, references=references,
+                                      predictions=[(n, _upload(f))
+                                                   for n, f in zip(names, files, strict=True)])
+        except ValidationError as exc:
+            errors = exc.messages
+        else:
+            messages.success(request, f"{result['questions']} questions imported with the "
+                             f"answers of {', '.join(result['systems'])} "
+                             f"({', '.join(f'{t} {n}' for t, n in result['by_type'].items())})"
+                             + (f"; {result['skipped']} without a reference answer left out."
+                                if result["skipped"] else "."))
+            return redirect("annotation:project_detail", pk=project.pk)
+    return render(request, "annotation/judgment/import.html", {
+        "project": project, "releases": releases, "errors": errors,
+        "imported": project.items.filter(stage__kind="judgment_sample").count(),
+    }, status=400 if errors else 200)
+
+
+def _study_stage(project: Project):
+    stage = project.stages.filter(kind="judgment_study").order_by("order").first()
+    if stage is None:
+        raise Http404("this project has no study stage")
+    return stage
+
+
+def _study_job(stage):
+    from collector.models import Job
+
+    return (Job.objects.filter(kind="stage_run", params__stage_id=stage.pk)
+            .order_by("-created_at", "-id").first())
+
+
+@role_required(Role.ADMIN)
+def judgment_report(request: HttpRequest, pk: int) -> HttpResponse:
+    """The report: Tables 1-3 laid out as in the paper, bootstrap, sweeps, scores."""
+    from annotation.stages import judgment_report as jr
+    from collector.jobs import job_progress
+
+    project = _project(pk)
+    stage = _study_stage(project)
+    saved = jr.report_latest(project=project)
+    job = _study_job(stage)
+    context = {"project": project, "stage": stage, "saved": saved, "job": job,
+               "running": job is not None and job.status in ("queued", "running"),
+               "progress": job_progress(job) if job else None}
+    if saved is not None:
+        context.update({"tables": jr.report_tables(saved.report),
+                        "plots": jr.report_plots(saved.report), "report": saved.report})
+    template = "annotation/judgment/report.html"
+    if request.htmx and request.GET.get("part") == "status":
+        if not context["running"]:
+            return HttpResponseClientRefresh()  # the run ended: show its report
+        template += "#study-status"
+    return render(request, template, context)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def judgment_run(request: HttpRequest, pk: int) -> HttpResponse:
+    """Run the study now (a job with progress); a new report when it finishes."""
+    from annotation.engine import stage_run_enqueue
+
+    project = _project(pk)
+    if project.status == Project.Status.DRAFT:
+        messages.error(request, "Start the project first: the study needs ratings.")
+    else:
+        stage_run_enqueue(stage=_study_stage(project), user=request.user)
+        messages.success(request, "The study is running.")
+    return redirect("annotation:judgment_report", pk=project.pk)
+
+
+@role_required(Role.ADMIN)
+def judgment_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """The latest report as CSV (candidates, then the tables) or JSON (everything)."""
+    from annotation.stages import judgment_report as jr
+
+    if fmt not in ("csv", "json"):
+        raise Http404("downloads are report.csv and report.json")
+    project = _project(pk)
+    saved = jr.report_latest(project=project)
+    if saved is None:
+        raise Http404("no report yet: run the study")
+    name = f"judgment-{project.pk}-report-{saved.pk}"
+    if fmt == "csv":
+        response = HttpResponse(jr.report_csv(saved.report), content_type="text/csv")
+    else:
+        response = HttpResponse(json.dumps(saved.report, ensure_ascii=False, indent=1),
+                                content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response

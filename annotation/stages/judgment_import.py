@@ -1,0 +1,301 @@
+"""Import of a judgment study's questions: references and the systems' predictions.
+
+References: a DuReader JSON-lines file (``question_id``, ``question``, ``question_type``,
+``answers``, ``yesno_answers``, ``entity_answers``), an MS MARCO JSON-lines file
+(``query_id``, ``query``, ``query_type``, ``answers``; DESCRIPTION queries are
+description questions, the other query types entity questions without gold entities),
+a SQuAD JSON dataset (every question an entity question without gold entities), or the
+``dureader.jsonl`` of a release of this platform.
+
+Predictions, one file per system: DuReader JSON lines (``question_id``, ``answers``,
+``yesno_answers``), MS MARCO JSON lines (``query_id``, ``answers``) or a SQuAD prediction
+JSON object (question id -> answer text).
+
+Everything is read and checked before anything is written: an error names the file, the
+line and the field, and nothing is imported. Every system must answer every question and
+no prediction may name a question the references do not have.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.models import Item, Project, Release
+from collector.metrics.dureader import OPINION_LABELS
+
+TYPES = ("YES_NO", "ENTITY", "DESCRIPTION")
+
+
+@dataclass(frozen=True)
+class Upload:
+    name: str
+    text: str
+
+
+class _Where:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def error(self, message: str, line: int | None = None, field: str | None = None
+              ) -> ValidationError:
+        where = self.name if line is None else f"{self.name}, line {line}"
+        what = f"field '{field}': " if field else ""
+        return ValidationError(f"{where}: {what}{message}")
+
+
+def _json_lines(upload: Upload) -> list[tuple[int, dict[str, Any]]]:
+    where = _Where(upload.name)
+    rows = []
+    for number, line in enumerate(upload.text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise where.error(f"invalid JSON: {exc.msg} (column {exc.colno})", number) from None
+        if not isinstance(obj, dict):
+            raise where.error(f"expected a JSON object, got {type(obj).__name__}", number)
+        rows.append((number, obj))
+    if not rows:
+        raise where.error("the file is empty")
+    return rows
+
+
+def _whole_json(upload: Upload) -> Any:
+    try:
+        return json.loads(upload.text)
+    except json.JSONDecodeError as exc:
+        raise _Where(upload.name).error(f"invalid JSON: {exc.msg} (column {exc.colno})",
+                                        exc.lineno) from None
+
+
+def _strings(value: Any, where: _Where, line: int, field: str, *, allow_none: bool = True
+             ) -> list[str]:
+    if value is None and allow_none:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise where.error("a list of strings is required", line, field)
+    return value
+
+
+def _qid(value: Any, where: _Where, line: int, field: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise where.error("a number or a non-empty string is required", line, field)
+    return str(value)
+
+
+class References(dict):
+    """Question id (as a string) -> {question_id, question, question_type, reference};
+    ``skipped``: the ids of questions without an answer to compare with (MS MARCO "No
+    Answer Present.", SQuAD 2.0 unanswerable), whose predictions are ignored."""
+
+    skipped: set[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped = set()
+
+
+def read_references(upload: Upload) -> References:
+    """The reference file in any of the three layouts (see the module docstring)."""
+    where = _Where(upload.name)
+    stripped = upload.text.lstrip()
+    if stripped.startswith("{") and '"data"' in stripped[:2000] and "\n{" not in stripped:
+        return _squad_references(_whole_json(upload), where)
+    out = References()
+    for line, obj in _json_lines(upload):
+        marco = "query_id" in obj and "question_id" not in obj
+        field = "query_id" if marco else "question_id"
+        qid = _qid(obj.get(field), where, line, field)
+        if qid in out or qid in out.skipped:
+            raise where.error(f"question {qid} appears twice", line, field)
+        record = _marco_reference(obj, where, line) if marco else _dureader_reference(
+            obj, where, line)
+        if record is None:
+            out.skipped.add(qid)
+        else:
+            out[qid] = record
+    if not out:
+        raise where.error("no question with a reference answer")
+    return out
+
+
+def _dureader_reference(obj: dict[str, Any], where: _Where, line: int) -> dict[str, Any]:
+    for field in ("question", "question_type", "answers"):
+        if field not in obj:
+            raise where.error("missing", line, field)
+    if not isinstance(obj["question"], str) or not obj["question"].strip():
+        raise where.error("the question text is required", line, "question")
+    qtype = obj["question_type"]
+    if qtype not in TYPES:
+        raise where.error(f"{qtype!r} is not one of {', '.join(TYPES)}", line, "question_type")
+    answers = _strings(obj["answers"], where, line, "answers")
+    if not answers:
+        raise where.error("no reference answer (a question needs at least one)", line,
+                          "answers")
+    labels = _strings(obj.get("yesno_answers"), where, line, "yesno_answers")
+    if qtype == "YES_NO" and labels:
+        if len(labels) != len(answers):
+            raise where.error(f"{len(labels)} labels for {len(answers)} answers", line,
+                              "yesno_answers")
+        bad = [v for v in labels if v not in OPINION_LABELS]
+        if bad:
+            raise where.error(f"{bad[0]!r} is not one of {', '.join(OPINION_LABELS)}", line,
+                              "yesno_answers")
+    groups = obj.get("entity_answers") or []
+    if not isinstance(groups, list) or not all(
+            g is None or (isinstance(g, list) and all(isinstance(e, str) for e in g))
+            for g in groups):
+        raise where.error("a list of lists of strings is required", line, "entity_answers")
+    return {"question_id": obj["question_id"], "question": obj["question"].strip(),
+            "question_type": qtype,
+            "reference": {"answers": answers,
+                          "yesno_answers": labels if qtype == "YES_NO" else [],
+                          "entity_answers": [g or [] for g in groups]
+                          if qtype == "ENTITY" else []}}
+
+
+def _marco_reference(obj: dict[str, Any], where: _Where, line: int) -> dict[str, Any] | None:
+    """None for a query without an answer ("No Answer Present.")."""
+    for field in ("query", "answers"):
+        if field not in obj:
+            raise where.error("missing", line, field)
+    answers = [a for a in _strings(obj["answers"], where, line, "answers")
+               if a.strip() and a != "No Answer Present."]
+    if not answers:
+        return None
+    qtype = "DESCRIPTION" if str(obj.get("query_type", "")).upper() == "DESCRIPTION" \
+        else "ENTITY"
+    return {"question_id": obj["query_id"], "question": str(obj["query"]).strip(),
+            "question_type": qtype,
+            "reference": {"answers": answers, "yesno_answers": [], "entity_answers": []}}
+
+
+def _squad_references(data: Any, where: _Where) -> References:
+    articles = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(articles, list):
+        raise where.error("a SQuAD dataset needs a 'data' list", None, "data")
+    out = References()
+    for a, article in enumerate(articles):
+        for p, paragraph in enumerate(article.get("paragraphs", [])):
+            for q, qa in enumerate(paragraph.get("qas", [])):
+                path = f"data[{a}].paragraphs[{p}].qas[{q}]"
+                if not isinstance(qa, dict) or "id" not in qa or "question" not in qa:
+                    raise where.error("needs 'id' and 'question'", None, path)
+                answers = [x.get("text", "") for x in qa.get("answers", [])
+                           if isinstance(x, dict) and x.get("text", "").strip()]
+                if not answers:  # unanswerable (SQuAD 2.0): nothing to compare with
+                    out.skipped.add(str(qa["id"]))
+                    continue
+                out[str(qa["id"])] = {
+                    "question_id": qa["id"], "question": qa["question"].strip(),
+                    "question_type": "ENTITY",
+                    "reference": {"answers": list(dict.fromkeys(answers)),
+                                  "yesno_answers": [], "entity_answers": []}}
+    if not out:
+        raise where.error("no answerable question", None, "data")
+    return out
+
+
+def read_predictions(upload: Upload, references: References) -> dict[str, dict[str, Any]]:
+    """Question id -> {answer, yesno_answer}; ids must be in ``references`` (predictions
+    for its skipped questions are ignored)."""
+    where = _Where(upload.name)
+    out: dict[str, dict[str, Any]] = {}
+    if upload.text.lstrip().startswith("{") and "\n{" not in upload.text.strip():
+        data = _whole_json(upload)
+        if isinstance(data, dict) and not {"question_id", "query_id"} & set(data):
+            for qid, answer in data.items():  # SQuAD predictions
+                if qid in references.skipped:
+                    continue
+                if not isinstance(answer, str):
+                    raise where.error("the answer must be a string", None, str(qid))
+                if qid not in references:
+                    raise where.error(f"question {qid} is not in the references", None, qid)
+                out[qid] = {"answer": answer, "yesno_answer": None}
+            return out
+    for line, obj in _json_lines(upload):
+        field = "question_id" if "question_id" in obj or "query_id" not in obj else "query_id"
+        qid = _qid(obj.get(field), where, line, field)
+        if qid in references.skipped:
+            continue
+        if qid not in references:
+            raise where.error(f"question {qid} is not in the references", line, field)
+        if qid in out:
+            raise where.error(f"question {qid} appears twice", line, field)
+        if "answers" not in obj:
+            raise where.error("missing", line, "answers")
+        answers = _strings(obj["answers"], where, line, "answers")
+        labels = _strings(obj.get("yesno_answers"), where, line, "yesno_answers")
+        if labels and labels[0] not in OPINION_LABELS:
+            raise where.error(f"{labels[0]!r} is not one of {', '.join(OPINION_LABELS)}", line,
+                              "yesno_answers")
+        out[qid] = {"answer": answers[0] if answers else "",
+                    "yesno_answer": labels[0] if labels else None}
+    return out
+
+
+def release_references(release: Release) -> Upload:
+    """The ``dureader.jsonl`` of a ready or published release of this platform."""
+    from annotation.releases import release_open
+
+    if release.status not in (Release.Status.READY, Release.Status.PUBLISHED):
+        raise ValidationError(f"release: {release} is {release.status}, not ready")
+    entry = release.files.filter(format="dureader").first()
+    if entry is None:
+        raise ValidationError(f"release: {release} has no dureader file; build one with the "
+                              "dureader format")
+    try:
+        with release_open(release, entry.path) as file:
+            text = file.read().decode("utf-8")
+    except FileNotFoundError as exc:
+        raise ValidationError(f"release: {exc}") from None
+    return Upload(f"{release} {entry.path}", text)
+
+
+@transaction.atomic
+def judgment_import(*, project: Project, references: Upload,
+                    predictions: list[tuple[str, Upload]]) -> dict[str, Any]:
+    """Check everything, then create one pending item per question in the sampling stage
+    (all or nothing). Only before the project starts, and once."""
+    if project.recipe != "judgment":
+        raise ValidationError(f"project {project}: not a judgment project")
+    if project.status != Project.Status.DRAFT:
+        raise ValidationError("import: only before the project starts")
+    stage = project.stages.filter(kind="judgment_sample").order_by("order").first()
+    if stage is None:
+        raise ValidationError(f"project {project}: no sampling stage")
+    if Item.objects.filter(stage=stage).exists():
+        raise ValidationError("import: this project has its questions already; create a new "
+                              "project for another set")
+    if not predictions:
+        raise ValidationError("predictions: add at least one system's prediction file")
+    names = [name.strip() for name, _ in predictions]
+    for name, (_, upload) in zip(names, predictions, strict=True):
+        if not name:
+            raise ValidationError(f"{upload.name}: give the system a name")
+        if len(name) > 80:
+            raise ValidationError(f"{upload.name}: the system name is longer than 80 characters")
+        if names.count(name) > 1:
+            raise ValidationError(f"system name {name!r} is given twice")
+    refs = read_references(references)
+    answers = {name: read_predictions(upload, refs)
+               for name, (_, upload) in zip(names, predictions, strict=True)}
+    for name, (_, upload) in zip(names, predictions, strict=True):
+        missing = [qid for qid in refs if qid not in answers[name]]
+        if missing:
+            raise ValidationError(f"{upload.name}: system {name!r} has no prediction for "
+                                  f"{len(missing)} question(s), e.g. {missing[0]}")
+    Item.objects.bulk_create([
+        Item(project=project, stage=stage, key=qid, status=Item.Status.PENDING,
+             data={**record, "candidates": {name: answers[name][qid] for name in names}})
+        for qid, record in refs.items()
+    ], batch_size=500)
+    by_type = {t: sum(1 for r in refs.values() if r["question_type"] == t) for t in TYPES}
+    return {"questions": len(refs), "systems": names, "by_type": by_type,
+            "skipped": len(refs.skipped)}

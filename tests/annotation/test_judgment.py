@@ -1,0 +1,232 @@
+"""The judgment recipe end to end through the services: import (all or nothing, errors
+naming file, line and field), seeded sampling per type, blind rating by two raters in
+orders of their own, the study job and its report, pages, downloads and role checks."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
+from django.urls import reverse
+
+from annotation import engine
+from annotation.judgment_demo import references_upload, scripted_score, system_uploads
+from annotation.judgment_models import JudgmentReport
+from annotation.models import Item, Project
+from annotation.roles import Role
+from annotation.stages.judgment_import import Upload, judgment_import
+from tests.factories import user_with_roles
+
+
+@pytest.fixture
+def raters(db):
+    return [user_with_roles(name, Role.ANNOTATOR) for name in ("rater1", "rater2")]
+
+
+@pytest.fixture
+def draft(db, admin_user):
+    return engine.project_create(name="Judgment test", recipe="judgment", language="zh",
+                                 user=admin_user, params={1: {"yes_no": 4, "entity": 4,
+                                                              "description": 3, "seed": 5}})
+
+
+def test_import_errors_name_file_line_and_field_and_write_nothing(draft):
+    refs = references_upload()
+    (name_a, a), (name_b, b) = system_uploads()
+    lines = b.text.splitlines()
+    bad = json.loads(lines[2])
+    bad["yesno_answers"] = ["Maybe"]
+    lines[2] = json.dumps(bad, ensure_ascii=False)
+    with pytest.raises(ValidationError, match=r"lead-sentence.jsonl, line 3: field "
+                                              r"'yesno_answers': 'Maybe' is not one of"):
+        judgment_import(project=draft, references=refs,
+                        predictions=[(name_a, a), (name_b, Upload(b.name, "\n".join(lines)))])
+    assert not Item.objects.filter(project=draft).exists()
+
+    ref_lines = refs.text.splitlines()
+    broken = json.loads(ref_lines[4])
+    del broken["question_type"]
+    ref_lines[4] = json.dumps(broken, ensure_ascii=False)
+    with pytest.raises(ValidationError, match=r"line 5: field 'question_type': missing"):
+        judgment_import(project=draft, references=Upload("refs.jsonl", "\n".join(ref_lines)),
+                        predictions=[(name_a, a)])
+    short = Upload("short.jsonl", "\n".join(a.text.splitlines()[:-1]))
+    with pytest.raises(ValidationError, match=r"short.jsonl: system 'x' has no prediction "
+                                              r"for 1 question"):
+        judgment_import(project=draft, references=refs, predictions=[("x", short)])
+    with pytest.raises(ValidationError, match="given twice"):
+        judgment_import(project=draft, references=refs, predictions=[("x", a), ("x", b)])
+    assert not Item.objects.filter(project=draft).exists()
+
+
+def _rate_all(project: Project, rater) -> list[str]:
+    seen = []
+    while (assignment := engine.task_claim(worker=rater, project=project)) is not None:
+        data = assignment.item.data
+        seen.append(assignment.item.key)
+        engine.task_submit(assignment_id=assignment.pk, worker=rater,
+                           payload={"score": scripted_score(data, rater.username)})
+    return seen
+
+
+def test_the_study_end_to_end(draft, raters, admin_user, committed, client, settings,
+                              tmp_path):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    result = judgment_import(project=draft, references=references_upload(),
+                             predictions=system_uploads())
+    assert result["questions"] == 25 and result["systems"] == ["extractive", "lead-sentence"]
+    for rater in raters:
+        engine.project_member_add(project=draft, user=rater, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=draft, actor=admin_user)
+    rate = draft.stages.get(kind="judgment_rate")
+    items = list(Item.objects.filter(stage=rate))
+    types = sorted(i.data["question_type"] for i in items)
+    # 4 yes-no, 4 entity, 3 description questions sampled, two systems each.
+    assert types.count("YES_NO") == 8 and types.count("ENTITY") == 8
+    assert types.count("DESCRIPTION") == 6
+    assert all(i.overlap == 2 for i in items)
+
+    # Blind: the rater's page never names the system; the key does not either.
+    client.force_login(raters[0])
+    assignment = engine.task_claim(worker=raters[0], project=draft)
+    page = client.get(reverse("annotation:task_detail", args=[assignment.pk]))
+    body = page.content.decode()
+    assert page.status_code == 200 and "score-5" in body
+    assert "extractive" not in body and "lead-sentence" not in body
+    assert assignment.item.data["question"] in body
+    bad = client.post(reverse("annotation:task_detail", args=[assignment.pk]), {"score": "9"})
+    assert bad.status_code == 400
+    assert "score: choose a score from 1 to 5" in html.unescape(bad.content.decode())
+
+    with committed():
+        first = _rate_all(draft, raters[0])
+    assert not JudgmentReport.objects.exists()  # the second rater is still to come
+    with committed():
+        second = _rate_all(draft, raters[1])
+    assert sorted(first) == sorted(second) and len(first) == 22
+    assert first != second  # each rater meets the candidates in an order of their own
+
+    saved = JudgmentReport.objects.get(project=draft)
+    report = saved.report
+    assert report["counts"]["candidates"] == 22 and report["counts"]["ratings"] == 44
+    assert set(report["table2"]) == {"rouge_l", "bleu_4", "adapted_rouge_l", "adapted_bleu_4"}
+    done = Item.objects.filter(stage__kind="judgment_study", status=Item.Status.DONE)
+    assert done.count() == 22
+    assert {"rouge_l", "human", "scores"} <= set(done.first().result)
+
+    client.force_login(admin_user)
+    page = client.get(reverse("annotation:judgment_report", args=[draft.pk]))
+    text = page.content.decode()
+    for testid in ("table1", "table2", "table3", "bootstrap", "plot-alpha", "plot-beta",
+                   "plot-scores_overall", "download-csv"):
+        assert f'data-testid="{testid}"' in text, testid
+    download = client.get(reverse("annotation:judgment_download", args=[draft.pk, "csv"]))
+    rows = list(csv.reader(io.StringIO(download.content.decode())))
+    assert rows[0][:3] == ["question_id", "system", "type"] and len(rows[1:23]) == 22
+    as_json = client.get(reverse("annotation:judgment_download", args=[draft.pk, "json"]))
+    assert json.loads(as_json.content)["table1"] == report["table1"]
+
+    # The admin runs it again: a new report, the first one kept.
+    with committed():
+        client.post(reverse("annotation:judgment_run", args=[draft.pk]))
+    assert JudgmentReport.objects.filter(project=draft).count() == 2
+
+    # The report is part of a release; the datasheet says what was rated.
+    from annotation import releases
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    release = releases.release_create(project=draft, version="1.0.0", formats=["judgment"],
+                                      user=admin_user, build=False)
+    releases.release_build(release=release)
+    release.refresh_from_db()
+    assert release.status == "ready"
+    paths = sorted(release.files.values_list("path", flat=True))
+    assert paths == ["DATASHEET.md", "judgment/candidates.jsonl", "judgment/report.json"]
+    rated = release.datasheet["rated"]
+    assert rated["candidates"] == 22 and rated["systems"] == ["extractive", "lead-sentence"]
+    assert rated["raters_per_candidate"] == 2
+    with releases.release_open(release, "judgment/candidates.jsonl") as file:
+        assert len(file.read().decode().splitlines()) == 22
+    with releases.release_open(release, "DATASHEET.md") as file:
+        sheet = file.read().decode("utf-8")
+    assert "Human judgment study" in sheet and "lead-sentence" in sheet
+
+    # Raters may not see the report, nor download it.
+    client.force_login(raters[0])
+    assert client.get(reverse("annotation:judgment_report", args=[draft.pk])).status_code == 403
+    assert client.get(reverse("annotation:judgment_download",
+                              args=[draft.pk, "csv"])).status_code == 403
+
+
+def test_import_page_uploads_and_refuses_bad_files(draft, admin_user, client):
+    client.force_login(admin_user)
+    url = reverse("annotation:judgment_import", args=[draft.pk])
+    refs = references_upload()
+    (name, upload), _ = system_uploads()
+
+    def files(pred_text: str) -> dict:
+        return {"references": io.BytesIO(refs.text.encode()), "system": [name],
+                "predictions": [io.BytesIO(pred_text.encode())]}
+
+    bad = client.post(url, files(upload.text.replace('"answers"', '"answerz"', 1)))
+    assert bad.status_code == 400
+    assert "line 1: field 'answers': missing" in html.unescape(bad.content.decode())
+    assert not Item.objects.filter(project=draft).exists()
+    good = client.post(url, files(upload.text))
+    assert good.status_code == 302
+    assert Item.objects.filter(project=draft, stage__kind="judgment_sample").count() == 25
+
+
+DATASETS = Path(__file__).resolve().parents[2] / "data" / "datasets"
+
+
+def test_squad_and_msmarco_layouts():
+    from annotation.stages.judgment_import import read_predictions, read_references
+
+    squad = json.loads((DATASETS / "squad_v1.1_dev/dev-v1.1.sample.json").read_text())
+    refs = read_references(Upload("dev.json", json.dumps(squad)))
+    assert len(refs) == 186 and {r["question_type"] for r in refs.values()} == {"ENTITY"}
+    first = squad["data"][0]["paragraphs"][0]["qas"][0]
+    assert refs[first["id"]]["reference"]["answers"][0] == first["answers"][0]["text"]
+    preds = {qa["id"]: qa["answers"][0]["text"] for a in squad["data"]
+             for p in a["paragraphs"] for qa in p["qas"]}
+    read = read_predictions(Upload("pred.json", json.dumps(preds)), refs)
+    assert read[first["id"]] == {"answer": first["answers"][0]["text"], "yesno_answer": None}
+    with pytest.raises(ValidationError, match="pred.json: field 'nope': question nope is not"):
+        read_predictions(Upload("pred.json", json.dumps({**preds, "nope": "x"})), refs)
+
+    marco = (DATASETS / "msmarco_qa_v2.1/synthetic/msmarco_v2.1.synthetic.jsonl").read_text()
+    refs = read_references(Upload("marco.jsonl", marco))
+    # 900002 has no answer ("No Answer Present."): left out, its predictions ignored.
+    assert sorted(refs) == ["900001", "900003"] and refs.skipped == {"900002"}
+    assert refs["900003"]["question_type"] == "DESCRIPTION"
+    assert refs["900001"]["question_type"] == "ENTITY"  # NUMERIC: an entity question
+    candidates = (DATASETS / "msmarco_qa_v2.1/synthetic/eval_candidates.synthetic.jsonl")
+    read = read_predictions(Upload("cands.jsonl", candidates.read_text()), refs)
+    assert read == {"900001": {"answer": "12 minutes", "yesno_answer": None}}
+
+
+def test_references_from_a_release_of_this_platform(draft, admin_user, settings, tmp_path):
+    """A marco project's release holds dureader.jsonl: a judgment project can take it."""
+    from annotation import releases
+    from annotation.models import Release, ReleaseFile
+    from annotation.stages.judgment_import import release_references
+
+    settings.MEDIA_ROOT = str(tmp_path)
+    marco = engine.project_create(name="Source", recipe="marco", user=admin_user)
+    release = Release.objects.create(project=marco, version="1.0.0", formats=["dureader"],
+                                     status=Release.Status.READY, pseudonym_salt="s")
+    releases.release_storage().save(releases.release_file_name(release, "dureader.jsonl"),
+                                    ContentFile(references_upload().text.encode("utf-8")))
+    ReleaseFile.objects.create(release=release, format="dureader", path="dureader.jsonl",
+                               records=25, sha256="0" * 64, bytes=1)
+    result = judgment_import(project=draft, references=release_references(release),
+                             predictions=system_uploads())
+    assert result["questions"] == 25
