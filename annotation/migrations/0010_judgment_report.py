@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0008_project_completed'),
+        ('annotation', '0009_inspection_comments_corrections'),
         ('collector', '0004_job_collector_job_queued'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
