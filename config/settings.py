@@ -9,9 +9,11 @@ insecure defaults.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.security import DEFAULT_SECRET_KEY, production_problems
@@ -38,6 +40,19 @@ if PRODUCTION:
         )
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    # HTTPS: browsers that saw the site over HTTPS keep to it (the header is only sent on
+    # HTTPS responses). The HTTP -> HTTPS redirect is the TLS-terminating proxy's job by
+    # default (docs/operations.md); SECURE_SSL_REDIRECT=true makes Django redirect too.
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+    if not SECURE_SSL_REDIRECT:
+        # check --deploy's "SECURE_SSL_REDIRECT is not True": the proxy redirects instead.
+        SILENCED_SYSTEM_CHECKS = ["security.W008"]
+# Behind a proxy that terminates TLS: SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https
+if _proxy_ssl_header := env.tuple("SECURE_PROXY_SSL_HEADER", default=()):
+    SECURE_PROXY_SSL_HEADER = _proxy_ssl_header
 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -55,6 +70,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "axes",
     "collector",
     "annotation",
 ]
@@ -62,6 +78,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.request_guards.UrlGuardMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -69,7 +86,13 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes requires: turns a refused login into the lockout page (429).
+    "axes.middleware.AxesMiddleware",
 ]
+if PRODUCTION:
+    # Static files from STATIC_ROOT (hashed, compressed, cached for good) right after the
+    # security middleware; runserver and the live test server serve them from static/.
+    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
 
 ROOT_URLCONF = "config.urls"
 
@@ -132,6 +155,36 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env.path("STATIC_ROOT", default=str(VAR_DIR / "staticfiles"))
+# Production serves what `manage.py collectstatic` wrote to STATIC_ROOT, under hashed names
+# (cached for ten years) with gzip and Brotli copies; elsewhere files come from static/ as
+# they are, so tests and `make demo` need no collectstatic step.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage" if PRODUCTION
+        else "django.contrib.staticfiles.storage.StaticFilesStorage",
+    },
+}
+# Cache lifetime of static files requested under their unhashed names (pages link the
+# hashed names, which are cached for ten years).
+WHITENOISE_MAX_AGE = env.int("STATIC_MAX_AGE", default=24 * 3600)
+
+# Content-Security-Policy: pages run the vendored htmx and the scripts and styles under
+# static/ only (no inline scripts, styles or event handlers, no eval).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(VAR_DIR / "media"))
 MEDIA_URL = "media/"
 
@@ -239,7 +292,27 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
-AUTHENTICATION_BACKENDS = ["annotation.roles.RoleBackend"]
+# django-axes first: it refuses the login of a locked-out account or address before the
+# password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "annotation.roles.RoleBackend"]
+
+# Login throttling (django-axes): CROWDQA_LOGIN_FAILURE_LIMIT failed logins for one username,
+# or from one address, within CROWDQA_LOGIN_COOLOFF_MINUTES lock that username or address out
+# (HTTP 429 with a message, even with the right password) until that long after the last
+# failure. Failures are counted in the database, so every web process sees them.
+AXES_FAILURE_LIMIT = env.int("CROWDQA_LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("CROWDQA_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_RESET_ON_SUCCESS = False
+# Behind N reverse proxies the client address is the N-th from the right of X-Forwarded-For.
+AXES_IPWARE_PROXY_COUNT = env.int("CROWDQA_PROXY_COUNT", default=0) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
+)
+AXES_VERBOSE = False
 # How long the user behind a session or an API token, with their roles, stays in the shared
 # cache (annotation.auth; dropped at once when the user, their groups or token change).
 # 0 turns it off.
