@@ -7,6 +7,7 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from annotation import engine, releases
 from annotation.demo import (
@@ -54,7 +55,8 @@ def test_load_demo_twice_leaves_the_same_rows_and_a_demo_to_explore(settings, tm
     assert first["auth.User"] == 5
     out = first_out.getvalue()
     assert f"password (demo mode only): {settings.CROWDQA_DEMO_PASSWORD}" in out
-    user = authenticate(username="annotator2", password=settings.CROWDQA_DEMO_PASSWORD)
+    user = authenticate(RequestFactory().post("/accounts/login/"), username="annotator2",
+                        password=settings.CROWDQA_DEMO_PASSWORD)
     assert [g.name for g in user.groups.all()] == ["annotator"]
     # One report line per demo project; the second run finds every one of them.
     assert first["annotation.Project"] == 7
