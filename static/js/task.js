@@ -56,3 +56,10 @@
     if (box && e.target.checkValidity()) box.remove();
   });
 })();
+// "g" opens and closes the guidelines (outside text fields).
+document.addEventListener("keydown", function (e) {
+  if (e.key === "g" && !/^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName) && !e.target.isContentEditable) {
+    var d = document.querySelector("details.guidelines");
+    if (d) d.open = !d.open;
+  }
+});

@@ -60,8 +60,26 @@ def browser() -> Iterator:
 
 
 @pytest.fixture
-def page(browser, live_server) -> Iterator:
+def csp_violations() -> Iterator[list[str]]:
+    """Content-Security-Policy violations reported by any page of the test (chromium logs
+    each as a console error); the test fails if there is one."""
+    violations: list[str] = []
+    yield violations
+    assert not violations, "Content-Security-Policy violations:\n" + "\n".join(violations)
+
+
+def _watch_csp(context, violations: list[str]) -> None:
+    def on_console(message) -> None:
+        if message.type == "error" and "Content Security Policy" in message.text:
+            violations.append(f"{message.location.get('url')}: {message.text}")
+
+    context.on("console", on_console)
+
+
+@pytest.fixture
+def page(browser, live_server, csp_violations) -> Iterator:
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 800})
+    _watch_csp(context, csp_violations)
     page = context.new_page()
     page.set_default_timeout(15_000)
     try:
@@ -97,7 +115,7 @@ def screenshot(page) -> Callable[..., None]:
 
 
 @pytest.fixture
-def as_user(browser, live_server) -> Iterator[Callable[..., Any]]:
+def as_user(browser, live_server, csp_violations) -> Iterator[Callable[..., Any]]:
     """``as_user(username, password=PASSWORD)``: a new browser context logged in as that
     user (several users side by side in one test)."""
     contexts = []
@@ -105,6 +123,7 @@ def as_user(browser, live_server) -> Iterator[Callable[..., Any]]:
     def open_as(username: str, password: str = PASSWORD):
         context = browser.new_context(base_url=live_server.url,
                                       viewport={"width": 1280, "height": 900})
+        _watch_csp(context, csp_violations)
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)
