@@ -9,6 +9,7 @@ import sys
 import threading
 
 from celery import Celery
+from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -98,3 +99,23 @@ def embedded_beat_start() -> bool:
         _ticker = threading.Thread(target=tick, name="crowdqa-embedded-beat", daemon=True)
         _ticker.start()
     return True
+
+
+@worker_process_init.connect
+def _preload_search_in_pool_process(**kwargs) -> None:
+    """Each pool process (prefork, or the solo pool's worker itself) loads the search
+    analyzers when it starts."""
+    from collector.search.preload import preload_in_background
+
+    preload_in_background()
+
+
+@worker_init.connect
+def _preload_search_in_thread_pool_worker(sender=None, **kwargs) -> None:
+    """The thread pool has no pool process start: load them in the worker process."""
+    pool = getattr(sender, "pool_cls", "")
+    name = pool if isinstance(pool, str) else getattr(pool, "__module__", "")
+    if "thread" in name:
+        from collector.search.preload import preload_in_background
+
+        preload_in_background()

@@ -200,6 +200,9 @@ SEARCH_INDEX_DIR = env.path("SEARCH_INDEX_DIR", default=str(VAR_DIR / "index"))
 CROWDQA_SEARCH_BACKEND = env.str("CROWDQA_SEARCH_BACKEND",
                                  default="collector.search.whoosh_backend.WhooshBackend")
 CROWDQA_INDEX_PROCS = env.int("CROWDQA_INDEX_PROCS", default=2)
+# Search analyzers loaded at process start (web and worker): auto (the corpora's languages),
+# all or none. See collector/search/preload.py.
+CROWDQA_SEARCH_PRELOAD = env.str("CROWDQA_SEARCH_PRELOAD", default="auto")
 CROWDQA_IMPORT_MAX_BYTES = env.int("CROWDQA_IMPORT_MAX_BYTES", default=2 * 1024**3)
 # One record of an import (a line, a CSV record, one element of a JSON file's list).
 CROWDQA_IMPORT_MAX_RECORD_BYTES = env.int("CROWDQA_IMPORT_MAX_RECORD_BYTES",

@@ -11,3 +11,8 @@ application = get_wsgi_application()
 from config.celery import embedded_beat_start  # noqa: E402
 
 embedded_beat_start()
+
+# A web process: load the search analyzers' dictionaries now, not on the first search.
+from collector.search.preload import preload_in_background  # noqa: E402
+
+preload_in_background()

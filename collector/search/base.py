@@ -107,6 +107,11 @@ class SearchBackend(ABC):
     def query_terms(self, *, language: str, text: str) -> list[str]:
         """The terms a query is searched by, after analysis (stemming, segmentation)."""
 
+    def warm_up(self, *, language: str) -> None:  # noqa: B027 (optional: no-op by default)
+        """Load what analysing ``language`` needs (dictionaries, models) now, so the first
+        search of a process does not pay for it. Called at process start
+        (``collector.search.preload``); the default does nothing."""
+
     @abstractmethod
     def fragments(self, *, language: str, text: str, query: str, html: bool,
                   max_chars: int = 300) -> str:

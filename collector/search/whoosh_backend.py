@@ -52,6 +52,7 @@ K1 = 1.2
 TITLE_BOOST = 0.5
 FIELDS = (("body", 1.0), ("title", TITLE_BOOST))
 MAX_QUERY_TERMS = 64
+WARM_UP_TEXT = {"zh": "中文搜索", "en": "searching"}
 
 
 @cache
@@ -235,6 +236,11 @@ class WhooshBackend(SearchBackend):
             return None
         state = states[key] = _SearchState.open(ix)
         return state
+
+    def warm_up(self, *, language: str) -> None:
+        # Analysing a word loads the analyzer's dictionary (jieba's for Chinese: about a
+        # second of CPU, far more on a busy machine) once per process.
+        self.query_terms(language=language, text=WARM_UP_TEXT.get(language, "search"))
 
     def query_terms(self, *, language: str, text: str) -> list[str]:
         analyzer = analyzer_for(language)
