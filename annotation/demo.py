@@ -135,9 +135,9 @@ def build_newsqa_done(people: dict[str, Any]) -> str:
     project = _project(
         NEWSQA_DONE, "newsqa", corpus, people, params=NEWSQA_PARAMS,
         description="A finished NewsQA project on the synthetic Portvale story, built by "
-                    "load_demo from scripted submissions: annotator1 wrote the questions "
-                    "from the highlights, annotator2 and annotator3 marked the answers, "
-                    "and annotator1 validated the question they disagreed on.")
+                    "load_demo from scripted submissions: one annotator wrote the questions "
+                    "from the highlights, two others marked the answers, and a third "
+                    "annotator validated the question they disagreed on.")
     payload = _newsqa_payload(NEWSQA_DONE_SCRIPT)
     _work(project, people["annotator1"], payload)  # the questions
     for name in ("annotator2", "annotator3"):  # the answers
@@ -153,9 +153,9 @@ def build_newsqa_open(people: dict[str, Any]) -> str:
     corpus = _corpus(NEWSQA_CORPUS)
     project = _project(
         NEWSQA_OPEN, "newsqa", corpus, people, params=NEWSQA_PARAMS,
-        description="Work in progress: annotator1 has written questions about the Portvale "
-                    "story; annotator2 and annotator3 answer them (\"Next task\"), then "
-                    "annotator1 validates the answers they disagree on.")
+        description="Work in progress: questions about the Portvale story have been "
+                    "written; two annotators answer them (\"Next task\"), then a third "
+                    "validates the answers they disagree on.")
     script = tuple(NewsqaQuestion(text, ()) for text in NEWSQA_OPEN_QUESTIONS)
     _work(project, people["annotator1"], _newsqa_payload(script), limit=1)
     crowd = _crowd_open(project, people["admin"])
@@ -260,8 +260,8 @@ def build_reco_done(people: dict[str, Any]) -> str:
         language="zh",
         description="A finished ReCO project on the DuReader demo sample: the query filter "
                     "kept the yes/no questions among the first 20 queries, documents were "
-                    "retrieved and filtered, annotator1 labelled the batch (evidence, three "
-                    "alternatives, answer) and the checker inspected and accepted it.")
+                    "retrieved and filtered, an annotator labelled the batch (evidence, three "
+                    "alternatives, answer) and a reviewer inspected and accepted it.")
     _work(project, people["annotator1"], reco_payload)
     for inspection in Inspection.objects.filter(batch__project=project,
                                                 status=Inspection.Status.OPEN):
@@ -277,9 +277,9 @@ def build_reco_open(people: dict[str, Any]) -> str:
         RECO_OPEN, "reco", corpus, people, params=RECO_OPEN_PARAMS, checker=True,
         language="zh",
         description="Work in progress on the first 100 queries of the DuReader demo sample, "
-                    "in batches of three: annotator2 has labelled the first batch, which waits "
-                    "for the checker's inspection; the other batches (and any test-set "
-                    "queries) wait for the annotators.")
+                    "in batches of three: the first batch is labelled and waits for a "
+                    "reviewer's inspection; the other batches (and any test-set queries) wait "
+                    "for the annotators.")
     annotator = people["annotator2"]
     for _ in range(50):  # test-set items, if any, come first; stop once a batch is in
         if Batch.objects.filter(project=project, annotator=annotator,
@@ -418,8 +418,8 @@ def build_marco_done(people: dict[str, Any]) -> str:
         description="A finished MS MARCO answer-distillation project on SQuAD paragraphs: "
                     "the annotators judged the queries, each kept query was curated by "
                     "one annotator and answered by the two others, the pa-BLEU consensus "
-                    "flagged the answers too short or too far from the others, and the "
-                    "checker kept or dropped them.")
+                    "flagged the answers too short or too far from the others, and a "
+                    "reviewer kept or dropped them.")
     annotators = [people[name] for name in ANNOTATORS]
     # Judgment, curation and distillation: the annotators take one task each in turn,
     # from a different one each round, so each gets every kind of task.
@@ -438,8 +438,8 @@ def build_marco_open(people: dict[str, Any]) -> str:
     project = _project(
         MARCO_OPEN, "marco", corpus, people, checker=True, params=MARCO_PARAMS,
         description="Work in progress: eight SQuAD questions as search queries wait for "
-                    "the annotators' judgment, then curation, two editors' answers and the "
-                    "checker's review of flagged answers.")
+                    "the annotators' judgment, then curation, two editors' answers and a "
+                    "reviewer's look at flagged answers.")
     return f"in progress, {_open_slots(project)} open tasks"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -745,3 +746,30 @@ def batches_returned_to(*, worker: Any) -> list[dict[str, Any]]:
                       .values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n"))
     return [{"batch": b, "inspection": inspections.get((b.pk, b.round - 1)),
              "to_relabel": open_items.get(b.pk, 0)} for b in batches]
+
+
+def usernames_in_text(text: str, usernames: Any) -> list[str]:
+    """The ``usernames`` that ``text`` names as whole words (any case), sorted.
+
+    A project's description is copied verbatim into every release's datasheet and dataset
+    card: worker names there would publish who did the work.
+    """
+    if not text:
+        return []
+    lowered = text.lower()
+    return sorted(
+        name for name in set(usernames)
+        if name and re.search(rf"(?<![\w.@+-]){re.escape(name.lower())}(?![\w@+-]|\.\w)", lowered)
+    )
+
+
+def project_description_names(*, project: Project) -> list[str]:
+    """Usernames of the project's members that its description names."""
+    members = project.members.values_list("user__username", flat=True)
+    return usernames_in_text(project.description, members)
+
+
+def role_holder_names() -> QuerySet:
+    """Usernames of everyone holding a CrowdQA role (a project's possible members)."""
+    return (User.objects.filter(groups__name__in=[role.value for role in Role])
+            .values_list("username", flat=True).distinct())

@@ -363,6 +363,7 @@ def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     from annotation.releases import formats_for
 
     context = {"project": project, **selectors.project_dashboard(project=project),
+               "description_names": selectors.project_description_names(project=project),
                "releases": selectors.releases_visible(user=request.user, project=project),
                "release_formats": formats_for(project.recipe),
                "unagreed_choices": (UNAGREED_CHOICES.items() if project.recipe == "newsqa"

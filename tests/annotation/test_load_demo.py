@@ -20,7 +20,7 @@ from annotation.demo import (
 )
 from annotation.judgment_demo import JUDGMENT_DONE
 from annotation.models import Assignment, Batch, Item, Project, Release
-from annotation.selectors import checker_queue, consolidated_items
+from annotation.selectors import checker_queue, consolidated_items, usernames_in_text
 
 COMPLETE = {
     NEWSQA_DONE: ["squad-v1", "squad-v2", "newsqa-json", "newsqa-csv", "hf"],
@@ -66,6 +66,10 @@ def test_load_demo_twice_leaves_the_same_rows_and_a_demo_to_explore(settings, tm
         assert f"project {name!r}: in progress" in out
     for name in (*COMPLETE, *IN_PROGRESS, JUDGMENT_DONE):
         assert f"project {name!r}: exists" in second_out.getvalue()
+    # Descriptions go verbatim into datasheets and dataset cards: no demo user is named.
+    usernames = list(get_user_model().objects.values_list("username", flat=True))
+    for project in Project.objects.all():
+        assert usernames_in_text(project.description, usernames) == [], project.name
     _check_complete_projects()
     _check_judgment()
     _check_protocols()
