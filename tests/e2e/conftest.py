@@ -68,7 +68,7 @@ def csp_violations() -> Iterator[list[str]]:
     assert not violations, "Content-Security-Policy violations:\n" + "\n".join(violations)
 
 
-def _watch_csp(context, violations: list[str]) -> None:
+def watch_csp(context, violations: list[str]) -> None:
     def on_console(message) -> None:
         if message.type == "error" and "Content Security Policy" in message.text:
             violations.append(f"{message.location.get('url')}: {message.text}")
@@ -79,7 +79,7 @@ def _watch_csp(context, violations: list[str]) -> None:
 @pytest.fixture
 def page(browser, live_server, csp_violations) -> Iterator:
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 800})
-    _watch_csp(context, csp_violations)
+    watch_csp(context, csp_violations)
     page = context.new_page()
     page.set_default_timeout(15_000)
     try:
@@ -123,7 +123,7 @@ def as_user(browser, live_server, csp_violations) -> Iterator[Callable[..., Any]
     def open_as(username: str, password: str = PASSWORD):
         context = browser.new_context(base_url=live_server.url,
                                       viewport={"width": 1280, "height": 900})
-        _watch_csp(context, csp_violations)
+        watch_csp(context, csp_violations)
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import Any, TypeVar
+
+import pytest
+from django.db.models import Model, QuerySet
+
+M = TypeVar("M", bound=Model)
 
 
 def task_next(page: Any, ready: str | None = None) -> None:
@@ -24,3 +30,46 @@ def submit(page: Any, target: str | None = None, *, key: str | None = None) -> N
             page.keyboard.press(key)
         else:
             page.click(target)
+
+
+# Waiting for what the server did in the background. A page that has loaded says its own
+# request is done, not that the jobs it started are: a stage run, an import or a release
+# build runs as a job (on a thread in the embedded mode, on a worker otherwise). The tests
+# read the product's own rows: the job table says when background work has settled.
+POLL_S = 0.05
+
+
+def jobs_settled(*, what: str, timeout: float = 60.0) -> None:
+    """Wait until no job is queued or running; fail at once, with the job's error, if a job
+    failed, and at the deadline naming ``what`` and the jobs still busy."""
+    from collector.models import Job
+
+    deadline = time.monotonic() + timeout
+    while True:
+        failed = Job.objects.filter(status=Job.Status.FAILED).first()
+        if failed is not None:
+            pytest.fail(f"waiting for {what}: job {failed.pk} ({failed.kind}, "
+                        f"{failed.params}) failed: {failed.error}")
+        busy = list(Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+                    .values_list("pk", "kind", "status"))
+        if not busy:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"waiting for {what}: jobs still busy after {timeout:.0f} s: {busy}")
+        time.sleep(POLL_S)  # the poll interval, not a guess at how long the work takes
+
+
+def row(queryset: QuerySet[M], *, what: str, timeout: float = 60.0) -> M:
+    """The one row of ``queryset`` once the background work that makes it has settled
+    (fails, naming ``what``, if it never appears or is not one row)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        jobs_settled(what=what, timeout=max(0.0, deadline - time.monotonic()))
+        found = list(queryset.all()[:2])
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            pytest.fail(f"{what}: more than one row of {queryset.query}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not there after {timeout:.0f} s, and no job is running")
+        time.sleep(POLL_S)

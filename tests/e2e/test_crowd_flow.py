@@ -14,6 +14,7 @@ from annotation.models import Assignment, ExternalAccount, PaymentExport
 from annotation.roles import Role
 from annotation.stages import Emit
 from tests.annotation.conftest import ARTICLES
+from tests.e2e.conftest import watch_csp
 from tests.e2e.pages import task_next
 from tests.factories import user_with_roles
 
@@ -46,7 +47,7 @@ def project(settings):
 
 
 def test_prolific_worker_invited_worker_mturk_preview_and_the_admin_pays(
-        project, browser, live_server, as_user, screenshot):
+        project, browser, live_server, as_user, screenshot, csp_violations):
     prolific = studies.study_create(project=project, platform="prolific",
                                     completion_code="CQ7X2KPD", quota=2)
     mturk = studies.study_create(project=project, platform="mturk", completion_code="MT9")
@@ -55,6 +56,7 @@ def test_prolific_worker_invited_worker_mturk_preview_and_the_admin_pays(
     def fresh():
         context = browser.new_context(base_url=live_server.url,
                                       viewport={"width": 1280, "height": 900})
+        watch_csp(context, csp_violations)
         page = context.new_page()
         page.set_default_timeout(15_000)
         return context, page

@@ -13,7 +13,7 @@ from annotation.roles import Role
 from annotation.stages import Emit
 from annotation.stages import marco as marco_stages
 from tests.annotation.test_marco import GOOD, QUERY, TABLE2, make_passages
-from tests.e2e.pages import submit, task_next
+from tests.e2e.pages import row, submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -72,7 +72,7 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     expect(missing).to_have_count(0)  # the message goes once an intent is chosen
     screenshot("marco-judge", of=judge)
     submit(judge, key="Enter")
-    judgment = Item.objects.get(stage__kind="marco_judge")
+    judgment = row(Item.objects.filter(stage__kind="marco_judge"), what="the judged query")
     assert judgment.result["kept"] is True and judgment.result["query_type"] == "DESCRIPTION"
     # Retrieval ran at once and the judge is offered the curation: they pass it on.
     judge.wait_for_selector('[data-testid="passages"]')
@@ -91,7 +91,8 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     assert curator.is_checked('[data-testid="passage-1"]')
     screenshot("marco-curate", of=curator)
     submit(curator, '[data-testid="submit"]')
-    distill = Item.objects.get(stage__kind="marco_distill")
+    distill = row(Item.objects.filter(stage__kind="marco_distill"),
+                  what="the distillation item (after curation)")
     assert [p["rank"] for p in distill.data["passages"] if p["is_selected"]] == [1]
 
     # Three editors; none sees another's answer; the third writes an outlier with a typo.
@@ -108,7 +109,8 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     assert "dealler" in ed3.inner_text('[data-testid="spelling"]')
     screenshot("marco-distill", of=ed3)
     submit(ed3, key="Control+Enter")  # a warning only: the answer goes in
-    consensus = Item.objects.get(stage__kind="marco_consensus")
+    consensus = row(Item.objects.filter(stage__kind="marco_consensus"),
+                    what="the consensus item (after the pa-BLEU stage job)")
     assert consensus.result["flagged"] == [2]
 
     # The checker: the review from the checker home, the outlier flagged on the plot.
@@ -123,7 +125,8 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     assert chk.is_checked('[data-testid="drop-3"]')
     screenshot("marco-review", of=chk)
     submit(chk, key="Enter")
-    record = Item.objects.get(stage__kind="marco_record", status="done").result
+    record = row(Item.objects.filter(stage__kind="marco_record", status="done"),
+                 what="the MS MARCO record (after the record stage job)").result
     assert record["answers"] == GOOD
     assert record["dropped_answers"][0]["text"] == OUTLIER
     assert record["review"]["decisions"] == {"2": "drop"}

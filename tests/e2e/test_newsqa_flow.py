@@ -9,7 +9,7 @@ from annotation import engine
 from annotation.models import Item
 from annotation.roles import Role
 from tests.annotation.conftest import ARTICLES
-from tests.e2e.pages import submit, task_next
+from tests.e2e.pages import row, submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,7 +76,9 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
 
     # No agreement and no extra answerers allowed: validation. Answerers may not validate
     # it; the questioner may, and picks the first unique answer with the "1" key.
-    validation = Item.objects.get(stage__kind="newsqa_validate")
+    # The agreement check is a stage job: wait for it to emit the validation item.
+    validation = row(Item.objects.filter(stage__kind="newsqa_validate"),
+                     what="the validation item (after the agreement stage job)")
     assert [a["spans"] for a in validation.data["unique_answers"]]
     asker.goto("/tasks/")
     task_next(asker, '[data-testid="choice-0"]')
@@ -93,8 +95,8 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     screenshot("newsqa-validation", of=asker)
     submit(asker, key="Enter")  # 1 then Enter sends it
 
-    record = Item.objects.filter(stage__kind="newsqa_consolidate", status="done").first()
-    assert record is not None
+    record = row(Item.objects.filter(stage__kind="newsqa_consolidate", status="done"),
+                 what="the consolidated record (after the consolidation stage job)")
     body = ARTICLES[0]["body"]
     assert body[record.result["consensus"]["s"]:record.result["consensus"]["e"]] == "Dario Weiss"
 

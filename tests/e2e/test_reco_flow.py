@@ -12,7 +12,7 @@ from annotation.models import Batch, Item
 from annotation.roles import Role
 from annotation.stages import reco
 from tests.annotation.test_reco import DOCUMENTS, QINCAI_PARAPHRASE, doc, rows
-from tests.e2e.pages import submit, task_next
+from tests.e2e.pages import jobs_settled, row, submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -101,7 +101,7 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     submit(labeller, '[data-testid="submit"]')
     label(labeller, answer="negative", keyboard=True)
     submit(labeller, key="Control+Enter")
-    batch = Batch.objects.get()
+    batch = row(Batch.objects.all(), what="the labelled batch")
     assert batch.status == "inspection"
 
     # The checker marks one answer incorrect: the running accuracy falls to 50%, Accept is
@@ -132,6 +132,7 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     assert "returned to labeller" in message.inner_text()
     assert checker.locator(".message.success").count() == 0
     screenshot("reco-inspection-returned", of=checker)
+    jobs_settled(what="the batch's return to its annotator")
     batch.refresh_from_db()
     assert (batch.status, batch.round) == ("returned", 2)
     inspection = batch.inspections.get(round=1)
@@ -174,7 +175,8 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     checker.wait_for_selector('[data-testid="plot-accuracy"]')
     screenshot("reco-checker-dashboard", of=checker)
 
-    # The admin sees the final set.
+    # The admin sees the final set, once the stage jobs after the acceptance are done.
+    jobs_settled(what="the final records of the accepted batch")
     boss = as_user("boss")
     boss.goto(f"/manage/projects/{project.pk}/")
     boss.wait_for_selector('[data-testid="reco-final"]')

@@ -12,6 +12,8 @@ from annotation.models import Item, Release
 from annotation.roles import Role
 from tests.annotation.conftest import ARTICLES
 from tests.annotation.test_newsqa_flow import claim_item
+from tests.e2e.conftest import watch_csp
+from tests.e2e.pages import row, submit
 from tests.factories import PASSWORD, user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,25 +39,27 @@ def finished(settings, tmp_path):
     task = engine.task_claim(worker=people["asker"], project=project)
     engine.task_submit(assignment_id=task.pk, worker=people["asker"],
                        payload={"questions": ["Who opposed the plan?"]})
-    item = Item.objects.get(stage__kind="newsqa_answer")
+    item = row(Item.objects.filter(stage__kind="newsqa_answer"), what="the answer item")
     body = item.document.body
     span = [body.index("Dario Weiss"), body.index("Dario Weiss") + len("Dario Weiss")]
     for name in ("reader1", "reader2"):
         task = claim_item(people[name], project, item)
         engine.task_submit(assignment_id=task.pk, worker=people[name], payload={"spans": [span]})
-    assert Item.objects.filter(stage__kind="newsqa_consolidate", status="done").count() == 1
+    row(Item.objects.filter(stage__kind="newsqa_consolidate", status="done"),
+        what="the consolidated record")
     return project
 
 
 def test_admin_creates_watches_and_downloads_a_release(finished, browser, live_server,
-                                                       screenshot):
+                                                       screenshot, csp_violations):
     context = browser.new_context(base_url=live_server.url, accept_downloads=True)
+    watch_csp(context, csp_violations)
     page = context.new_page()
     page.set_default_timeout(15_000)
     page.goto("/accounts/login/")
     page.fill("#id_username", "boss")
     page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
+    submit(page, "button[type=submit]")  # the login, before leaving the page
     page.goto(f"/manage/projects/{finished.pk}/")
     page.fill("#release-version", "1.0.0")
     page.click('[data-testid="create-release"]')
