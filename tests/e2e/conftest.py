@@ -136,3 +136,4 @@ def as_user(browser, live_server, csp_violations) -> Iterator[Callable[..., Any]
     yield open_as
     for context in contexts:
         context.close()
+

@@ -15,7 +15,7 @@ from annotation.roles import Role
 from annotation.stages import Emit
 from tests.annotation.conftest import ARTICLES
 from tests.e2e.conftest import watch_csp
-from tests.e2e.pages import task_next
+from tests.e2e.pages import jobs_settled, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,6 +38,7 @@ def project(settings):
     project.consent = "We keep your **answers**, never your name."
     project.save(update_fields=["consent"])
     engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
     engine.items_emit(source_stage=project.stages.get(kind="newsqa_question"), emits=[
         Emit(kind="newsqa_answer", key=f"q{n}", data={"question": question},
              document_id=doc.pk)

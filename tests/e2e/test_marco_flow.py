@@ -13,7 +13,7 @@ from annotation.roles import Role
 from annotation.stages import Emit
 from annotation.stages import marco as marco_stages
 from tests.annotation.test_marco import GOOD, QUERY, TABLE2, make_passages
-from tests.e2e.pages import row, submit, task_next
+from tests.e2e.pages import jobs_settled, row, submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,6 +38,7 @@ def project(settings, monkeypatch):
     engine.project_member_add(project=project, user=user_with_roles("chk", Role.CHECKER),
                               role=Role.CHECKER)
     engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
     engine.items_emit(source_stage=project.stages.get(kind="marco_queries"), emits=[
         Emit(kind="marco_judge", key="q1", data={"query": QUERY, "query_id": "q1"}),
     ])

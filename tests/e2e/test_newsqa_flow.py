@@ -9,7 +9,7 @@ from annotation import engine
 from annotation.models import Item
 from annotation.roles import Role
 from tests.annotation.conftest import ARTICLES
-from tests.e2e.pages import row, submit, task_next
+from tests.e2e.pages import jobs_settled, row, submit, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,6 +32,7 @@ def project(settings):
         engine.project_member_add(project=project, user=user_with_roles(name, Role.ANNOTATOR),
                                   role=Role.ANNOTATOR)
     engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
     return project
 
 
@@ -50,6 +51,7 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     submit(asker, '[data-testid="submit"]')
 
     # First answerer: drags over "Dario Weiss" with the mouse.
+    jobs_settled(what="the answer item of the question")
     reader1 = as_user("reader1")
     task_next(reader1, '[data-testid="article"]')
     assert reader1.inner_text('[data-testid="question"]') == "Who opposed the plan?"

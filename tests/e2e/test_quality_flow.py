@@ -13,7 +13,7 @@ from annotation.models import Assignment, WorkerStage
 from annotation.roles import Role
 from annotation.stages import Emit
 from tests.annotation.conftest import ARTICLES
-from tests.e2e.pages import task_next
+from tests.e2e.pages import jobs_settled, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,6 +45,7 @@ def project(settings):
     engine.project_member_add(project=project, user=user_with_roles("learner", Role.ANNOTATOR),
                               role=Role.ANNOTATOR)
     engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
     question = project.stages.get(kind="newsqa_question")
     Assignment.objects.filter(stage=question, status="open").update(status="cancelled")
     start = doc.body.index("Dario Weiss")

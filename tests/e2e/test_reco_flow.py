@@ -44,6 +44,7 @@ def project(settings, monkeypatch):
     engine.project_member_add(project=project, user=user_with_roles("labeller", Role.ANNOTATOR),
                               role=Role.ANNOTATOR)
     engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
     return project
 
 

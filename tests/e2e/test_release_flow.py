@@ -13,7 +13,7 @@ from annotation.roles import Role
 from tests.annotation.conftest import ARTICLES
 from tests.annotation.test_newsqa_flow import claim_item
 from tests.e2e.conftest import watch_csp
-from tests.e2e.pages import row, submit
+from tests.e2e.pages import jobs_settled, row, submit
 from tests.factories import PASSWORD, user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,6 +36,7 @@ def finished(settings, tmp_path):
     for user in people.values():
         engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
     engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
     task = engine.task_claim(worker=people["asker"], project=project)
     engine.task_submit(assignment_id=task.pk, worker=people["asker"],
                        payload={"questions": ["Who opposed the plan?"]})
