@@ -316,6 +316,7 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
 )
 AXES_VERBOSE = False
+
 # How long the user behind a session or an API token, with their roles, stays in the shared
 # cache (annotation.auth; dropped at once when the user, their groups or token change).
 # 0 turns it off.
