@@ -114,7 +114,8 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
             _errors_to_form(form, exc)
         else:
             if user is None:
-                login(request, member.user)
+                # Named: django-axes' login throttling is a second authentication backend.
+                login(request, member.user, backend="annotation.roles.RoleBackend")
             messages.success(request, f"Welcome to {invite.project.name}: you joined as "
                                       f"{member.role}.")
             return redirect(_landing(member.role))
