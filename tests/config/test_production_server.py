@@ -127,3 +127,29 @@ def test_static_files_are_sent_compressed(production_server):
     assert status == 200
     assert headers["Content-Encoding"] == "gzip"
     assert len(body) < (REPO / "static" / "vendor" / "htmx" / "htmx.min.js").stat().st_size / 2
+
+
+def test_check_deploy_is_clean_in_production_mode(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DEBUG", "DATABASE_URL", "CONN_MAX_AGE") and not k.startswith("SECURE_")}
+    env.update({
+        "CROWDQA_ENV": "production",
+        "SECRET_KEY": "a-long-random-production-secret-0123456789abcdef-for-this-test-only",
+        "ALLOWED_HOSTS": "crowdqa.example.org",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    })
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+    # Turning Django's own HTTPS redirect on needs no silenced check.
+    env["SECURE_SSL_REDIRECT"] = "true"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues (0 silenced)" in result.stdout
