@@ -23,6 +23,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TEN_YEARS = 315360000
+# Left out of the production processes' environment: the test run's own settings, and
+# DJANGO_ALLOW_ASYNC_UNSAFE (set for the browser tests; check --deploy rightly refuses it).
+TEST_ONLY_ENV = ("DEBUG", "DATABASE_URL", "CONN_MAX_AGE", "SECURE_SSL_REDIRECT",
+                 "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER", "DJANGO_ALLOW_ASYNC_UNSAFE")
 
 
 def _free_port() -> int:
@@ -49,8 +53,7 @@ def production_server(tmp_path_factory) -> Iterator[str]:
     """``collectstatic`` as the README says, then ``gunicorn config.wsgi`` in production mode;
     yields the base URL once gunicorn listens."""
     tmp = tmp_path_factory.mktemp("production")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DEBUG", "DATABASE_URL", "CONN_MAX_AGE", "SECURE_SSL_REDIRECT")}
+    env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY_ENV}
     env.update({
         "CROWDQA_ENV": "production",
         "SECRET_KEY": "a-long-random-production-secret-0123456789abcdef-for-this-test-only",
@@ -130,8 +133,7 @@ def test_static_files_are_sent_compressed(production_server):
 
 
 def test_check_deploy_is_clean_in_production_mode(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DEBUG", "DATABASE_URL", "CONN_MAX_AGE") and not k.startswith("SECURE_")}
+    env = {k: v for k, v in os.environ.items() if k not in TEST_ONLY_ENV}
     env.update({
         "CROWDQA_ENV": "production",
         "SECRET_KEY": "a-long-random-production-secret-0123456789abcdef-for-this-test-only",

@@ -16,6 +16,8 @@ from tests.e2e.conftest import watch_csp
 from tests.e2e.pages import jobs_settled, row, submit
 from tests.factories import PASSWORD, user_with_roles
 
+BUILD_TIMEOUT_MS = 180_000
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -63,11 +65,15 @@ def test_admin_creates_watches_and_downloads_a_release(finished, browser, live_s
     submit(page, "button[type=submit]")  # the login, before leaving the page
     page.goto(f"/manage/projects/{finished.pk}/")
     page.fill("#release-version", "1.0.0")
-    page.click('[data-testid="create-release"]')
+    # The build is a job (run within the request here, on a thread or a worker otherwise):
+    # on a loaded machine it takes far longer than a click, so the waits for its page and
+    # for its "Ready" get a build's deadline, not a click's.
+    with page.expect_navigation(wait_until="load", timeout=BUILD_TIMEOUT_MS):
+        page.click('[data-testid="create-release"]', no_wait_after=True)
     page.wait_for_selector('[data-testid="release-status"]')
     page.wait_for_function(
         "document.querySelector('[data-testid=\"release-status\"]').textContent.trim()"
-        " === 'Ready'")
+        " === 'Ready'", timeout=BUILD_TIMEOUT_MS)
     screenshot("release-ready", of=page)
     files = page.locator('[data-testid="release-files"] a').all_inner_texts()
     assert "squad-v2.0.json" in files and "SHA256SUMS" not in files
