@@ -117,7 +117,9 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
     # The checker: the review from the checker home, the outlier flagged on the plot.
     chk = as_user("chk")
     chk.wait_for_selector('[data-testid="next-review"]')
-    chk.keyboard.press("r")
+    # The review page binds its keys in deferred scripts: "q" below waits for its load.
+    with chk.expect_navigation(wait_until="load"):
+        chk.keyboard.press("r")
     chk.wait_for_selector('[data-testid="plot-weights"]')
     assert chk.is_visible('[data-testid="flagged-3"]')
     assert not chk.locator('[data-testid="flagged-1"]').count()
