@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
-from annotation.plots import Plot, hbar
+from annotation.plots import WIDTH, Plot, hbar
 from annotation.roles import Role
 from annotation.stages import (
     CorpusQueriesKind,
@@ -598,7 +598,7 @@ def weights_plot(rows: list[dict[str, Any]], *, label: str = "Answers by importa
             f"answer {row['number']}: weight {row['weight'] or 0:.3f}"
             + (" (flagged)" if row["flagged"] else ""),
         )]) for row in rows
-    ], label=label)
+    ], label=label, width=WIDTH)
 
 
 _DROP_KEYS = "qwertyuio"
