@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -295,9 +294,6 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         "plots": plots,
         "stage_rows": rows,
         "stalled": project_stalled(project=project, rows=rows),
-        # JSON, so string, list and dict parameters survive the parameters form.
-        "stage_params": [(stage, [(name, json.dumps(value, ensure_ascii=False))
-                                  for name, value in stage.params.items()]) for stage in stages],
         "figures": figures,
         "workers": workers,
         # The first members; the members page lists them all (a crowd can be thousands).
