@@ -428,12 +428,17 @@ def project_action(request: HttpRequest, pk: int) -> HttpResponse:
 @role_required(Role.ADMIN)
 def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """An item with its lineage and submissions (admins see everything)."""
+    from annotation.payload_display import generic_blocks
+
     item = get_object_or_404(
         selectors.items_with_context(), pk=pk,
     )
+    spec = item.stage.kind_spec
+    submissions = item.submissions.select_related("worker").order_by("id")
     return render(request, "annotation/item_detail.html", {
         "item": item, "lineage": selectors.item_lineage(item=item),
-        "submissions": item.submissions.select_related("worker").order_by("id"),
+        "submissions": [(s, spec.payload_display(item, s.payload)) for s in submissions],
+        "result": generic_blocks(item.result or {}), "data": generic_blocks(item.data),
     })
 
 

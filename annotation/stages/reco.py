@@ -32,6 +32,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from annotation.payload_display import Block, generic_blocks, highlighted
 from annotation.roles import Role
 from annotation.stages import (
     BATCH_PARAMS,
@@ -183,6 +184,24 @@ def label_view(data: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
                           "correct": k == payload["answer"]} for k in ANSWERS],
         "answer": payload["answer"], "answer_text": payload["alternatives"][payload["answer"]],
     }
+
+
+def label_blocks(data: dict[str, Any], payload: dict[str, Any]) -> list[Block]:
+    """One label (an evidence payload) for the item page: the evidence highlighted in its
+    document, the three alternatives with the correct one named."""
+    if payload.get("reject"):
+        return [Block("Marked", "labels", ["Rejected"]),
+                Block("Reason", "text", payload.get("reason", REJECTED))]
+    document = data["documents"][payload["doc"]]
+    title = document.get("title") or document.get("external_id", "")
+    return [
+        Block("Document", "labels", [f"{payload['doc'] + 1}. {title}".strip()]),
+        Block("Evidence", "spans", segments=highlighted(document["text"],
+                                                         [payload["evidence"]])),
+        Block("Alternatives", "list", [
+            f"{ANSWERS[k]}: {payload['alternatives'][k]}" for k in ANSWERS]),
+        Block("Correct answer", "labels", [ANSWERS[payload["answer"]]]),
+    ]
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -620,6 +639,9 @@ class EvidenceKind(StageKind):
         return (f"Document {expected['doc'] + 1}, evidence: “{expected['evidence_text']}” · "
                 f"answer: {ANSWERS[answer]} (“{expected['alternatives'][answer]}”)")
 
+    def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
+        return label_blocks(item.data, payload)
+
     def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
         return {"query": item.data["query"], "label": label_view(item.data, submission.payload),
                 "documents": len(item.data["documents"]),
@@ -697,6 +719,14 @@ class _CandidatesKind(StageKind):
         return {"query": item.data["query"], "candidates": [
             {"index": n, "letter": "AB"[n], **label_view(item.data, c["payload"])}
             for n, c in enumerate(item.data["candidates"])]}
+
+    def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
+        """The chosen label shown in full (or the rejection)."""
+        if "choice" not in payload:
+            return generic_blocks(payload)
+        chosen = item.data["candidates"][payload["choice"]]["payload"]
+        return [Block("Chose", "labels", [f"label {payload['choice'] + 1}"]),
+                *label_blocks(item.data, chosen)]
 
     def _chosen(self, item: Item, payload: dict[str, Any]) -> int:
         choice = payload.get("choice")
