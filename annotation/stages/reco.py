@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
 from annotation.payload_display import Block, generic_blocks, highlighted
 from annotation.roles import Role
@@ -81,22 +79,13 @@ _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]", re.UNICODE)
 
 def document_tokens(text: str) -> list[tuple[int, int]]:
     """(start, end) of each selectable unit of ``text``: one Chinese character, one run of
-    other letters or digits, or one punctuation mark. Offsets are exact, so a selection
-    from token i to token j is ``text[start_i:end_j]``."""
+    other letters or digits, or one punctuation mark. Offsets are exact (in characters),
+    so a selection from token i to token j is ``text[start_i:end_j]``.
+
+    The evidence form gets the documents as plain text and cuts them into the same units
+    in the browser (``static/js/reco.js``, ``TOKEN``: the same classes), so a page weighs
+    about its text, not an element per character."""
     return [m.span() for m in _TOKEN.finditer(text)]
-
-
-def document_html(text: str) -> SafeString:
-    """The document as selectable tokens (``data-s``/``data-e`` offsets), every character
-    of ``text`` shown verbatim, white space included."""
-    parts, pos = [], 0
-    for n, (start, end) in enumerate(document_tokens(text)):
-        parts.append(escape(text[pos:start]))
-        parts.append(f'<span class="tok" data-i="{n}" data-s="{start}" data-e="{end}">'
-                     f"{escape(text[start:end])}</span>")
-        pos = end
-    parts.append(escape(text[pos:]))
-    return mark_safe("".join(parts))  # noqa: S308 - every piece of text is escaped above
 
 
 def evidence_view(document: dict[str, Any], span: list[int], *,
@@ -573,7 +562,7 @@ class EvidenceKind(StageKind):
             "query": item.data["query"],
             "documents": [{
                 "n": n, "title": d.get("title") or f"Document {n + 1}", "url": d.get("url", ""),
-                "source_type": d.get("source_type", ""), "html": document_html(d["text"]),
+                "source_type": d.get("source_type", ""), "text": d["text"],
             } for n, d in enumerate(item.data["documents"])],
             "answers": [{"key": k, "label": label,
                          "placeholder": PLACEHOLDERS.get(language, PLACEHOLDERS["en"])[k]}
