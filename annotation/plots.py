@@ -23,7 +23,7 @@ WIDTH = 560
 #: Width of plots in half-width cards (``.grid-2`` columns are at least 22rem), the default.
 SMALL = 360
 #: Longest label column, as a share of the width.
-LABEL_SHARE = 0.45
+LABEL_SHARE = 0.5
 
 PALETTE = ("#0b5cad", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7d86")
 

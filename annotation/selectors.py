@@ -277,7 +277,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
                 (r["counts"].get(IS.PENDING, 0), "bar-pending",
                  f"pending {r['counts'].get(IS.PENDING, 0)}"),
             ]) for r in rows
-        ], label="Items per stage by status"),
+        ], label="Items per stage by status", width=WIDTH),  # stage names in full
         "workers": hbar([(name, [(n, "bar", f"{n} submissions")]) for name, n in workers],
                         label="Submissions per worker", width=WIDTH),
         "answers": vbar([(str(n), c) for n, c in figures.get("answers_distribution", [])],

@@ -96,6 +96,10 @@ class ImportPreview:
     units: list[ImportUnit] = field(default_factory=list)
     queries: list[QueryRecord] = field(default_factory=list)
 
+    @property
+    def records(self) -> int:
+        return len(self.units) + len(self.queries)
+
 
 def import_preview(*, relative: str, original: str, fmt: str = "",
                    mapping: dict[str, str] | None = None,

@@ -38,7 +38,7 @@ def test_long_labels_are_shortened_to_fit_with_their_full_text_as_tooltip():
     plot = hbar([(name, [(3, "bar", "3")]), ("short", [(1, "bar", "1")])], label="x")
     label = plot.texts[0]
     assert label["text"].endswith("…") and label["title"] == name
-    assert text_width(label["text"]) <= plot.width * 0.45
+    assert text_width(label["text"]) <= plot.width * 0.5
     # every bar and its figure end inside the drawing
     for rect in plot.rects:
         assert rect["x"] + rect["w"] <= plot.width

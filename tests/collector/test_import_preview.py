@@ -85,6 +85,7 @@ def test_preview_then_import_without_uploading_again(django_capture_on_commit_ca
     assert "ReCO" in page.split('data-testid="detected-format"')[1].split("</p>")[0]
     records = page.split('data-testid="preview-records"')[1].split("</table>")[0]
     assert records.count("<tr>") == 1 + 3  # header and the file's three records
+    assert "The first 3 records" in page
     assert "示例市的公园晚上开放吗" in records
     assert not Job.objects.exists() and not Corpus.objects.filter(name="reco-up").exists()
     token = page.split('name="upload" value="')[1].split('"')[0]
