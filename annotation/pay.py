@@ -45,7 +45,7 @@ from annotation.models import (
     Stage,
     Submission,
 )
-from annotation.plots import WIDTH, Plot, line_plot, vbar
+from annotation.plots import Plot, line_plot, vbar
 
 User = get_user_model()
 
@@ -345,11 +345,8 @@ def _series_plot(points: list[tuple[str, float]], *, label: str, name: str,
     if len(points) <= BARS_UP_TO:
         return vbar(points, label=label)
     peak = max(value for _, value in points) or 1
-    plot = line_plot({name: [value for _, value in points]}, label=label, lo=0, hi=peak)
-    bottom = plot.height - 6
-    plot.texts.append({"x": 40, "y": bottom, "text": span[0], "anchor": "start"})
-    plot.texts.append({"x": WIDTH - 110, "y": bottom, "text": span[1], "anchor": "end"})
-    return plot
+    return line_plot({name: [value for _, value in points]}, label=label, lo=0, hi=peak,
+                     x_span=span)
 
 
 # Writes: settings and bonuses --------------------------------------------------------------

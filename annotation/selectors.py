@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -14,7 +13,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.eligibility import AVAILABLE_CAP, GOLD_PRIORITY
 from annotation.models import Assignment, Item, Project, Submission
-from annotation.plots import hbar, line_plot, vbar
+from annotation.plots import WIDTH, hbar, line_plot, vbar
 from annotation.roles import Role
 
 User = get_user_model()
@@ -279,11 +278,12 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
                 (r["counts"].get(IS.PENDING, 0), "bar-pending",
                  f"pending {r['counts'].get(IS.PENDING, 0)}"),
             ]) for r in rows
-        ], label="Items per stage by status"),
+        ], label="Items per stage by status", width=WIDTH),  # stage names in full
         "workers": hbar([(name, [(n, "bar", f"{n} submissions")]) for name, n in workers],
-                        label="Submissions per worker"),
+                        label="Submissions per worker", width=WIDTH),
         "answers": vbar([(str(n), c) for n, c in figures.get("answers_distribution", [])],
-                        label="Questions by number of answers")
+                        label="Questions by number of answers", x_label="answers collected",
+                        y_label="questions")
         if figures.get("answers_distribution") else None,
         **(_reco_plots(figures) if project.recipe == "reco" else {}),
         **(_marco_plots(figures) if project.recipe == "marco" else {}),
@@ -295,9 +295,6 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         "plots": plots,
         "stage_rows": rows,
         "stalled": project_stalled(project=project, rows=rows),
-        # JSON, so string, list and dict parameters survive the parameters form.
-        "stage_params": [(stage, [(name, json.dumps(value, ensure_ascii=False))
-                                  for name, value in stage.params.items()]) for stage in stages],
         "figures": figures,
         "workers": workers,
         # The first members; the members page lists them all (a crowd can be thousands).
@@ -533,7 +530,8 @@ def _reco_plots(figures: dict[str, Any]) -> dict[str, Any]:
         if figures["steps"] else None,
         "reco_batches": hbar([(label, [(n, "bar", f"{n} batches")])
                               for label, n in figures["batches"]], label="Batches per status"),
-        "reco_answers": vbar(figures["answers"], label="Final answers by kind (paper: 5 : 4 : 1)")
+        "reco_answers": vbar(figures["answers"], label="Final answers by kind (paper: 5 : 4 : 1)",
+                             x_label="answer kind", y_label="records")
         if any(n for _, n in figures["answers"]) else None,
     }
 
@@ -620,7 +618,8 @@ def _marco_plots(figures: dict[str, Any]) -> dict[str, Any]:
                            label="Excluded queries by reason")
         if figures["exclusion_reasons"] else None,
         "selected": vbar([(str(n), c) for n, c in figures["selected_distribution"]],
-                         label="Queries by passages selected")
+                         label="Queries by passages selected", x_label="passages selected",
+                         y_label="queries")
         if figures["selected_distribution"] else None,
         "stage_times": hbar([(row["stage"], [(row["median_s"] or 0, "bar",
                                               f"median {row['median_s']} s")])
@@ -683,12 +682,16 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
         "recent": list(reversed(done[-20:])),
         "reasons": reasons.most_common(),
         "plots": {
+            # Accuracy runs from 0 to 1: a failed inspection is drawn at its real value.
             "accuracy": line_plot(
                 {name: values for name, values in sorted(by_annotator.items())},
-                label="Accuracy per inspection, by annotator", threshold=0.95,
+                label="Accuracy per inspection, by annotator", threshold=0.95, lo=0, hi=1,
+                x_label="inspections, in order", y_label="accuracy",
             ) if done else None,
             "rounds": vbar([(str(r), n) for r, n in sorted(rounds.items())],
-                           label="Accepted batches by rounds needed") if rounds else None,
+                           label="Accepted batches by rounds needed",
+                           x_label="inspection rounds needed", y_label="batches")
+            if rounds else None,
         },
     }
 

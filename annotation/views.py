@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotation import engine, gold, pay, selectors, studies
+from annotation.forms import StageParamsForm
 from annotation.markdown import render_markdown
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
@@ -359,27 +360,38 @@ def project_create(request: HttpRequest) -> HttpResponse:
 @role_required(Role.ADMIN)
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
     project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
+    template = "annotation/project_detail.html"
+    if request.htmx and request.GET.get("part") == "dashboard":
+        template += "#dashboard"
+    return _project_page(request, project, template=template)
+
+
+def _project_page(request: HttpRequest, project: Project, *,
+                  template: str = "annotation/project_detail.html",
+                  bound: StageParamsForm | None = None) -> HttpResponse:
+    """The project page; ``bound`` is a refused parameters form shown with its errors."""
     from annotation.release_records import UNAGREED_CHOICES
     from annotation.releases import formats_for
 
-    context = {"project": project, **selectors.project_dashboard(project=project),
+    dashboard = selectors.project_dashboard(project=project)
+    stages = [row["stage"] for row in dashboard["stage_rows"]]
+    forms = [bound if bound is not None and bound.stage.pk == stage.pk
+             else StageParamsForm(stage=stage) for stage in stages]
+    context = {"project": project, **dashboard,
+               "stage_forms": forms,
                "description_names": selectors.project_description_names(project=project),
                "releases": selectors.releases_visible(user=request.user, project=project),
                "release_formats": formats_for(project.recipe),
                "unagreed_choices": (UNAGREED_CHOICES.items() if project.recipe == "newsqa"
                                     else ())}
-    template = "annotation/project_detail.html"
-    if request.htmx and request.GET.get("part") == "dashboard":
-        template += "#dashboard"
-    return render(request, template, context)
+    return render(request, template, context, status=400 if bound is not None else 200)
 
 
 @role_required(Role.ADMIN)
 @require_POST
 def project_action(request: HttpRequest, pk: int) -> HttpResponse:
-    """Start the project, add members, or change a stage's parameters (before start)."""
-    from annotation.forms import parse_stage_params
-
+    """Start the project, add members, or change a stage's parameters (before start; a
+    refused parameters form comes back with its errors next to the fields)."""
     project = get_object_or_404(Project, pk=pk)
     action = request.POST.get("action")
     try:
@@ -393,7 +405,12 @@ def project_action(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(request, f"{len(added)} membership(s) added.")
         elif action == "params":
             stage = get_object_or_404(Stage, pk=request.POST.get("stage"), project=project)
-            engine.stage_params_update(stage=stage, params=parse_stage_params(request.POST))
+            form = StageParamsForm(request.POST, stage=stage)
+            if not (form.is_valid() and form.save()):
+                messages.error(request, f"Parameters of stage {stage.order} not saved: see "
+                               "the errors next to the fields.")
+                return _project_page(request, Project.objects.select_related("corpus")
+                                     .get(pk=project.pk), bound=form)
             messages.success(request, f"Parameters of stage {stage.order} saved.")
         else:
             messages.error(request, f"Unknown action {action!r}.")
@@ -412,12 +429,17 @@ def project_action(request: HttpRequest, pk: int) -> HttpResponse:
 @role_required(Role.ADMIN)
 def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """An item with its lineage and submissions (admins see everything)."""
+    from annotation.payload_display import generic_blocks
+
     item = get_object_or_404(
         selectors.items_with_context(), pk=pk,
     )
+    spec = item.stage.kind_spec
+    submissions = item.submissions.select_related("worker").order_by("id")
     return render(request, "annotation/item_detail.html", {
         "item": item, "lineage": selectors.item_lineage(item=item),
-        "submissions": item.submissions.select_related("worker").order_by("id"),
+        "submissions": [(s, spec.payload_display(item, s.payload)) for s in submissions],
+        "result": generic_blocks(item.result or {}), "data": generic_blocks(item.data),
     })
 
 

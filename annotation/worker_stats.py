@@ -56,7 +56,7 @@ from annotation.models import (
     Submission,
     WorkerStage,
 )
-from annotation.plots import WIDTH, Plot, hbar, line_plot
+from annotation.plots import Plot, hbar, line_plot
 from annotation.roles import Role
 from collector.consolidation import Answer, clean_answer
 from collector.metrics import squad_normalize
@@ -623,11 +623,7 @@ def _counts_plot(series: dict[str, list[float]], labels: list[str], *, unit: str
                      for name, values in series.items()],
                     label=f"{title} ({labels[0]})")
     peak = max((v for values in series.values() for v in values), default=0) or 1
-    plot = line_plot(series, label=title, lo=0, hi=peak)
-    bottom = plot.height - 6
-    plot.texts.append({"x": 40, "y": bottom, "text": labels[0], "anchor": "start"})
-    plot.texts.append({"x": WIDTH - 110, "y": bottom, "text": labels[-1], "anchor": "end"})
-    return plot
+    return line_plot(series, label=title, lo=0, hi=peak, x_span=(labels[0], labels[-1]))
 
 
 def workers_over_time(*, project: Project, top: int = TOP_WORKERS) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from collector.importers import FORMATS, mapping_parse
 from collector.models import Corpus, Language
 from collector.services.uploads import QUERIES
 
-FORMAT_CHOICES = [(fmt.name, fmt.label) for fmt in FORMATS.values()] + [
+FORMAT_CHOICES = [("", "Detect it from the file")] + [
+    (fmt.name, fmt.label) for fmt in FORMATS.values()] + [
     (QUERIES, "Query list (one query a line, or JSON Lines)"),
 ]
 CORPUS_NAME = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
@@ -21,12 +22,18 @@ CORPUS_NAME = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="UTF-8 text: JSON, JSONL, CSV, TSV or a .story file; "
+    """An upload to import. The page first previews it (``action=preview``: format detected
+    when not chosen, first records read); the preview's form carries the stored upload as
+    a signed ``upload`` token instead of the file."""
+
+    file = forms.FileField(required=False,
+                           help_text="UTF-8 text: JSON, JSONL, CSV, TSV or a .story file; "
                                      "it may be gzipped (.gz) or alone in a .zip.")
+    upload = forms.CharField(required=False, widget=forms.HiddenInput)
     corpus = forms.CharField(max_length=100, validators=[CORPUS_NAME],
                              help_text="An existing corpus, or the name of a new one.")
     language = forms.ChoiceField(choices=Language.choices)
-    format = forms.ChoiceField(choices=FORMAT_CHOICES)
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
     mapping = forms.CharField(
         required=False, label="Field mapping",
         help_text="JSONL/CSV/TSV only: field=column,… (fields: id, body, title, url, "
@@ -43,6 +50,8 @@ class ImportForm(forms.Form):
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
+        if upload is None:
+            return None
         limit = settings.CROWDQA_IMPORT_MAX_BYTES
         if upload.size == 0:
             raise forms.ValidationError(f"{upload.name} is empty.")
@@ -52,8 +61,16 @@ class ImportForm(forms.Form):
             )
         return upload
 
+    def clean_upload(self) -> tuple[str, str] | None:
+        from collector.services.uploads import upload_from_token
+
+        token = self.cleaned_data["upload"]
+        return upload_from_token(token) if token else None
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        if not data.get("file") and not data.get("upload") and "file" not in self.errors:
+            self.add_error("file", "Choose a file to import.")
         fmt = data.get("format")
         mapping = data.get("mapping", "").strip()
         if mapping:
@@ -75,7 +92,11 @@ class ImportForm(forms.Form):
 
     @property
     def upload_name(self) -> str:
-        return Path(self.cleaned_data["file"].name).name
+        """The name of the file to import: a new upload, or the one stored for a preview."""
+        data = getattr(self, "cleaned_data", {})
+        if data.get("file"):
+            return Path(data["file"].name).name
+        return data["upload"][1] if data.get("upload") else ""
 
 
 class SearchForm(forms.Form):

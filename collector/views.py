@@ -218,15 +218,48 @@ def search(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.ADMIN)
 def import_create(request: HttpRequest) -> HttpResponse:
-    """Upload a file to import; the import runs as a job whose page shows its progress."""
+    """Upload a file to import. ``action=preview`` (the page's first step) stores it, detects
+    its format unless one is chosen, and shows its first records, read by the import's own
+    readers; importing then runs as a job whose page shows its progress."""
     from collector.forms import ImportForm
-    from collector.services.uploads import import_job_start
+    from collector.importers import ImportFailure, mapping_parse
+    from collector.services.uploads import (
+        import_job_start,
+        import_preview,
+        upload_store,
+        upload_token,
+    )
 
     form = ImportForm(request.POST or None, request.FILES or None)
+    preview = None
     if request.method == "POST" and form.is_valid():
-        job = import_job_start(upload=form.cleaned_data["file"], options=form.cleaned_data,
-                               user=request.user)
-        return redirect("collector:job_detail", pk=job.pk)
+        data = form.cleaned_data
+        if request.POST.get("action") == "preview" or not data["format"]:
+            stored = upload_store(upload=data["file"]) if data["file"] else data["upload"]
+            mapping = data["mapping"].strip()
+            failure = None
+            try:
+                preview = import_preview(relative=stored[0], original=stored[1],
+                                         fmt=data["format"],
+                                         mapping=mapping_parse(mapping) if mapping else None)
+            except ImportFailure as exc:
+                failure = str(exc)
+            # The form again, bound to the stored upload (and the detected format) so that
+            # importing, or previewing with other choices, needs no second upload.
+            values = {**form.data.dict(), "upload": upload_token(relative=stored[0],
+                                                                 original=stored[1])}
+            if preview is not None:
+                values["format"] = preview.format
+            form = ImportForm(values)
+            form.is_valid()
+            if failure:
+                form.add_error("format", failure)
+        else:
+            job = import_job_start(upload=data["file"],
+                                   stored=None if data["file"] else data["upload"],
+                                   options=data, user=request.user)
+            return redirect("collector:job_detail", pk=job.pk)
     jobs = Job.objects.filter(kind__in=["corpus_import", "queries_import", "index_rebuild"])
-    context = {"form": form, "corpora": Corpus.objects.order_by("name"), "jobs": jobs[:10]}
+    context = {"form": form, "preview": preview, "corpora": Corpus.objects.order_by("name"),
+               "jobs": jobs[:10]}
     return render(request, "collector/import.html", context)

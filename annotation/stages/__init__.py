@@ -16,6 +16,7 @@ from annotation.roles import Role
 
 if TYPE_CHECKING:
     from annotation.models import Item, Stage, Submission
+    from annotation.payload_display import Block
     from collector.jobs import Progress
 
 _KINDS: dict[str, StageKind] = {}
@@ -195,6 +196,17 @@ class StageKind:
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         """The expected answer in words, shown after a training item."""
         return str(expected)
+
+    #: Payload fields shown as labels on the item page (``payload_display``).
+    payload_labels: ClassVar[tuple[str, ...]] = ()
+
+    def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
+        """A submitted payload as the form showed it (``annotation.payload_display``):
+        spans highlighted in the item's document, labels, free text."""
+        from annotation.payload_display import generic_blocks
+
+        return generic_blocks(payload, labels=self.payload_labels,
+                              text=item.document.body if item.document_id else None)
 
     def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
         """What a checker sees of one sampled item (batched kinds)."""

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
-from annotation.plots import Plot, hbar
+from annotation.payload_display import Block, generic_blocks
+from annotation.plots import WIDTH, Plot, hbar
 from annotation.roles import Role
 from annotation.stages import (
     CorpusQueriesKind,
@@ -153,6 +154,7 @@ class JudgeKind(StageKind):
     """Human: an editor decides whether the query can be answered definitively and
     completely by a short passage, and classifies it."""
 
+    payload_labels = ("intent", "decision", "exclusions", "query_type", "question_type")
     key = "marco_judge"
     label = "Query judgment"
     template = "annotation/tasks/marco_judge.html"
@@ -347,6 +349,15 @@ class CurateKind(StageKind):
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         return clean_curation(item, payload, max_selected=item.stage.params["max_selected"])
 
+    def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
+        """The selected passages by their text, in rank order."""
+        texts = {p["rank"]: p["text"] for p in item.data["passages"]}
+        rest = {k: v for k, v in payload.items() if k != "selected"}
+        selected = [f"#{rank}: {texts.get(rank, '(no such passage)')}"
+                    for rank in payload.get("selected", [])]
+        return ([Block("Selected passages", "list", selected)] if selected else []) + \
+            generic_blocks(rest)
+
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         selected = data.getlist("selected")
         if not all(s.isdigit() for s in selected):
@@ -469,6 +480,7 @@ class DistillKind(StageKind):
     """Human, many editors: each writes the answer the curated passages give, in their own
     words. Never the curator of the query; never another editor's answer in sight."""
 
+    payload_labels = ("yesno",)
     key = "marco_distill"
     label = "Answer distillation"
     template = "annotation/tasks/marco_distill.html"
@@ -598,7 +610,7 @@ def weights_plot(rows: list[dict[str, Any]], *, label: str = "Answers by importa
             f"answer {row['number']}: weight {row['weight'] or 0:.3f}"
             + (" (flagged)" if row["flagged"] else ""),
         )]) for row in rows
-    ], label=label)
+    ], label=label, width=WIDTH)
 
 
 _DROP_KEYS = "qwertyuio"
@@ -608,6 +620,7 @@ _DROP_KEYS = "qwertyuio"
 class ReviewKind(StageKind):
     """Human, checker: keep or drop each answer the consensus weighting flagged."""
 
+    payload_labels = ("keep", "drop", "checked")
     key = "marco_review"
     label = "Outlier review"
     role = Role.CHECKER

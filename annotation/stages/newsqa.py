@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from annotation.payload_display import Block, generic_blocks
 from annotation.stages import Emit, Param, StageKind, register
 from collector.consolidation import Answer, agreement, newsqa_question_record
 from collector.metrics.squad import f1_v2
@@ -433,6 +434,15 @@ class ValidateKind(StageKind):
         if "choice" in payload:
             return {"choice": str(payload["choice"])}
         return {"choice": next((f for f in ("all_bad", "bad_question") if payload.get(f)), "")}
+
+    def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
+        """The chosen answer by its text, as the options showed it."""
+        if "choice" not in payload:
+            return generic_blocks(payload)
+        options = self.context(item)["options"]
+        choice = payload["choice"]
+        text = options[choice]["text"] if 0 <= choice < len(options) else f"option {choice}"
+        return [Block("Chose", "labels", [f"answer {choice + 1}"]), Block("Answer", "text", text)]
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         choice = data.get("choice", "")

@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
+from annotation.payload_display import Block, generic_blocks, highlighted
 from annotation.roles import Role
 from annotation.stages import (
     BATCH_PARAMS,
@@ -80,22 +79,13 @@ _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]", re.UNICODE)
 
 def document_tokens(text: str) -> list[tuple[int, int]]:
     """(start, end) of each selectable unit of ``text``: one Chinese character, one run of
-    other letters or digits, or one punctuation mark. Offsets are exact, so a selection
-    from token i to token j is ``text[start_i:end_j]``."""
+    other letters or digits, or one punctuation mark. Offsets are exact (in characters),
+    so a selection from token i to token j is ``text[start_i:end_j]``.
+
+    The evidence form gets the documents as plain text and cuts them into the same units
+    in the browser (``static/js/reco.js``, ``TOKEN``: the same classes), so a page weighs
+    about its text, not an element per character."""
     return [m.span() for m in _TOKEN.finditer(text)]
-
-
-def document_html(text: str) -> SafeString:
-    """The document as selectable tokens (``data-s``/``data-e`` offsets), every character
-    of ``text`` shown verbatim, white space included."""
-    parts, pos = [], 0
-    for n, (start, end) in enumerate(document_tokens(text)):
-        parts.append(escape(text[pos:start]))
-        parts.append(f'<span class="tok" data-i="{n}" data-s="{start}" data-e="{end}">'
-                     f"{escape(text[start:end])}</span>")
-        pos = end
-    parts.append(escape(text[pos:]))
-    return mark_safe("".join(parts))  # noqa: S308 - every piece of text is escaped above
 
 
 def evidence_view(document: dict[str, Any], span: list[int], *,
@@ -183,6 +173,24 @@ def label_view(data: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
                           "correct": k == payload["answer"]} for k in ANSWERS],
         "answer": payload["answer"], "answer_text": payload["alternatives"][payload["answer"]],
     }
+
+
+def label_blocks(data: dict[str, Any], payload: dict[str, Any]) -> list[Block]:
+    """One label (an evidence payload) for the item page: the evidence highlighted in its
+    document, the three alternatives with the correct one named."""
+    if payload.get("reject"):
+        return [Block("Marked", "labels", ["Rejected"]),
+                Block("Reason", "text", payload.get("reason", REJECTED))]
+    document = data["documents"][payload["doc"]]
+    title = document.get("title") or document.get("external_id", "")
+    return [
+        Block("Document", "labels", [f"{payload['doc'] + 1}. {title}".strip()]),
+        Block("Evidence", "spans", segments=highlighted(document["text"],
+                                                         [payload["evidence"]])),
+        Block("Alternatives", "list", [
+            f"{ANSWERS[k]}: {payload['alternatives'][k]}" for k in ANSWERS]),
+        Block("Correct answer", "labels", [ANSWERS[payload["answer"]]]),
+    ]
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -554,7 +562,7 @@ class EvidenceKind(StageKind):
             "query": item.data["query"],
             "documents": [{
                 "n": n, "title": d.get("title") or f"Document {n + 1}", "url": d.get("url", ""),
-                "source_type": d.get("source_type", ""), "html": document_html(d["text"]),
+                "source_type": d.get("source_type", ""), "text": d["text"],
             } for n, d in enumerate(item.data["documents"])],
             "answers": [{"key": k, "label": label,
                          "placeholder": PLACEHOLDERS.get(language, PLACEHOLDERS["en"])[k]}
@@ -619,6 +627,9 @@ class EvidenceKind(StageKind):
         answer = expected["answer"]
         return (f"Document {expected['doc'] + 1}, evidence: “{expected['evidence_text']}” · "
                 f"answer: {ANSWERS[answer]} (“{expected['alternatives'][answer]}”)")
+
+    def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
+        return label_blocks(item.data, payload)
 
     def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
         return {"query": item.data["query"], "label": label_view(item.data, submission.payload),
@@ -697,6 +708,14 @@ class _CandidatesKind(StageKind):
         return {"query": item.data["query"], "candidates": [
             {"index": n, "letter": "AB"[n], **label_view(item.data, c["payload"])}
             for n, c in enumerate(item.data["candidates"])]}
+
+    def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
+        """The chosen label shown in full (or the rejection)."""
+        if "choice" not in payload:
+            return generic_blocks(payload)
+        chosen = item.data["candidates"][payload["choice"]]["payload"]
+        return [Block("Chose", "labels", [f"label {payload['choice'] + 1}"]),
+                *label_blocks(item.data, chosen)]
 
     def _chosen(self, item: Item, payload: dict[str, Any]) -> int:
         choice = payload.get("choice")

@@ -1,7 +1,44 @@
 // ReCO evidence form: document tabs and one evidence span in one document, by mouse or
-// keyboard. Tokens carry exact character offsets (data-s, data-e) into their document, so
-// the evidence is [first token's s, last token's e] of the document it was selected in.
+// keyboard. The page sends each document as plain text; a document is cut into selectable
+// tokens when it is first shown (one Chinese character, a run of other letters or digits, or
+// one punctuation mark: annotation.stages.reco.document_tokens, the same classes). Tokens
+// carry exact character offsets (data-s, data-e: Unicode code points, as the server counts)
+// into their document, so the evidence is [first token's s, last token's e].
 (function () {
+  var CJK = "\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF";
+  var TOKEN = new RegExp("[" + CJK + "]|(?:(?![" + CJK + "])[\\p{L}\\p{N}_])+|[^\\p{L}\\p{N}_\\s]", "gu");
+
+  function codePoints(s) { var n = 0; for (var _ of s) n++; return n; }
+
+  // Replace the text of ``el`` by token spans (once); returns the element.
+  function tokenize(el) {
+    if (el.dataset.tokenized) return el;
+    var text = el.textContent, frag = document.createDocumentFragment();
+    var pos = 0, offset = 0, i = 0, m;
+    TOKEN.lastIndex = 0;
+    while ((m = TOKEN.exec(text)) !== null) {
+      if (m.index > pos) {
+        var gap = text.slice(pos, m.index);
+        frag.appendChild(document.createTextNode(gap));
+        offset += codePoints(gap);
+      }
+      var tok = document.createElement("span"), length = codePoints(m[0]);
+      tok.className = "tok";
+      tok.dataset.i = i++;
+      tok.dataset.s = offset;
+      tok.dataset.e = offset + length;
+      tok.textContent = m[0];
+      frag.appendChild(tok);
+      offset += length;
+      pos = m.index + m[0].length;
+    }
+    if (pos < text.length) frag.appendChild(document.createTextNode(text.slice(pos)));
+    el.textContent = "";
+    el.appendChild(frag);
+    el.dataset.tokenized = "1";
+    return el;
+  }
+
   var form = document.getElementById("task-form");
   var tabs = Array.prototype.slice.call(form.querySelectorAll(".doc-tab"));
   var panels = Array.prototype.slice.call(form.querySelectorAll(".doc-panel"));
@@ -12,7 +49,7 @@
   var evidence = null;                    // {doc, first, last} token indexes
   var active = 0, anchor = null, cursor = null, dragging = false;
 
-  function tokensOf(n) { return Array.prototype.slice.call(panels[n].querySelectorAll(".tok")); }
+  function tokensOf(n) { return Array.prototype.slice.call(tokenize(textOf(n)).querySelectorAll(".tok")); }
   function textOf(n) { return panels[n].querySelector(".doc-text"); }
   function range() {
     return anchor === null ? null : [Math.min(anchor, cursor), Math.max(anchor, cursor)];
@@ -20,6 +57,7 @@
 
   function paint() {
     panels.forEach(function (panel, n) {
+      if (!textOf(n).dataset.tokenized) return;  // never shown: nothing to paint
       var r = n === active ? range() : null;
       tokensOf(n).forEach(function (t, i) {
         t.classList.toggle("selecting", !!r && i >= r[0] && i <= r[1]);
@@ -58,6 +96,7 @@
   function show(n) {
     if (n < 0 || n >= panels.length) return;
     active = n; anchor = cursor = null;
+    tokenize(textOf(n));
     panels.forEach(function (p, k) { p.hidden = k !== n; });
     tabs.forEach(function (t, k) { t.setAttribute("aria-selected", k === n ? "true" : "false"); });
     paint();
@@ -131,5 +170,6 @@
       show(doc);
     }
   }
+  tokenize(textOf(active));
   sync(); paint();
 })();

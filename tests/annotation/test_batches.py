@@ -370,3 +370,32 @@ def test_checker_pages_name_project_and_annotator_and_colour_the_verdict(
     text = annotator_home.content.decode()
     assert 'data-testid="returned-batches"' in text and "Batch 1 of Batched" in text
     assert "please relabel" in text
+
+
+def test_a_failed_inspection_is_drawn_at_its_real_accuracy_on_the_checker_home(
+        project, people, client_for, committed):
+    """All sampled items marked wrong: accuracy 0.0, drawn on the 0 tick (the axis used to
+    start at 0.5 and clip it there), with named axes."""
+    import re
+
+    from django.urls import reverse
+
+    alice, carol = people["alice"], people["carol"]
+    for _ in range(4):
+        task = engine.task_claim(worker=alice, project=project)
+        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    inspection = Inspection.objects.get(batch__annotator=alice)
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                                  marks={i: ["answer_incorrect"] for i in inspection.sample})
+    inspection.refresh_from_db()
+    assert inspection.accuracy == 0.0
+    home = client_for(carol).get(reverse("annotation:checker_home")).content.decode()
+    svg = home.split('data-testid="plot-accuracy"', 1)[1].split("</svg>", 1)[0]
+    ticks = {text: float(y) for y, text in re.findall(
+        r'<text x="[\d.]+" y="([\d.]+)" text-anchor="end">([\d.]+)</text>', svg)}
+    assert set(ticks) == {"0", "0.5", "1"}
+    [dot_y] = re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', svg)
+    assert float(dot_y) == ticks["0"] - 4  # on the 0 tick (labels sit 4 px lower)
+    assert ">accuracy</text>" in svg and ">inspections, in order</text>" in svg

@@ -165,13 +165,13 @@ def test_admin_creates_a_project_and_edits_parameters_before_start(
 
     project = Project.objects.get(name="Fresh")
     stage = project.stages.get(kind="newsqa_answer")
+    from tests.annotation.test_stage_params import posted_form
+
     action = reverse("annotation:project_action", args=[project.pk])
-    client.post(action, {"action": "params", "stage": stage.pk,
-                         "param:answers_per_question": "3"})
+    client.post(action, posted_form(stage, {"answers_per_question": "3"}))
     stage.refresh_from_db()
     assert stage.params["answers_per_question"] == 3
-    client.post(action, {"action": "params", "stage": stage.pk,
-                         "param:answers_per_question": '"x"'}, follow=True)
+    client.post(action, posted_form(stage, {"answers_per_question": '"x"'}))
     stage.refresh_from_db()
     assert stage.params["answers_per_question"] == 3
 

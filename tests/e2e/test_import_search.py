@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from collector.models import Corpus, Job
 from tests.collector.corpus_support import DUREADER_DEV, indexed, isolated_storage  # noqa: F401
@@ -32,9 +33,17 @@ def test_admin_imports_watches_progress_and_searches(page, login, screenshot, ba
     page.set_input_files("#id_file", str(DUREADER_DEV))
     page.fill("#id_corpus", "dureader-ui")
     page.select_option("#id_language", "zh")
-    page.select_option("#id_format", "dureader")
+    assert page.locator("#id_format").input_value() == ""  # detect it from the file
     screenshot("import-form")
-    page.click("button:has-text('Import')")
+    page.get_by_test_id("import-preview-button").click()
+    detected = page.get_by_test_id("detected-format")
+    expect(detected).to_contain_text("Detected format: dureader")
+    rows = page.get_by_test_id("preview-records").locator("tbody tr")
+    assert rows.count() >= 5  # the first five questions' retrieved documents
+    assert page.locator("#id_format").input_value() == "dureader"
+    assert Job.objects.count() == 0  # nothing imported yet
+    screenshot("import-preview")
+    page.get_by_test_id("import-button").click()
 
     page.wait_for_url(re.compile(r"/collector/jobs/\d+/$"))
     progress = page.locator("#job-progress")

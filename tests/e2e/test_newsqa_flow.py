@@ -4,6 +4,7 @@ a validator, and the admin's consolidated record and dashboard."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation import engine
 from annotation.models import Item
@@ -108,6 +109,14 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     assert boss.inner_text('[data-testid="needed-validation"]') == "100.0%"
     screenshot("newsqa-dashboard", of=boss)
     boss.goto(f"/manage/items/{record.pk}/")
-    result = boss.inner_text('[data-testid="item-result"]')
+    result = boss.text_content('[data-testid="item-result"]')  # the raw result, folded
     assert "'validated': True" in result and "'agreed': False" in result
     screenshot("newsqa-record", of=boss)
+    # An answer item: each answer drawn as the form showed it, its spans marked in the article.
+    answered = Item.objects.filter(stage__kind="newsqa_answer",
+                                   submissions__payload__has_key="spans").first()
+    boss.goto(f"/manage/items/{answered.pk}/")
+    marked = boss.locator('dd[data-kind="spans"] mark').first
+    expect(marked).to_be_visible()
+    assert marked.inner_text() in body
+    screenshot("item-answer-spans", of=boss)

@@ -1,0 +1,90 @@
+"""A submitted payload shown as the task form showed it: spans highlighted in their text,
+labels as labels, free text as text, chosen options by their text.
+
+``StageKind.payload_display`` returns a list of :class:`Block`; the generic reading here
+suits most kinds (``StageKind.payload_labels`` names the fields that are labels), and kinds
+whose payload points into their item (a choice among options, passages by rank, evidence in
+one of several documents) say what it points at. ``annotation/_payload.html`` draws them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Characters of text kept around highlighted spans (the rest is elided).
+CONTEXT = 200
+
+
+@dataclass
+class Block:
+    """One field of a payload: ``kind`` is ``text``, ``labels``, ``list``, ``spans``
+    (``segments`` of (text, highlighted)) or ``rows`` (``value`` is a list of Blocks)."""
+
+    label: str
+    kind: str
+    value: Any = None
+    segments: list[tuple[str, bool]] = field(default_factory=list)
+
+
+def humanize(key: str) -> str:
+    return key.replace("_", " ").capitalize()
+
+
+def highlighted(text: str, spans: list[list[int]], *, context: int = CONTEXT
+                ) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, highlighted) around ``spans`` (character offsets), with
+    ``context`` characters kept on each side of them and the rest elided."""
+    segments: list[tuple[str, bool]] = []
+    cursor = 0
+    for start, end in sorted(spans):
+        start, end = max(start, cursor), min(end, len(text))
+        if start >= end:
+            continue
+        gap = text[cursor:start]
+        if cursor == 0 and len(gap) > context:
+            gap = "…" + gap[-context:]
+        elif len(gap) > 2 * context:
+            gap = gap[:context] + " … " + gap[-context:]
+        if gap:
+            segments.append((gap, False))
+        segments.append((text[start:end], True))
+        cursor = end
+    rest = text[cursor:]
+    if len(rest) > context:
+        rest = rest[:context] + "…"
+    if rest:
+        segments.append((rest, False))
+    return segments
+
+
+def generic_blocks(payload: dict[str, Any], *, labels: tuple[str, ...] = (),
+                   text: str | None = None) -> list[Block]:
+    """Each field of ``payload``: ``spans`` highlighted in ``text`` (the item's document),
+    flags (true booleans) and ``labels`` fields as labels, strings as text, lists as
+    lists, objects as nested rows. Empty and false fields are left out."""
+    blocks: list[Block] = []
+    flags = [humanize(key) for key, value in payload.items() if value is True]
+    if flags:
+        blocks.append(Block("Marked", "labels", flags))
+    for key, value in payload.items():
+        if value in (None, "", [], {}) or isinstance(value, bool):
+            continue
+        name = humanize(key)
+        if key == "spans" and text is not None:
+            blocks.append(Block(name, "spans", segments=highlighted(text, value)))
+        elif key in labels:
+            blocks.append(Block(name, "labels", value if isinstance(value, list) else [value]))
+        elif isinstance(value, dict):
+            blocks.append(Block(name, "rows", generic_blocks(value, labels=labels)))
+        elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            blocks.append(Block(name, "rows", [
+                Block(str(n), "rows", generic_blocks(v, labels=labels))
+                for n, v in enumerate(value, start=1)]))
+        elif isinstance(value, list):
+            blocks.append(Block(name, "list", [
+                v if isinstance(v, str) else ", ".join(map(str, v)) if isinstance(v, list)
+                else str(v) for v in value]))
+        else:
+            blocks.append(Block(name, "text", str(value)))
+    return blocks

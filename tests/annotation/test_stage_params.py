@@ -1,0 +1,125 @@
+"""Stage parameters: a form per stage kind from its declared parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from annotation import engine
+from annotation.forms import StageParamsForm
+from annotation.models import Stage
+from annotation.stages import stage_kinds
+
+pytestmark = pytest.mark.django_db
+
+
+def posted_form(stage: Stage, changes: dict[str, Any]) -> dict[str, Any]:
+    """What the page's form posts for ``stage``: every field as rendered, then ``changes``
+    (parameter name -> posted text; None leaves the field out)."""
+    form = StageParamsForm(stage=stage)
+    data: dict[str, Any] = {"action": "params", "stage": stage.pk}
+    for bound in form:
+        value = bound.value()
+        if isinstance(value, bool):
+            if value:
+                data[bound.html_name] = "on"
+            continue
+        data[bound.html_name] = bound.field.widget.format_value(value) or ""
+    data.update({form.add_prefix(name): value for name, value in changes.items()})
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def test_every_kind_gets_a_typed_field_per_declared_parameter(admin_user):
+    from django import forms
+
+    for recipe in ("newsqa", "marco", "reco"):
+        project = engine.project_create(name=recipe, recipe=recipe, user=admin_user)
+        for stage in project.stages.all():
+            form = StageParamsForm(stage=stage)
+            params = stage_kinds()[stage.kind].all_params()
+            assert list(form.fields) == list(params)
+            for name, spec in params.items():
+                field = form.fields[name]
+                assert spec.help in field.help_text
+                assert "Paper's default:" in field.help_text
+                expected = {bool: forms.BooleanField, int: forms.IntegerField,
+                            float: forms.FloatField, dict: forms.JSONField}.get(
+                    type(spec.default), forms.CharField)
+                if spec.choices:
+                    expected = forms.ChoiceField
+                assert isinstance(field, expected), (stage.kind, name, field)
+                if spec.minimum is not None and not spec.choices:
+                    assert field.widget.attrs["min"] == spec.minimum
+
+
+def test_the_page_shows_labels_help_bounds_and_the_papers_default(client_for, admin_user):
+    project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
+    stage = project.stages.get(kind="newsqa_answer")
+    page = client_for(admin_user).get(
+        reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    name = f"stage{stage.pk}-answers_per_question"
+    field_id = f"id_{name}"
+    assert f'<label for="{field_id}">Answers per question</label>' in page
+    assert f'type="number" name="{name}" value="2" min="1" max="10"' in page
+    assert f'aria-describedby="{field_id}_helptext"' in page
+    assert "Paper&#x27;s default: 2." in page or "Paper's default: 2." in page
+    assert f'name="stage{stage.pk}-pay_model"' in page and '<option value="hourly"' in page
+    assert f'type="checkbox" name="stage{stage.pk}-gold_set_aside"' in page
+
+
+def test_saving_the_form_stores_typed_values(client_for, admin_user):
+    project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
+    stage = project.stages.get(kind="newsqa_answer")
+    client = client_for(admin_user)
+    response = client.post(reverse("annotation:project_action", args=[project.pk]),
+                           posted_form(stage, {"answers_per_question": "3",
+                                               "pay_rate": "0.25",
+                                               "pay_model": "hourly",
+                                               "gold_set_aside": "on"}))
+    assert response.status_code == 302
+    stage.refresh_from_db()
+    assert stage.params["answers_per_question"] == 3
+    assert stage.params["pay_rate"] == 0.25 and stage.params["pay_model"] == "hourly"
+    assert stage.params["gold_set_aside"] is True
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("answers_per_question", "x", "Enter a whole number."),
+    ("answers_per_question", "0", "greater than or equal to 1"),
+    ("gold_rate", "1.5", "less than or equal to 1"),
+    ("pay_model", "weekly", "Select a valid choice."),
+])
+def test_a_refused_value_is_named_next_to_its_field_and_nothing_is_saved(
+        client_for, admin_user, field, value, message):
+    project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
+    stage = project.stages.get(kind="newsqa_answer")
+    before = dict(stage.params)
+    response = client_for(admin_user).post(
+        reverse("annotation:project_action", args=[project.pk]),
+        posted_form(stage, {"answers_per_question": "4", field: value}))
+    assert response.status_code == 400
+    page = response.content.decode()
+    error = page.split(f'data-testid="param-error-{field}"', 1)[1].split("</div>", 1)[0]
+    assert message in error
+    assert "not saved" in page
+    stage.refresh_from_db()
+    assert stage.params == before  # nothing half-written: 4 was not saved either
+
+
+def test_after_the_start_the_fields_are_disabled_and_a_post_is_refused(client_for, admin_user,
+                                                                       news_corpus):
+    project = engine.project_create(name="p", recipe="newsqa", user=admin_user,
+                                    corpus=news_corpus)
+    engine.project_start(project=project, actor=admin_user)
+    stage = project.stages.get(kind="newsqa_answer")
+    client = client_for(admin_user)
+    page = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    assert "<fieldset disabled>" in page
+    response = client.post(reverse("annotation:project_action", args=[project.pk]),
+                           posted_form(stage, {"answers_per_question": "5"}))
+    assert response.status_code == 400
+    assert "parameters can only change before the project starts" in response.content.decode()
+    stage.refresh_from_db()
+    assert stage.params["answers_per_question"] != 5
