@@ -288,3 +288,100 @@ class Query(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class SearchIndex(models.Model):
+    """One logical index of the PostgreSQL search backend
+    (``collector.search.postgres_backend``), named by its key (a corpus's ``index_key``).
+
+    Entries, terms and postings carry a generation; searches read only ``generation``. A
+    rebuild writes the next generation and switches to it in the transaction that deletes
+    the old one, so searches see the old index until the new one is complete.
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    language = models.CharField(max_length=2, choices=Language.choices)
+    generation = models.PositiveIntegerField(default=1)
+    # Statistics of the live generation: BM25's N and average field lengths.
+    doc_count = models.BigIntegerField(default=0)
+    body_length = models.BigIntegerField(default=0)
+    title_length = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(language__in=["en", "zh"]),
+                                   name="collector_searchindex_language_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"search index {self.key} (generation {self.generation})"
+
+
+class SearchEntry(models.Model):
+    """One passage in a search index: what a hit returns, and its field lengths."""
+
+    id = models.BigAutoField(primary_key=True)
+    index = models.ForeignKey(SearchIndex, on_delete=models.CASCADE, db_index=False,
+                              related_name="+")
+    generation = models.PositiveIntegerField()
+    passage_id = models.BigIntegerField()
+    document_id = models.BigIntegerField()
+    external_id = models.TextField()
+    start = models.IntegerField()
+    end = models.IntegerField()
+    run_id = models.BigIntegerField(null=True)
+    body_length = models.IntegerField()
+    title_length = models.IntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=("index", "generation", "run_id"),
+                         name="collector_searchentry_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"passage {self.passage_id} in index {self.index_id}"
+
+
+class SearchTerm(models.Model):
+    """A term of one generation of a search index, with its document frequency."""
+
+    index = models.ForeignKey(SearchIndex, on_delete=models.CASCADE, db_index=False,
+                              related_name="+")
+    generation = models.PositiveIntegerField()
+    term = models.TextField()
+    df = models.IntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("index", "generation", "term"),
+                                    name="collector_searchterm_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.term
+
+
+class SearchPosting(models.Model):
+    """A term in an entry, with its precomputed BM25F term weight (the impact, without the
+    idf, which is applied at query time from the term's current ``df``).
+
+    Written by COPY, so the ids are plain columns (no foreign-key triggers). The primary
+    key (entry, term) serves deletion by entry and the scoring of candidates; the impact
+    index lists a term's postings best first (early termination) and covers the entry id
+    (index-only scans).
+    """
+
+    pk = models.CompositePrimaryKey("entry_id", "term_id")
+    entry_id = models.BigIntegerField()
+    term_id = models.BigIntegerField()
+    weight = models.FloatField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=("term_id", "-weight"), include=("entry_id",),
+                         name="collector_searchposting_impact"),
+        ]
+
+    def __str__(self) -> str:
+        return f"term {self.term_id} in entry {self.entry_id}: {self.weight:.3f}"

@@ -194,11 +194,11 @@ CACHES = {
     "default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
 }
 
-# Search index and uploads. Another search engine plugs in through CROWDQA_SEARCH_BACKEND
-# (the dotted path of a collector.search.base.SearchBackend subclass).
+# Search index and uploads. CROWDQA_SEARCH_BACKEND: "whoosh" (local disk, the default),
+# "postgres" (the shared database, for several hosts) or the dotted path of a
+# collector.search.base.SearchBackend subclass.
 SEARCH_INDEX_DIR = env.path("SEARCH_INDEX_DIR", default=str(VAR_DIR / "index"))
-CROWDQA_SEARCH_BACKEND = env.str("CROWDQA_SEARCH_BACKEND",
-                                 default="collector.search.whoosh_backend.WhooshBackend")
+CROWDQA_SEARCH_BACKEND = env.str("CROWDQA_SEARCH_BACKEND", default="whoosh")
 CROWDQA_INDEX_PROCS = env.int("CROWDQA_INDEX_PROCS", default=2)
 # Search analyzers loaded at process start (web and worker): auto (the corpora's languages),
 # all or none. See collector/search/preload.py.

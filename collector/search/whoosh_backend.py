@@ -18,19 +18,15 @@
 
 from __future__ import annotations
 
-import html
-import logging
 import multiprocessing
 import shutil
 import threading
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from whoosh import highlight, index, scoring
-from whoosh.analysis import Analyzer, StemmingAnalyzer
+from whoosh import index, scoring
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.fields import ID, STORED, TEXT, Schema
 from whoosh.index import LockError
@@ -38,6 +34,7 @@ from whoosh.query import Or, Term
 from whoosh.reading import TermNotFound
 from whoosh.writing import CLEAR
 
+from collector.search.analysis import analyzer_for, fragments, query_terms, warm_up
 from collector.search.base import (
     IndexBusy,
     IndexEntry,
@@ -51,19 +48,6 @@ B = 0.75
 K1 = 1.2
 TITLE_BOOST = 0.5
 FIELDS = (("body", 1.0), ("title", TITLE_BOOST))
-MAX_QUERY_TERMS = 64
-WARM_UP_TEXT = {"zh": "中文搜索", "en": "searching"}
-
-
-@cache
-def analyzer_for(language: str) -> Analyzer:
-    if language == "zh":
-        import jieba
-        from jieba.analyse import ChineseAnalyzer
-
-        jieba.setLogLevel(logging.WARNING)
-        return ChineseAnalyzer()
-    return StemmingAnalyzer()
 
 
 def schema_for(language: str) -> Schema:
@@ -238,14 +222,7 @@ class WhooshBackend(SearchBackend):
         return state
 
     def warm_up(self, *, language: str) -> None:
-        # Analysing a word loads the analyzer's dictionary (jieba's for Chinese: about a
-        # second of CPU, far more on a busy machine) once per process.
-        self.query_terms(language=language, text=WARM_UP_TEXT.get(language, "search"))
-
-    def query_terms(self, *, language: str, text: str) -> list[str]:
-        analyzer = analyzer_for(language)
-        terms = dict.fromkeys(token.text for token in analyzer(text, mode="query"))
-        return [term for term in terms if term][:MAX_QUERY_TERMS]
+        warm_up(language)
 
     def search(self, *, key: str, language: str, text: str, limit: int,
                offset: int = 0) -> IndexResults:
@@ -340,35 +317,11 @@ class WhooshBackend(SearchBackend):
             end=int(stored["end"]), score=score,
         )
 
-    # -- highlighting -------------------------------------------------------------
+    # -- analysis -----------------------------------------------------------------
+    def query_terms(self, *, language: str, text: str) -> list[str]:
+        return query_terms(language, text)
+
     def fragments(self, *, language: str, text: str, query: str, html: bool,
                   max_chars: int = 300) -> str:
-        terms = self.query_terms(language=language, text=query)
-        formatter = _MarkFormatter() if html else _PlainFormatter()
-        fragmenter = (highlight.WholeFragmenter() if len(text) <= max_chars
-                      else highlight.ContextFragmenter(maxchars=max_chars, surround=60))
-        marked = ""
-        if terms:
-            marked = highlight.highlight(text, terms, analyzer_for(language), fragmenter,
-                                         formatter, top=2)
-        if marked:
-            return marked
-        head = text[:max_chars] + ("…" if len(text) > max_chars else "")
-        return formatter._text(head)
-
-
-class _MarkFormatter(highlight.Formatter):
-    between = " … "
-
-    def _text(self, text: str) -> str:
-        return html.escape(text, quote=False)
-
-    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
-        return f"<mark>{self._text(highlight.get_text(text, token, replace))}</mark>"
-
-
-class _PlainFormatter(highlight.Formatter):
-    between = " … "
-
-    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
-        return highlight.get_text(text, token, replace)
+        return fragments(language=language, text=text, query=query, html=html,
+                         max_chars=max_chars)

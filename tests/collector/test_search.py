@@ -1,4 +1,8 @@
-"""Search: BM25F ranking, Chinese analysis, highlighting, the index lifecycle."""
+"""Search: BM25F ranking, Chinese analysis, highlighting, the index lifecycle.
+
+Every test that goes through ``search_backend()`` runs on both backends: Whoosh, and the
+PostgreSQL backend when the test database is PostgreSQL (CI's PostgreSQL stage).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import json
 import random
 
 import pytest
+from django.db import connection
 
 from collector.models import Corpus, Document, Passage
-from collector.search import IndexEntry
+from collector.search import IndexEntry, search_backend
 from collector.search.whoosh_backend import WhooshBackend
 from collector.services import (
     corpus_import,
@@ -26,6 +31,20 @@ from tests.collector.corpus_support import (
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("isolated_storage")]
+
+
+@pytest.fixture(autouse=True, params=["whoosh", "postgres"])
+def backend_name(request, settings):
+    if request.param == "postgres" and connection.vendor != "postgresql":
+        pytest.skip("the postgres search backend needs a PostgreSQL database")
+    settings.CROWDQA_SEARCH_BACKEND = request.param
+    return request.param
+
+
+@pytest.fixture
+def whoosh_only(backend_name):
+    if backend_name != "whoosh":
+        pytest.skip("a test of the Whoosh backend itself")
 
 
 @pytest.fixture
@@ -96,8 +115,8 @@ def test_search_page_highlights_matches_and_pages(squad):
     assert second.first_rank == 3
 
 
-def test_highlighting_escapes_html_and_marks_chinese(tmp_path):
-    backend = WhooshBackend(tmp_path)
+def test_highlighting_escapes_html_and_marks_chinese():
+    backend = search_backend()
     marked = backend.fragments(language="en", text="<b>Bold</b> claims about the <i>stadium</i>",
                                query="stadium", html=True)
     assert marked == ("&lt;b&gt;Bold&lt;/b&gt; claims about the "
@@ -110,6 +129,7 @@ def test_highlighting_escapes_html_and_marks_chinese(tmp_path):
     assert plain == "Nothing to see here."
 
 
+@pytest.mark.usefixtures("whoosh_only")
 def test_array_scorer_gives_whooshs_own_bm25f_scores(tmp_path):
     """The numpy scorer must rank exactly as Whoosh's BM25F searcher does."""
     rng = random.Random(11)  # noqa: S311 - a fixed sample of queries
@@ -213,7 +233,6 @@ def test_an_import_whose_indexing_was_cut_short_is_indexed_by_the_next(squad, tm
 
 
 def test_deleting_a_corpus_drops_its_index(squad, django_capture_on_commit_callbacks):
-    from collector.search import search_backend
     from collector.services import corpus_delete
 
     key = squad.index_key.hex
@@ -224,9 +243,14 @@ def test_deleting_a_corpus_drops_its_index(squad, django_capture_on_commit_callb
     assert not Passage.objects.exists()
 
 
-def test_parallel_writer_segments_and_replacing_rebuild(tmp_path):
+def test_parallel_writer_and_replacing_rebuild(tmp_path, backend_name):
     """The multi-process writer (used for large batches) and a rebuild that replaces."""
-    backend = WhooshBackend(tmp_path, procs=2, parallel_from=1)
+    if backend_name == "whoosh":
+        backend = WhooshBackend(tmp_path, procs=2, parallel_from=1)
+    else:
+        from collector.search.postgres_backend import PostgresBackend
+
+        backend = PostgresBackend(procs=2, parallel_from=1)
     contexts = squad_contexts(SQUAD_V1)
 
     def entries(offset):

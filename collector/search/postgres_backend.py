@@ -1,0 +1,402 @@
+"""A search backend in the shared PostgreSQL database, for deployments with several hosts
+(``CROWDQA_SEARCH_BACKEND=postgres``).
+
+* Tables (``collector.models``): ``SearchIndex`` (one row per logical index, i.e. per
+  corpus key: its live generation and BM25 statistics), ``SearchEntry`` (one row per
+  passage: the ids and offsets a hit returns), ``SearchTerm`` (the vocabulary with document
+  frequencies) and ``SearchPosting`` (entry, term, precomputed BM25F term weight).
+* Analysis: the Whoosh backend's analyzers (``collector.search.analysis``: English
+  stemming, Chinese segmented by jieba), so both backends index and query the same terms;
+  highlighting is the same code too.
+* Writing: a writer is one database transaction, holding a transaction-level advisory
+  lock on its index (one writer per index; another waits up to ``lock_timeout``, then
+  ``IndexBusy``). Entries are analysed in batches (by ``procs`` processes for large
+  batches), terms upserted with their document frequencies and postings written by
+  ``COPY``. Nothing is visible before ``commit()``; ``cancel()`` rolls back. A rebuild
+  (``replace=True``) writes the next generation and switches to it at commit, deleting the
+  old one in the same transaction.
+* Weights: a posting holds ``tf·(K1+1) / (tf + K1·(1-B+B·len/avglen))`` for the text plus
+  ``TITLE_BOOST`` times the same for the title (Whoosh's BM25F with its B, K1 and title
+  boost), with the average lengths known when the batch was written (a batch counts itself
+  in). The idf (Whoosh's ``log(N/(df+1)) + 1``) is applied at query time from the term's
+  current ``df``, so it follows every commit.
+* Ranking: the top of an OR query is found without scoring every matching passage. Terms
+  in at most ``rare_fraction`` of the passages are scored in full and the best ``pool`` of
+  their passages become candidates; for each common term, its ``depth`` highest-weight
+  postings (read from the impact-ordered index, stopping there) are added. Every candidate
+  is then scored exactly with all query terms (primary-key probes), and the best are
+  returned. Deep pages (``offset + limit > pool``) score every matching passage.
+  ``total`` is exact when the query's postings number at most ``exact_total_from``; above
+  that it is the expected size of the union of independent terms.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import multiprocessing
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.db import OperationalError, connection, transaction
+
+from collector.search.analysis import fragments, index_terms, query_terms, warm_up
+from collector.search.base import (
+    IndexBusy,
+    IndexEntry,
+    IndexHit,
+    IndexResults,
+    IndexWriter,
+    SearchBackend,
+)
+
+B = 0.75
+K1 = 1.2
+TITLE_BOOST = 0.5
+BATCH = 2000
+
+INDEX = "collector_searchindex"
+ENTRY = "collector_searchentry"
+TERM = "collector_searchterm"
+POSTING = "collector_searchposting"
+
+_Analysed = tuple[list[tuple[str, int]], int, list[tuple[str, int]], int]
+
+
+def _analyse(job: tuple[str, str, str]) -> _Analysed:
+    language, title, text = job
+    body, body_length = index_terms(language, text)
+    title_terms, title_length = index_terms(language, title)
+    return list(body.items()), body_length, list(title_terms.items()), title_length
+
+
+def _may_fork() -> bool:
+    return not multiprocessing.current_process().daemon
+
+
+def _copy_value(value: Any) -> str:
+    if value is None:
+        return r"\N"
+    text = str(value)
+    if any(ch in text for ch in "\\\t\n\r"):
+        text = (text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+                .replace("\r", "\\r"))
+    return text
+
+
+def _copy(cursor: Any, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    buffer = io.StringIO()
+    buffer.writelines("\t".join(_copy_value(v) for v in row) + "\n" for row in rows)
+    buffer.seek(0)
+    names = ", ".join(f'"{c}"' for c in columns)
+    cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN", buffer)
+
+
+def _lock_id(key: str) -> str:
+    return f"crowdqa-search:{key}"
+
+
+class PostgresIndexWriter(IndexWriter):
+    def __init__(self, backend: PostgresBackend, *, key: str, language: str, expected: int,
+                 replace: bool) -> None:
+        self._language = language
+        self._replace = replace
+        self._buffer: list[IndexEntry] = []
+        self._pool: Any = None
+        self._atomic = transaction.atomic()
+        self._atomic.__enter__()
+        self._open = True
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)",
+                               [f"{backend.lock_timeout * 1000:.0f}"])
+                try:
+                    cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                                   [_lock_id(key)])
+                except OperationalError:
+                    raise IndexBusy(
+                        f"the search index {key} stayed locked by another writer for "
+                        f"{backend.lock_timeout:.0f} s") from None
+                cursor.execute("SELECT set_config('lock_timeout', '0', true)")
+                cursor.execute(
+                    f"INSERT INTO {INDEX} (key, language, generation, doc_count, body_length,"  # noqa: S608
+                    " title_length) VALUES (%s, %s, 1, 0, 0, 0) ON CONFLICT (key) DO UPDATE"
+                    " SET language = EXCLUDED.language"
+                    " RETURNING id, generation, doc_count, body_length, title_length",
+                    [key, language])
+                self._index_id, generation, docs, body, title = cursor.fetchone()
+            if replace:
+                self._old_generation = generation
+                self._generation = generation + 1
+                self._docs, self._body_length, self._title_length = 0, 0, 0
+            else:
+                self._generation = generation
+                self._docs, self._body_length, self._title_length = docs, body, title
+            if backend.procs > 1 and expected >= backend.parallel_from and _may_fork():
+                self._pool = multiprocessing.get_context("fork").Pool(backend.procs)
+        except BaseException as exc:
+            self._close(exc)
+            raise
+
+    # -- the interface --------------------------------------------------------------
+    def add(self, entry: IndexEntry) -> None:
+        self._buffer.append(entry)
+        if len(self._buffer) >= BATCH:
+            self._flush()
+
+    def delete_run(self, run_id: int) -> None:
+        self._flush()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""WITH gone AS (
+                        DELETE FROM {ENTRY} WHERE index_id = %s AND generation = %s
+                        AND run_id = %s RETURNING id, body_length, title_length),
+                    dropped AS (
+                        DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM gone)
+                        RETURNING term_id),
+                    counted AS (
+                        UPDATE {TERM} t SET df = t.df - c.n
+                        FROM (SELECT term_id, count(*) AS n FROM dropped GROUP BY term_id) c
+                        WHERE t.id = c.term_id)
+                    SELECT count(*), coalesce(sum(body_length), 0),
+                           coalesce(sum(title_length), 0) FROM gone""",  # noqa: S608
+                [self._index_id, self._generation, run_id])
+            docs, body, title = cursor.fetchone()
+        self._docs -= docs
+        self._body_length -= body
+        self._title_length -= title
+
+    def commit(self) -> None:
+        try:
+            self._flush()
+            with connection.cursor() as cursor:
+                if self._replace:
+                    self._delete_generation(cursor, self._old_generation)
+                cursor.execute(
+                    f"UPDATE {INDEX} SET generation = %s, doc_count = %s, body_length = %s,"  # noqa: S608
+                    " title_length = %s WHERE id = %s",
+                    [self._generation, self._docs, self._body_length, self._title_length,
+                     self._index_id])
+        except BaseException as exc:
+            self._close(exc)
+            raise
+        self._close(None)
+
+    def cancel(self) -> None:
+        if self._open:
+            transaction.set_rollback(True)
+            self._close(None)
+
+    # -- work -----------------------------------------------------------------------
+    def _close(self, exc: BaseException | None) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool = None
+        if self._open:
+            self._open = False
+            if exc is None:
+                self._atomic.__exit__(None, None, None)
+            else:
+                self._atomic.__exit__(type(exc), exc, exc.__traceback__)
+
+    def _delete_generation(self, cursor: Any, generation: int) -> None:
+        cursor.execute(
+            f"DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
+            " WHERE index_id = %s AND generation = %s)", [self._index_id, generation])
+        cursor.execute(f"DELETE FROM {ENTRY} WHERE index_id = %s AND generation = %s",  # noqa: S608
+                       [self._index_id, generation])
+        cursor.execute(f"DELETE FROM {TERM} WHERE index_id = %s AND generation = %s",  # noqa: S608
+                       [self._index_id, generation])
+
+    def _flush(self) -> None:
+        batch, self._buffer = self._buffer, []
+        if not batch:
+            return
+        jobs = [(self._language, entry.title, entry.text) for entry in batch]
+        if self._pool is not None:
+            analysed = self._pool.map(_analyse, jobs, chunksize=64)
+        else:
+            analysed = [_analyse(job) for job in jobs]
+        self._docs += len(batch)
+        self._body_length += sum(a[1] for a in analysed)
+        self._title_length += sum(a[3] for a in analysed)
+        avg_body = max(self._body_length / self._docs, 1.0)
+        avg_title = max(self._title_length / self._docs, 1.0)
+        df: Counter[str] = Counter()
+        weights: list[dict[str, float]] = []
+        for body, body_length, title, title_length in analysed:
+            norm = K1 * ((1 - B) + B * body_length / avg_body)
+            weight = {term: tf * (K1 + 1) / (tf + norm) for term, tf in body}
+            if title:
+                norm = K1 * ((1 - B) + B * title_length / avg_title)
+                for term, tf in title:
+                    weight[term] = weight.get(term, 0.0) + TITLE_BOOST * tf * (K1 + 1) / (tf + norm)
+            df.update(weight.keys())
+            weights.append(weight)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT nextval(pg_get_serial_sequence('{ENTRY}', 'id'))"  # noqa: S608
+                           " FROM generate_series(1, %s)", [len(batch)])
+            ids = [row[0] for row in cursor.fetchall()]
+            _copy(cursor, ENTRY,
+                  ("id", "index_id", "generation", "passage_id", "document_id", "external_id",
+                   "start", "end", "run_id", "body_length", "title_length"),
+                  ((entry_id, self._index_id, self._generation, e.passage_id, e.document_id,
+                    e.external_id, e.start, e.end, e.run_id, a[1], a[3])
+                   for entry_id, e, a in zip(ids, batch, analysed, strict=True)))
+            terms = sorted(df)
+            cursor.execute(
+                f"""INSERT INTO {TERM} (index_id, generation, term, df)
+                    SELECT %s, %s, t, n FROM unnest(%s::text[], %s::int[]) AS u(t, n)
+                    ON CONFLICT (index_id, generation, term)
+                    DO UPDATE SET df = {TERM}.df + EXCLUDED.df
+                    RETURNING term, id""",  # noqa: S608
+                [self._index_id, self._generation, terms, [df[t] for t in terms]])
+            term_ids = dict(cursor.fetchall())
+            _copy(cursor, POSTING, ("entry_id", "term_id", "weight"),
+                  ((entry_id, term_ids[term], f"{w:.6g}")
+                   for entry_id, weight in zip(ids, weights, strict=True)
+                   for term, w in weight.items()))
+
+
+class PostgresBackend(SearchBackend):
+    def __init__(self, root: Path | None = None, *, procs: int = 2, lock_timeout: float = 300.0,
+                 parallel_from: int = 5000, rare_fraction: float = 0.05, pool: int = 100,
+                 depth: int = 100, exact_total_from: int = 20000) -> None:
+        self.procs = max(1, procs)
+        self.lock_timeout = lock_timeout
+        self.parallel_from = parallel_from
+        self.rare_fraction = rare_fraction
+        self.pool = pool
+        self.depth = depth
+        self.exact_total_from = exact_total_from
+
+    # -- storage ------------------------------------------------------------------
+    def exists(self, *, key: str) -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {INDEX} WHERE key = %s", [key])  # noqa: S608
+            return cursor.fetchone() is not None
+
+    def count(self, *, key: str) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT doc_count FROM {INDEX} WHERE key = %s", [key])  # noqa: S608
+            row = cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    def drop(self, *, key: str) -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                           [_lock_id(key)])
+            cursor.execute(f"SELECT id FROM {INDEX} WHERE key = %s", [key])  # noqa: S608
+            row = cursor.fetchone()
+            if row is None:
+                return
+            cursor.execute(
+                f"DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
+                " WHERE index_id = %s)", row)
+            for table in (ENTRY, TERM):
+                cursor.execute(f"DELETE FROM {table} WHERE index_id = %s", row)  # noqa: S608
+            cursor.execute(f"DELETE FROM {INDEX} WHERE id = %s", row)  # noqa: S608
+
+    def writer(self, *, key: str, language: str, expected: int = 0,
+               replace: bool = False) -> IndexWriter:
+        return PostgresIndexWriter(self, key=key, language=language, expected=expected,
+                                   replace=replace)
+
+    # -- searching ----------------------------------------------------------------
+    def query_terms(self, *, language: str, text: str) -> list[str]:
+        return query_terms(language, text)
+
+    def warm_up(self, *, language: str) -> None:
+        warm_up(language)
+
+    def search(self, *, key: str, language: str, text: str, limit: int,
+               offset: int = 0) -> IndexResults:
+        terms = self.query_terms(language=language, text=text)
+        if not terms or limit <= 0:
+            return IndexResults(hits=[], total=0)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT i.doc_count, t.id, t.df FROM {INDEX} i
+                    JOIN {TERM} t ON t.index_id = i.id AND t.generation = i.generation
+                    WHERE i.key = %s AND t.term = ANY(%s) AND t.df > 0""",  # noqa: S608
+                [key, terms])
+            found = cursor.fetchall()
+            if not found:
+                return IndexResults(hits=[], total=0)
+            n = found[0][0]
+            ids = [row[1] for row in found]
+            dfs = [row[2] for row in found]
+            idfs = [math.log(n / (df + 1)) + 1 for df in dfs]
+            want = offset + limit
+            if want > self.pool:
+                return self._search_all(cursor, ids, idfs, limit=limit, offset=offset)
+            rare = [df <= self.rare_fraction * n for df in dfs]
+            cursor.execute(
+                f"""WITH q AS (
+                        SELECT * FROM unnest(%(ids)s::bigint[], %(idfs)s::float8[],
+                                             %(rare)s::bool[]) AS q(term_id, idf, rare)),
+                    candidates AS (
+                        (SELECT p.entry_id FROM {POSTING} p JOIN q ON p.term_id = q.term_id
+                         WHERE q.rare GROUP BY p.entry_id
+                         ORDER BY sum(p.weight * q.idf) DESC, p.entry_id LIMIT %(pool)s)
+                        UNION
+                        SELECT top.entry_id FROM q CROSS JOIN LATERAL (
+                            SELECT p.entry_id FROM {POSTING} p WHERE p.term_id = q.term_id
+                            ORDER BY p.weight DESC LIMIT %(depth)s) top
+                        WHERE NOT q.rare),
+                    scored AS (
+                        SELECT c.entry_id, sum(p.weight * q.idf) AS score
+                        FROM candidates c CROSS JOIN q
+                        JOIN {POSTING} p ON p.entry_id = c.entry_id AND p.term_id = q.term_id
+                        GROUP BY c.entry_id)
+                    SELECT e.passage_id, e.document_id, e.external_id, e.start, e."end",
+                           s.score
+                    FROM scored s JOIN {ENTRY} e ON e.id = s.entry_id
+                    ORDER BY s.score DESC, s.entry_id LIMIT %(limit)s OFFSET %(offset)s""",  # noqa: S608
+                {"ids": ids, "idfs": idfs, "rare": rare, "pool": self.pool,
+                 "depth": self.depth, "limit": limit, "offset": offset})
+            hits = [IndexHit(passage_id=r[0], document_id=r[1], external_id=r[2], start=r[3],
+                             end=r[4], score=float(r[5])) for r in cursor.fetchall()]
+            if sum(dfs) <= self.exact_total_from:
+                cursor.execute(
+                    f"SELECT count(DISTINCT entry_id) FROM {POSTING}"  # noqa: S608
+                    " WHERE term_id = ANY(%s::bigint[])", [ids])
+                total = int(cursor.fetchone()[0])
+            else:
+                missing = math.prod(1 - df / n for df in dfs) if n else 1.0
+                total = max(round(n * (1 - missing)), max(dfs))
+        return IndexResults(hits=hits, total=max(total, offset + len(hits)))
+
+    @staticmethod
+    def _search_all(cursor: Any, ids: list[int], idfs: list[float], *, limit: int,
+                    offset: int) -> IndexResults:
+        cursor.execute(
+            f"""WITH scored AS (
+                    SELECT p.entry_id, sum(p.weight * q.idf) AS score, count(*) OVER () AS total
+                    FROM {POSTING} p
+                    JOIN unnest(%s::bigint[], %s::float8[]) AS q(term_id, idf)
+                      ON p.term_id = q.term_id
+                    GROUP BY p.entry_id ORDER BY score DESC, p.entry_id LIMIT %s OFFSET %s)
+                SELECT e.passage_id, e.document_id, e.external_id, e.start, e."end", s.score,
+                       s.total
+                FROM scored s JOIN {ENTRY} e ON e.id = s.entry_id
+                ORDER BY s.score DESC, s.entry_id""",  # noqa: S608
+            [ids, idfs, limit, offset])
+        rows = cursor.fetchall()
+        hits = [IndexHit(passage_id=r[0], document_id=r[1], external_id=r[2], start=r[3],
+                         end=r[4], score=float(r[5])) for r in rows]
+        if rows:
+            total = int(rows[0][6])
+        else:
+            cursor.execute(f"SELECT count(DISTINCT entry_id) FROM {POSTING}"  # noqa: S608
+                           " WHERE term_id = ANY(%s::bigint[])", [ids])
+            total = int(cursor.fetchone()[0])
+        return IndexResults(hits=hits, total=total)
+
+    # -- highlighting -------------------------------------------------------------
+    def fragments(self, *, language: str, text: str, query: str, html: bool,
+                  max_chars: int = 300) -> str:
+        return fragments(language=language, text=text, query=query, html=html,
+                         max_chars=max_chars)
