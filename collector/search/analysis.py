@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from collections import Counter
 from functools import cache
 from typing import Any
 
 from whoosh import highlight
-from whoosh.analysis import Analyzer, StemmingAnalyzer
+from whoosh.analysis import (
+    Analyzer,
+    LowercaseFilter,
+    RegexTokenizer,
+    StemFilter,
+    StemmingAnalyzer,
+    StopFilter,
+)
 
 MAX_QUERY_TERMS = 64
 WARM_UP_TEXT = {"zh": "中文搜索", "en": "searching"}
@@ -29,11 +37,51 @@ def analyzer_for(language: str) -> Analyzer:
     return StemmingAnalyzer()
 
 
+_WORD_CACHE_SIZE = 500_000
+
+
+@cache
+def _word_analyzer(language: str) -> tuple[re.Pattern[str], dict[str, str | None]] | None:
+    """For an analyzer that is a regex tokenizer followed only by filters that look at one
+    token at a time (the English stemming analyzer), its word pattern and a memo of what
+    the filters make of each word: analysing word by word through the memo gives the same
+    terms as the analyzer, without its per-token Python objects."""
+    analyzer = analyzer_for(language)
+    items = getattr(analyzer, "items", None)
+    if (not items or not isinstance(items[0], RegexTokenizer) or items[0].gaps
+            or not all(isinstance(f, LowercaseFilter | StopFilter | StemFilter)
+                       for f in items[1:])):
+        return None
+    return items[0].expression, {}
+
+
+def _term_of(language: str, memo: dict[str, str | None], word: str) -> str | None:
+    term = memo.get(word, "")
+    if term == "":
+        if len(memo) >= _WORD_CACHE_SIZE:
+            memo.clear()
+        terms = [token.text for token in analyzer_for(language)(word) if token.text]
+        term = memo[word] = terms[0] if terms else None
+    return term
+
+
 def index_terms(language: str, text: str) -> tuple[Counter[str], int]:
-    """The terms of ``text`` as the index sees them, with their frequencies, and the field
-    length (how many terms, as Whoosh counts it)."""
-    counts: Counter[str] = Counter(
-        token.text for token in analyzer_for(language)(text) if token.text)
+    """The terms of ``text`` as the index sees them (what ``analyzer_for(language)``
+    yields), with their frequencies, and the field length (how many terms, as Whoosh
+    counts it)."""
+    fast = _word_analyzer(language)
+    if fast is None:
+        counts: Counter[str] = Counter(
+            token.text for token in analyzer_for(language)(text) if token.text)
+    else:
+        pattern, memo = fast
+        counts = Counter()
+        for match in pattern.finditer(text):
+            term = memo.get(match.group(0), "")
+            if term == "":
+                term = _term_of(language, memo, match.group(0))
+            if term:
+                counts[term] += 1
     return counts, sum(counts.values())
 
 

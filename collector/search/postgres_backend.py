@@ -36,7 +36,7 @@ import io
 import math
 import multiprocessing
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,22 +76,20 @@ def _may_fork() -> bool:
     return not multiprocessing.current_process().daemon
 
 
-def _copy_value(value: Any) -> str:
-    if value is None:
-        return r"\N"
-    text = str(value)
+NULL = r"\N"
+
+
+def _copy_text(text: str) -> str:
+    """``text`` as a field of COPY's text format."""
     if any(ch in text for ch in "\\\t\n\r"):
         text = (text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
                 .replace("\r", "\\r"))
     return text
 
 
-def _copy(cursor: Any, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    buffer = io.StringIO()
-    buffer.writelines("\t".join(_copy_value(v) for v in row) + "\n" for row in rows)
-    buffer.seek(0)
+def _copy(cursor: Any, table: str, columns: Sequence[str], lines: list[str]) -> None:
     names = ", ".join(f'"{c}"' for c in columns)
-    cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN", buffer)
+    cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN", io.StringIO("".join(lines)))
 
 
 def _lock_id(key: str) -> str:
@@ -104,7 +102,10 @@ class PostgresIndexWriter(IndexWriter):
         self._language = language
         self._replace = replace
         self._buffer: list[IndexEntry] = []
+        self._pending: tuple[list[IndexEntry], Any] | None = None
         self._pool: Any = None
+        self._term_ids: dict[str, int] = {}
+        self._df: Counter[str] = Counter()  # document frequencies not yet written
         self._atomic = transaction.atomic()
         self._atomic.__enter__()
         self._open = True
@@ -147,7 +148,7 @@ class PostgresIndexWriter(IndexWriter):
             self._flush()
 
     def delete_run(self, run_id: int) -> None:
-        self._flush()
+        self._drain()
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""WITH gone AS (
@@ -170,7 +171,8 @@ class PostgresIndexWriter(IndexWriter):
 
     def commit(self) -> None:
         try:
-            self._flush()
+            self._drain()
+            self._apply_df()
             with connection.cursor() as cursor:
                 if self._replace:
                     self._delete_generation(cursor, self._old_generation)
@@ -211,53 +213,82 @@ class PostgresIndexWriter(IndexWriter):
                        [self._index_id, generation])
 
     def _flush(self) -> None:
+        """Hand the buffered entries to the analysers; write the batch analysed before
+        (with a pool, analysing one batch overlaps writing the previous one)."""
         batch, self._buffer = self._buffer, []
-        if not batch:
-            return
-        jobs = [(self._language, entry.title, entry.text) for entry in batch]
-        if self._pool is not None:
-            analysed = self._pool.map(_analyse, jobs, chunksize=64)
-        else:
-            analysed = [_analyse(job) for job in jobs]
+        if batch:
+            jobs = [(self._language, entry.title, entry.text) for entry in batch]
+            if self._pool is None:
+                self._write(batch, [_analyse(job) for job in jobs])
+                return
+            pending = self._pool.map_async(_analyse, jobs, chunksize=100)
+        if self._pending is not None:
+            previous, result = self._pending
+            self._pending = None
+            self._write(previous, result.get())
+        if batch:
+            self._pending = (batch, pending)
+
+    def _drain(self) -> None:
+        self._flush()
+        self._flush()
+
+    def _write(self, batch: list[IndexEntry], analysed: list[_Analysed]) -> None:
         self._docs += len(batch)
         self._body_length += sum(a[1] for a in analysed)
         self._title_length += sum(a[3] for a in analysed)
         avg_body = max(self._body_length / self._docs, 1.0)
         avg_title = max(self._title_length / self._docs, 1.0)
-        df: Counter[str] = Counter()
         weights: list[dict[str, float]] = []
+        df = self._df
         for body, body_length, title, title_length in analysed:
             norm = K1 * ((1 - B) + B * body_length / avg_body)
             weight = {term: tf * (K1 + 1) / (tf + norm) for term, tf in body}
             if title:
                 norm = K1 * ((1 - B) + B * title_length / avg_title)
                 for term, tf in title:
-                    weight[term] = weight.get(term, 0.0) + TITLE_BOOST * tf * (K1 + 1) / (tf + norm)
+                    weight[term] = (weight.get(term, 0.0)
+                                    + TITLE_BOOST * tf * (K1 + 1) / (tf + norm))
             df.update(weight.keys())
             weights.append(weight)
+        term_ids = self._term_ids
         with connection.cursor() as cursor:
+            new = sorted({term for weight in weights for term in weight} - term_ids.keys())
+            if new:
+                cursor.execute(
+                    f"""INSERT INTO {TERM} (index_id, generation, term, df)
+                        SELECT %s, %s, t, 0 FROM unnest(%s::text[]) AS u(t)
+                        ON CONFLICT (index_id, generation, term)
+                        DO UPDATE SET df = {TERM}.df
+                        RETURNING term, id""",  # noqa: S608
+                    [self._index_id, self._generation, new])
+                term_ids.update(cursor.fetchall())
             cursor.execute(f"SELECT nextval(pg_get_serial_sequence('{ENTRY}', 'id'))"  # noqa: S608
                            " FROM generate_series(1, %s)", [len(batch)])
             ids = [row[0] for row in cursor.fetchall()]
             _copy(cursor, ENTRY,
                   ("id", "index_id", "generation", "passage_id", "document_id", "external_id",
                    "start", "end", "run_id", "body_length", "title_length"),
-                  ((entry_id, self._index_id, self._generation, e.passage_id, e.document_id,
-                    e.external_id, e.start, e.end, e.run_id, a[1], a[3])
-                   for entry_id, e, a in zip(ids, batch, analysed, strict=True)))
-            terms = sorted(df)
+                  [f"{entry_id}\t{self._index_id}\t{self._generation}\t{e.passage_id}\t"
+                   f"{e.document_id}\t{_copy_text(e.external_id)}\t{e.start}\t{e.end}\t"
+                   f"{NULL if e.run_id is None else e.run_id}\t{a[1]}\t{a[3]}\n"
+                   for entry_id, e, a in zip(ids, batch, analysed, strict=True)])
+            lines: list[str] = []
+            for entry_id, weight in zip(ids, weights, strict=True):
+                lines.extend(f"{entry_id}\t{term_ids[term]}\t{w:.6g}\n"
+                             for term, w in weight.items())
+            _copy(cursor, POSTING, ("entry_id", "term_id", "weight"), lines)
+
+    def _apply_df(self) -> None:
+        if not self._df:
+            return
+        ids = [self._term_ids[term] for term in self._df]
+        with connection.cursor() as cursor:
             cursor.execute(
-                f"""INSERT INTO {TERM} (index_id, generation, term, df)
-                    SELECT %s, %s, t, n FROM unnest(%s::text[], %s::int[]) AS u(t, n)
-                    ON CONFLICT (index_id, generation, term)
-                    DO UPDATE SET df = {TERM}.df + EXCLUDED.df
-                    RETURNING term, id""",  # noqa: S608
-                [self._index_id, self._generation, terms, [df[t] for t in terms]])
-            term_ids = dict(cursor.fetchall())
-            _copy(cursor, POSTING, ("entry_id", "term_id", "weight"),
-                  ((entry_id, term_ids[term], f"{w:.6g}")
-                   for entry_id, weight in zip(ids, weights, strict=True)
-                   for term, w in weight.items()))
+                f"""UPDATE {TERM} t SET df = t.df + u.n
+                    FROM unnest(%s::bigint[], %s::int[]) AS u(id, n) WHERE t.id = u.id""",  # noqa: S608
+                [ids, list(self._df.values())])
+        self._df.clear()
 
 
 class PostgresBackend(SearchBackend):
@@ -347,10 +378,10 @@ class PostgresBackend(SearchBackend):
                             ORDER BY p.weight DESC LIMIT %(depth)s) top
                         WHERE NOT q.rare),
                     scored AS (
-                        SELECT c.entry_id, sum(p.weight * q.idf) AS score
-                        FROM candidates c CROSS JOIN q
-                        JOIN {POSTING} p ON p.entry_id = c.entry_id AND p.term_id = q.term_id
-                        GROUP BY c.entry_id)
+                        SELECT c.entry_id, (
+                            SELECT sum(p.weight * q.idf) FROM q JOIN {POSTING} p
+                            ON p.entry_id = c.entry_id AND p.term_id = q.term_id) AS score
+                        FROM candidates c)
                     SELECT e.passage_id, e.document_id, e.external_id, e.start, e."end",
                            s.score
                     FROM scored s JOIN {ENTRY} e ON e.id = s.entry_id
