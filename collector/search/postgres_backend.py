@@ -20,12 +20,13 @@
   boost), with the average lengths known when the batch was written (a batch counts itself
   in). The idf (Whoosh's ``log(N/(df+1)) + 1``) is applied at query time from the term's
   current ``df``, so it follows every commit.
-* Ranking: the top of an OR query is found without scoring every matching passage. Terms
-  in at most ``rare_fraction`` of the passages are scored in full and the best ``pool`` of
-  their passages become candidates; for each common term, its ``depth`` highest-weight
-  postings (read from the impact-ordered index, stopping there) are added. Every candidate
-  is then scored exactly with all query terms (primary-key probes), and the best are
-  returned. Deep pages (``offset + limit > pool``) score every matching passage.
+* Ranking: the top of an OR query is found without scoring every matching passage
+  (MaxScore-like pruning). Terms in at most ``rare_fraction`` of the passages contribute
+  all their postings; each common term contributes only its ``depth`` highest-weight
+  postings, read best first from the impact-ordered index and stopping there. The sum of
+  these parts ranks the candidates; the best ``max(pool, 2 × (offset + limit))`` are then
+  scored exactly with every query term (primary-key probes) and the best returned. Deep
+  pages (``offset + limit > exhaustive_from``) score every matching passage.
   ``total`` is exact when the query's postings number at most ``exact_total_from``; above
   that it is the expected size of the union of independent terms.
 """
@@ -33,7 +34,6 @@
 from __future__ import annotations
 
 import io
-import math
 import multiprocessing
 from collections import Counter
 from collections.abc import Sequence
@@ -42,6 +42,7 @@ from typing import Any
 
 from django.db import OperationalError, connection, transaction
 
+from annotation.sql import execute
 from collector.search.analysis import fragments, index_terms, query_terms, warm_up
 from collector.search.base import (
     IndexBusy,
@@ -291,15 +292,74 @@ class PostgresIndexWriter(IndexWriter):
         self._df.clear()
 
 
+# One statement per search (with its query terms' lookup), prepared per database session
+# (annotation.sql.execute): a round trip and planning cost more than the scoring itself.
+# Parameters: index key, rare fraction, query terms, then per statement.
+_TERMS = f"""
+    i AS (SELECT id, generation, doc_count FROM {INDEX} WHERE key = %s),
+    q AS MATERIALIZED (
+        SELECT t.id AS term_id, t.df, ln(i.doc_count::float8 / (t.df + 1)) + 1 AS idf,
+               t.df <= %s * i.doc_count AS rare
+        FROM i JOIN {TERM} t ON t.index_id = i.id AND t.generation = i.generation
+        WHERE t.term = ANY(%s::text[]) AND t.df > 0)"""  # noqa: S608
+_PAGE = f"""
+    page AS (
+        SELECT e.passage_id, e.document_id, e.external_id, e.start, e."end", s.score,
+               s.entry_id
+        FROM scored s JOIN {ENTRY} e ON e.id = s.entry_id
+        ORDER BY s.score DESC, s.entry_id LIMIT %s OFFSET %s)"""  # noqa: S608
+_RESULT = """
+    SELECT page.passage_id, page.document_id, page.external_id, page.start, page."end",
+           page.score, stats.total
+    FROM stats LEFT JOIN page ON true ORDER BY page.score DESC, page.entry_id"""
+# Depth per common term, candidates, limit, offset, the most postings counted exactly.
+_SEARCH_PRUNED = f"""WITH {_TERMS},
+    candidates AS (
+        SELECT entry_id FROM (
+            SELECT p.entry_id, p.weight * q.idf AS part
+            FROM {POSTING} p JOIN q ON p.term_id = q.term_id WHERE q.rare
+            UNION ALL
+            SELECT top.entry_id, top.weight * q.idf FROM q CROSS JOIN LATERAL (
+                SELECT p.entry_id, p.weight FROM {POSTING} p WHERE p.term_id = q.term_id
+                ORDER BY p.weight DESC LIMIT %s) top
+            WHERE NOT q.rare) parts
+        GROUP BY entry_id ORDER BY sum(part) DESC, entry_id LIMIT %s),
+    scored AS (
+        SELECT c.entry_id, (
+            SELECT sum(p.weight * q.idf) FROM q JOIN {POSTING} p
+            ON p.entry_id = c.entry_id AND p.term_id = q.term_id) AS score
+        FROM candidates c),
+    {_PAGE},
+    stats AS (
+        SELECT CASE WHEN sum(q.df) <= %s THEN (
+                   SELECT count(DISTINCT p.entry_id) FROM {POSTING} p
+                   WHERE p.term_id IN (SELECT term_id FROM q))
+               ELSE round((SELECT doc_count FROM i) * (1 - exp(sum(ln(greatest(
+                   1 - q.df::float8 / (SELECT doc_count FROM i), 1e-12))))))
+               END AS total
+        FROM q)
+    {_RESULT}"""  # noqa: S608
+# Limit, offset.
+_SEARCH_ALL = f"""WITH {_TERMS},
+    scored AS (
+        SELECT p.entry_id, sum(p.weight * q.idf) AS score
+        FROM {POSTING} p JOIN q ON p.term_id = q.term_id GROUP BY p.entry_id),
+    {_PAGE},
+    stats AS (SELECT count(*) AS total FROM scored)
+    {_RESULT}"""  # noqa: S608
+
+
 class PostgresBackend(SearchBackend):
     def __init__(self, root: Path | None = None, *, procs: int = 2, lock_timeout: float = 300.0,
-                 parallel_from: int = 5000, rare_fraction: float = 0.05, pool: int = 100,
-                 depth: int = 100, exact_total_from: int = 20000) -> None:
+                 parallel_from: int = 5000, rare_fraction: float = 0.05, pool: int = 50,
+                 depth: int = 100, exhaustive_from: int = 100,
+                 exact_total_from: int = 20000) -> None:
         self.procs = max(1, procs)
         self.lock_timeout = lock_timeout
         self.parallel_from = parallel_from
         self.rare_fraction = rare_fraction
         self.pool = pool
+        self.exhaustive_from = exhaustive_from
         self.depth = depth
         self.exact_total_from = exact_total_from
 
@@ -347,84 +407,19 @@ class PostgresBackend(SearchBackend):
         terms = self.query_terms(language=language, text=text)
         if not terms or limit <= 0:
             return IndexResults(hits=[], total=0)
+        want = offset + limit
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"""SELECT i.doc_count, t.id, t.df FROM {INDEX} i
-                    JOIN {TERM} t ON t.index_id = i.id AND t.generation = i.generation
-                    WHERE i.key = %s AND t.term = ANY(%s) AND t.df > 0""",  # noqa: S608
-                [key, terms])
-            found = cursor.fetchall()
-            if not found:
-                return IndexResults(hits=[], total=0)
-            n = found[0][0]
-            ids = [row[1] for row in found]
-            dfs = [row[2] for row in found]
-            idfs = [math.log(n / (df + 1)) + 1 for df in dfs]
-            want = offset + limit
-            if want > self.pool:
-                return self._search_all(cursor, ids, idfs, limit=limit, offset=offset)
-            rare = [df <= self.rare_fraction * n for df in dfs]
-            cursor.execute(
-                f"""WITH q AS (
-                        SELECT * FROM unnest(%(ids)s::bigint[], %(idfs)s::float8[],
-                                             %(rare)s::bool[]) AS q(term_id, idf, rare)),
-                    candidates AS (
-                        (SELECT p.entry_id FROM {POSTING} p JOIN q ON p.term_id = q.term_id
-                         WHERE q.rare GROUP BY p.entry_id
-                         ORDER BY sum(p.weight * q.idf) DESC, p.entry_id LIMIT %(pool)s)
-                        UNION
-                        SELECT top.entry_id FROM q CROSS JOIN LATERAL (
-                            SELECT p.entry_id FROM {POSTING} p WHERE p.term_id = q.term_id
-                            ORDER BY p.weight DESC LIMIT %(depth)s) top
-                        WHERE NOT q.rare),
-                    scored AS (
-                        SELECT c.entry_id, (
-                            SELECT sum(p.weight * q.idf) FROM q JOIN {POSTING} p
-                            ON p.entry_id = c.entry_id AND p.term_id = q.term_id) AS score
-                        FROM candidates c)
-                    SELECT e.passage_id, e.document_id, e.external_id, e.start, e."end",
-                           s.score
-                    FROM scored s JOIN {ENTRY} e ON e.id = s.entry_id
-                    ORDER BY s.score DESC, s.entry_id LIMIT %(limit)s OFFSET %(offset)s""",  # noqa: S608
-                {"ids": ids, "idfs": idfs, "rare": rare, "pool": self.pool,
-                 "depth": self.depth, "limit": limit, "offset": offset})
-            hits = [IndexHit(passage_id=r[0], document_id=r[1], external_id=r[2], start=r[3],
-                             end=r[4], score=float(r[5])) for r in cursor.fetchall()]
-            if sum(dfs) <= self.exact_total_from:
-                cursor.execute(
-                    f"SELECT count(DISTINCT entry_id) FROM {POSTING}"  # noqa: S608
-                    " WHERE term_id = ANY(%s::bigint[])", [ids])
-                total = int(cursor.fetchone()[0])
+            if want > self.exhaustive_from:
+                execute(cursor, _SEARCH_ALL, [key, self.rare_fraction, terms, limit, offset])
             else:
-                missing = math.prod(1 - df / n for df in dfs) if n else 1.0
-                total = max(round(n * (1 - missing)), max(dfs))
-        return IndexResults(hits=hits, total=max(total, offset + len(hits)))
-
-    @staticmethod
-    def _search_all(cursor: Any, ids: list[int], idfs: list[float], *, limit: int,
-                    offset: int) -> IndexResults:
-        cursor.execute(
-            f"""WITH scored AS (
-                    SELECT p.entry_id, sum(p.weight * q.idf) AS score, count(*) OVER () AS total
-                    FROM {POSTING} p
-                    JOIN unnest(%s::bigint[], %s::float8[]) AS q(term_id, idf)
-                      ON p.term_id = q.term_id
-                    GROUP BY p.entry_id ORDER BY score DESC, p.entry_id LIMIT %s OFFSET %s)
-                SELECT e.passage_id, e.document_id, e.external_id, e.start, e."end", s.score,
-                       s.total
-                FROM scored s JOIN {ENTRY} e ON e.id = s.entry_id
-                ORDER BY s.score DESC, s.entry_id""",  # noqa: S608
-            [ids, idfs, limit, offset])
-        rows = cursor.fetchall()
+                execute(cursor, _SEARCH_PRUNED,
+                        [key, self.rare_fraction, terms, self.depth, max(self.pool, 2 * want),
+                         limit, offset, self.exact_total_from])
+            rows = cursor.fetchall()
         hits = [IndexHit(passage_id=r[0], document_id=r[1], external_id=r[2], start=r[3],
-                         end=r[4], score=float(r[5])) for r in rows]
-        if rows:
-            total = int(rows[0][6])
-        else:
-            cursor.execute(f"SELECT count(DISTINCT entry_id) FROM {POSTING}"  # noqa: S608
-                           " WHERE term_id = ANY(%s::bigint[])", [ids])
-            total = int(cursor.fetchone()[0])
-        return IndexResults(hits=hits, total=total)
+                         end=r[4], score=float(r[5])) for r in rows if r[0] is not None]
+        total = int(rows[0][6] or 0) if rows else 0
+        return IndexResults(hits=hits, total=max(total, offset + len(hits)))
 
     # -- highlighting -------------------------------------------------------------
     def fragments(self, *, language: str, text: str, query: str, html: bool,

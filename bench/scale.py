@@ -1,0 +1,320 @@
+"""Benchmark: growth to MS MARCO scale, the search part (issue 18, sections 2 and 4).
+
+Run from the repository root (PostgreSQL at 127.0.0.1:5432)::
+
+    .venv/bin/python bench/scale.py [--sizes 10000,100000] [--million] [--zh-docs 10000]
+        [--database postgres://postgres@127.0.0.1:5432/crowdqa_scale] [--procs 2]
+
+1. **Corpora**: synthetic English passages of 90-110 words from bench/ingest.py's generator
+   (Zipfian vocabulary: function words, then invented words, weights 1/rank; titles of 3
+   words; seed 20261122), with the real judged passages of ``data/datasets`` mixed in:
+   SQuAD v1.1 dev paragraphs (their questions are the judgments: question → its own
+   paragraph) and the MS MARCO v2.1 records (query → its selected passages). A Chinese
+   corpus of ``--zh-docs`` synthetic passages (bench/search.py's generator, words by
+   frequency from jieba's dictionary) holds the DuReader sample's documents, one passage
+   per paragraph (question → its selected documents).
+2. **Index build, PostgreSQL backend**, at each size: ``PostgresBackend.writer`` (batches
+   analysed by ``--procs`` processes, terms upserted, entries and postings written by
+   COPY, one transaction) fed the corpus's entries: passages/s. **Baseline, same run**: a
+   bare Whoosh writer (``ix.writer()``, default ``TEXT`` field with the same stemming
+   analyzer, ``commit()``) fed the same texts, on the 100k subset (the largest size when
+   smaller): ``pg_index_ratio`` = PostgreSQL / bare Whoosh. The Whoosh backend's index
+   (what searches compare with) is built too, with ``--procs`` writer processes.
+3. **Top-10 OR latency** per backend and size: ``backend.search(limit=10)`` (the index
+   alone, as the issue measures it) for the 200 Natural Questions of
+   ``data/datasets/search_queries`` and the judged questions, one by one after a
+   warm-up: p50 / p95. PostgreSQL figures are taken after ``VACUUM ANALYZE`` of the
+   search tables (what autovacuum does after a bulk insert).
+4. **Quality** at the largest size: MRR@10 and recall@10 of the relevant passages
+   (documents for DuReader) for both backends; ``pg_mrr_ratio`` = PostgreSQL / Whoosh
+   MRR@10 over all judged questions.
+
+The last line is ``RESULT scale pg_index_docs_per_s=… pg_index_ratio=… pg_or_p95_ms_100k=…
+pg_or_p95_ms_1m=… whoosh_or_p95_ms_1m=… pg_mrr_ratio=… claim_p95_ms_10k=… claim_p95_ms_1m=…
+export_1m_s=… export_1m_rss_mb=…`` (``nan`` for what this run did not measure: the 1M
+figures without ``--million``; claim and export belong to other parts of the benchmark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+DATASETS = REPO / "data" / "datasets"
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/crowdqa_scale"
+SEED = 20261122
+
+from ingest import documents  # noqa: E402  (bench/ is the script's path)
+from search import percentile, zh_documents  # noqa: E402
+
+
+@dataclass
+class Judged:
+    """Real passages with the questions that should find them."""
+
+    passages: list[tuple[str, str, str]] = field(default_factory=list)  # doc id, title, text
+    # (dataset, question, relevant document ids)
+    questions: list[tuple[str, str, frozenset[str]]] = field(default_factory=list)
+
+
+def english_judgments() -> Judged:
+    judged = Judged()
+    squad = json.loads((DATASETS / "squad_v1.1_dev" / "dev-v1.1.sample.json")
+                       .read_text(encoding="utf-8"))
+    for article in squad["data"]:
+        for i, paragraph in enumerate(article["paragraphs"]):
+            doc = f"squad-{article['title']}-{i}"
+            judged.passages.append((doc, article["title"].replace("_", " "),
+                                    paragraph["context"]))
+            for qa in paragraph["qas"]:
+                judged.questions.append(("squad", qa["question"], frozenset([doc])))
+    marco = DATASETS / "msmarco_qa_v2.1" / "synthetic" / "msmarco_v2.1.synthetic.jsonl"
+    for line in marco.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        selected = set()
+        for i, passage in enumerate(record["passages"]):
+            doc = f"marco-{record['query_id']}-{i}"
+            judged.passages.append((doc, "", passage["passage_text"]))
+            if passage["is_selected"]:
+                selected.add(doc)
+        if selected:
+            judged.questions.append(("msmarco", record["query"], frozenset(selected)))
+    return judged
+
+
+def chinese_judgments() -> Judged:
+    judged = Judged()
+    for path in sorted((DATASETS / "dureader").glob("search.*.sample.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            selected = set()
+            for i, document in enumerate(record["documents"]):
+                doc = f"dureader-{record['question_id']}-{i}"
+                for paragraph in document["paragraphs"]:
+                    if paragraph.strip():
+                        judged.passages.append((doc, document["title"], paragraph))
+                if document.get("is_selected"):
+                    selected.add(doc)
+            if selected:
+                judged.questions.append(("dureader", record["question"], frozenset(selected)))
+    return judged
+
+
+def entries(judged: Judged, synthetic, n: int) -> list:
+    """The judged passages, then synthetic ones up to ``n`` passages in all."""
+    from collector.search import IndexEntry
+
+    out = []
+    for doc, title, text in judged.passages:
+        out.append(IndexEntry(passage_id=len(out) + 1, document_id=len(out) + 1,
+                              external_id=doc, start=0, end=len(text), title=title, text=text,
+                              run_id=1))
+    for record in synthetic:
+        if len(out) >= n:
+            break
+        out.append(IndexEntry(passage_id=len(out) + 1, document_id=len(out) + 1,
+                              external_id=record["id"], start=0, end=len(record["body"]),
+                              title=record["title"], text=record["body"], run_id=1))
+    return out
+
+
+def nq_questions() -> list[str]:
+    path = DATASETS / "search_queries" / "queries.en.nq_open_dev.sample.jsonl"
+    return [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def setup_django(database: str, workdir: Path) -> None:
+    import psycopg2
+
+    url = urlsplit(database)
+    name = url.path.lstrip("/")
+    admin = psycopg2.connect(host=url.hostname, port=url.port or 5432,
+                             user=url.username or "postgres", dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    os.environ.update(DATABASE_URL=database, SEARCH_INDEX_DIR=str(workdir / "index"),
+                      CACHE_URL="locmemcache://", MEDIA_ROOT=str(workdir / "media"),
+                      DEBUG="0", DJANGO_SETTINGS_MODULE="config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def build(backend, key: str, language: str, items: list) -> float:
+    """Index ``items`` into ``key`` (a rebuild); seconds taken."""
+    started = time.perf_counter()
+    with backend.writer(key=key, language=language, expected=len(items), replace=True) as writer:
+        for entry in items:
+            writer.add(entry)
+    return time.perf_counter() - started
+
+
+def build_bare(workdir: Path, language: str, items: list) -> float:
+    from whoosh import fields, index
+
+    from collector.search.analysis import analyzer_for
+
+    path = workdir / f"bare-{language}-{len(items)}"
+    path.mkdir()
+    schema = fields.Schema(id=fields.ID(stored=True),
+                           body=fields.TEXT(analyzer=analyzer_for(language)))
+    started = time.perf_counter()
+    ix = index.create_in(str(path), schema)
+    writer = ix.writer()
+    for entry in items:
+        writer.add_document(id=str(entry.passage_id), body=entry.text)
+    writer.commit()
+    return time.perf_counter() - started
+
+
+def vacuum() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE collector_searchposting, collector_searchentry,"
+                       " collector_searchterm, collector_searchindex")
+
+
+def latency(backend, key: str, language: str, texts: list[str]) -> tuple[float, float]:
+    backend.search(key=key, language=language, text=texts[0], limit=10)  # warm-up
+    timings = []
+    for text in texts:
+        started = time.perf_counter()
+        backend.search(key=key, language=language, text=text, limit=10)
+        timings.append((time.perf_counter() - started) * 1000)
+    timings.sort()
+    return percentile(timings, 50), percentile(timings, 95)
+
+
+def quality(backend, key: str, language: str,
+            judged: Judged) -> dict[str, tuple[float, float, int]]:
+    """Per dataset: MRR@10, recall@10 and the number of questions."""
+    sums: dict[str, list[float]] = {}
+    for dataset, question, relevant in judged.questions:
+        hits = backend.search(key=key, language=language, text=question, limit=10).hits
+        ranked = [hit.external_id for hit in hits]
+        rank = next((i for i, doc in enumerate(ranked, 1) if doc in relevant), None)
+        found = len(relevant & set(ranked)) / len(relevant)
+        total = sums.setdefault(dataset, [0.0, 0.0, 0])
+        total[0] += 1 / rank if rank else 0.0
+        total[1] += found
+        total[2] += 1
+    return {dataset: (s[0] / s[2], s[1] / s[2], int(s[2])) for dataset, s in sums.items()}
+
+
+def pooled_mrr(scores: dict[str, tuple[float, float, int]]) -> float:
+    count = sum(n for _, _, n in scores.values())
+    return sum(mrr * n for mrr, _, n in scores.values()) / count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000",
+                        help="comma-separated passage counts (English corpus)")
+    parser.add_argument("--million", action="store_true", help="add 1,000,000 to the sizes")
+    parser.add_argument("--zh-docs", type=int, default=10_000,
+                        help="passages of the Chinese corpus holding DuReader's documents")
+    parser.add_argument("--ratio-size", type=int, default=100_000,
+                        help="the subset the bare Whoosh writer indexes")
+    parser.add_argument("--database", default=DEFAULT_DB)
+    parser.add_argument("--procs", type=int, default=2)
+    args = parser.parse_args()
+    sizes = sorted({int(s) for s in args.sizes.split(",")} | ({1_000_000} if args.million
+                                                                 else set()))
+    workdir = Path(tempfile.mkdtemp(prefix="crowdqa-bench-scale-"))
+    setup_django(args.database, workdir)
+
+    from collector.search.postgres_backend import PostgresBackend
+    from collector.search.whoosh_backend import WhooshBackend
+
+    pg = PostgresBackend(procs=args.procs)
+    whoosh = WhooshBackend(workdir / "index", procs=args.procs)
+    english = english_judgments()
+    chinese = chinese_judgments()
+    texts = nq_questions() + [q for _, q, _ in english.questions]
+    print(f"judged: {len(english.passages)} English passages, "
+          f"{len(english.questions)} questions (SQuAD, MS MARCO); {len(chinese.passages)} "
+          f"Chinese passages, {len(chinese.questions)} DuReader questions; latency queries: "
+          f"{len(texts)} (NQ + judged)", flush=True)
+    corpus = entries(english, documents(max(sizes), seed=SEED), max(sizes))
+
+    figures: dict[str, float] = {}
+    nan = float("nan")
+    ratio_size = min(args.ratio_size, max(sizes))
+    bare_s = build_bare(workdir, "en", corpus[:ratio_size])
+    bare_rate = ratio_size / bare_s
+    print(f"bare Whoosh writer, {ratio_size:,} passages: {bare_s:.1f} s "
+          f"({bare_rate:,.0f} passages/s)", flush=True)
+    qualities = {}
+    for n in sizes:
+        items = corpus[:n]
+        key = f"scale-en-{n}"
+        pg_s = build(pg, key, "en", items)
+        vacuum()
+        wh_s = build(whoosh, key, "en", items)
+        pg_p50, pg_p95 = latency(pg, key, "en", texts)
+        wh_p50, wh_p95 = latency(whoosh, key, "en", texts)
+        figures[f"pg_rate_{n}"] = n / pg_s
+        figures[f"pg_p95_{n}"] = pg_p95
+        figures[f"whoosh_p95_{n}"] = wh_p95
+        print(f"{n:,} passages: PostgreSQL backend index {pg_s:.1f} s ({n / pg_s:,.0f}/s), "
+              f"Whoosh backend index {wh_s:.1f} s ({n / wh_s:,.0f}/s); top-10 OR p50/p95: "
+              f"PostgreSQL {pg_p50:.1f}/{pg_p95:.1f} ms, Whoosh {wh_p50:.1f}/{wh_p95:.1f} ms",
+              flush=True)
+        if n == max(sizes):
+            qualities["pg"] = quality(pg, key, "en", english)
+            qualities["whoosh"] = quality(whoosh, key, "en", english)
+        pg.drop(key=key)
+        whoosh.drop(key=key)
+    zh_items = entries(chinese, zh_documents(args.zh_docs, seed=SEED), args.zh_docs)
+    zh_pg_s = build(pg, "scale-zh", "zh", zh_items)
+    vacuum()
+    zh_wh_s = build(whoosh, "scale-zh", "zh", zh_items)
+    print(f"Chinese, {len(zh_items):,} passages: PostgreSQL backend index {zh_pg_s:.1f} s "
+          f"({len(zh_items) / zh_pg_s:,.0f}/s), Whoosh backend {zh_wh_s:.1f} s", flush=True)
+    for name, backend in (("pg", pg), ("whoosh", whoosh)):
+        qualities[name].update(quality(backend, "scale-zh", "zh", chinese))
+    pg.drop(key="scale-zh")
+    print(f"quality (English at {max(sizes):,} passages, Chinese at {len(zh_items):,}):")
+    for dataset in qualities["pg"]:
+        row = []
+        for name in ("pg", "whoosh"):
+            mrr, recall, count = qualities[name][dataset]
+            row.append(f"{name} MRR@10 {mrr:.3f} recall@10 {recall:.3f}")
+        print(f"  {dataset} ({count} questions): " + "; ".join(row))
+    pg_mrr, wh_mrr = pooled_mrr(qualities["pg"]), pooled_mrr(qualities["whoosh"])
+    print(f"  all judged questions: PostgreSQL MRR@10 {pg_mrr:.3f}, Whoosh {wh_mrr:.3f}, "
+          f"ratio {pg_mrr / wh_mrr:.3f}")
+    rate = figures.get(f"pg_rate_{ratio_size}", figures[f"pg_rate_{max(sizes)}"])
+    print(f"PostgreSQL index rate {rate:,.0f} passages/s / bare Whoosh {bare_rate:,.0f} = "
+          f"{rate / bare_rate:.2f}")
+
+    def fmt(value: float) -> str:
+        return "nan" if value != value else f"{value:.1f}"  # noqa: PLR0124 - nan check
+
+    print(f"RESULT scale pg_index_docs_per_s={rate:.0f} pg_index_ratio={rate / bare_rate:.2f} "
+          f"pg_or_p95_ms_100k={fmt(figures.get('pg_p95_100000', nan))} "
+          f"pg_or_p95_ms_1m={fmt(figures.get('pg_p95_1000000', nan))} "
+          f"whoosh_or_p95_ms_1m={fmt(figures.get('whoosh_p95_1000000', nan))} "
+          f"pg_mrr_ratio={pg_mrr / wh_mrr:.3f} claim_p95_ms_10k=nan claim_p95_ms_1m=nan "
+          f"export_1m_s=nan export_1m_rss_mb=nan")
+
+
+if __name__ == "__main__":
+    main()
