@@ -100,8 +100,10 @@ def test_copy_statements_run_under_the_debug_cursor():
 
     with CaptureQueriesContext(connection) as captured:
         corpus_import(path=SQUAD_V1, corpus="debug", language="en", format="squad")
-    copies = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("COPY ")]
-    assert [sql.split()[1] for sql in copies] == [
+    copies = [q["sql"].split()[1] for q in captured.captured_queries
+              if q["sql"].startswith("COPY ")]
+    # (The postgres search backend's index writes, when configured, are COPYs too.)
+    assert [table for table in copies if not table.startswith("collector_search")] == [
         '"collector_document"', '"collector_passage"', '"collector_sourcequestion"']
     assert Document.objects.filter(corpus__name="debug").count() == 16
 
