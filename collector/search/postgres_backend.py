@@ -326,8 +326,10 @@ _SEARCH_PRUNED = f"""WITH {_TERMS},
         GROUP BY entry_id ORDER BY sum(part) DESC, entry_id LIMIT %s),
     scored AS (
         SELECT c.entry_id, (
-            SELECT sum(p.weight * q.idf) FROM q JOIN {POSTING} p
-            ON p.entry_id = c.entry_id AND p.term_id = q.term_id) AS score
+            -- The candidate's postings by primary-key prefix ("+ 0" keeps the planner off
+            -- the impact index, which would scan a common term's whole list per probe).
+            SELECT sum(p.weight * q.idf) FROM {POSTING} p JOIN q ON p.term_id + 0 = q.term_id
+            WHERE p.entry_id = c.entry_id) AS score
         FROM candidates c),
     {_PAGE},
     stats AS (
@@ -353,7 +355,7 @@ class PostgresBackend(SearchBackend):
     def __init__(self, root: Path | None = None, *, procs: int = 2, lock_timeout: float = 300.0,
                  parallel_from: int = 5000, rare_fraction: float = 0.05, pool: int = 50,
                  depth: int = 100, exhaustive_from: int = 100,
-                 exact_total_from: int = 20000) -> None:
+                 exact_total_from: int = 5000) -> None:
         self.procs = max(1, procs)
         self.lock_timeout = lock_timeout
         self.parallel_from = parallel_from
