@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('collector', '0004_job_collector_job_queued'),
+        ('collector', '0006_job_heartbeat_and_claim'),
     ]
 
     operations = [
