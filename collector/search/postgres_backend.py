@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import OperationalError, connection, transaction
 
 from annotation.sql import execute
@@ -356,6 +357,10 @@ class PostgresBackend(SearchBackend):
                  parallel_from: int = 5000, rare_fraction: float = 0.05, pool: int = 50,
                  depth: int = 100, exhaustive_from: int = 100,
                  exact_total_from: int = 5000) -> None:
+        if connection.vendor != "postgresql":
+            raise ImproperlyConfigured(
+                "CROWDQA_SEARCH_BACKEND=postgres keeps the index in the database, which must "
+                f"then be PostgreSQL (DATABASE_URL is {connection.vendor})")
         self.procs = max(1, procs)
         self.lock_timeout = lock_timeout
         self.parallel_from = parallel_from
