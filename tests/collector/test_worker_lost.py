@@ -64,6 +64,7 @@ def _mid_job(job: Job) -> bool:
 
 
 @pytest.mark.celery_worker
+@pytest.mark.worker_kill
 @pytest.mark.usefixtures("isolated_storage")
 def test_an_import_and_a_release_build_survive_a_worker_killed_mid_job(celery_workers,
                                                                        tmp_path):
