@@ -14,6 +14,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
 
+#: BM25F as both backends rank: length normalisation, term-frequency saturation, and the
+#: title's weight beside the passage text's 1.0.
+B = 0.75
+K1 = 1.2
+TITLE_BOOST = 0.5
+
 
 class IndexBusy(Exception):
     """Another process holds the index's write lock for longer than we could wait."""

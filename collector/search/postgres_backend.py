@@ -46,6 +46,9 @@ from django.db import OperationalError, connection, transaction
 from annotation.sql import execute
 from collector.search.analysis import fragments, index_terms, query_terms, warm_up
 from collector.search.base import (
+    K1,
+    TITLE_BOOST,
+    B,
     IndexBusy,
     IndexEntry,
     IndexHit,
@@ -54,9 +57,6 @@ from collector.search.base import (
     SearchBackend,
 )
 
-B = 0.75
-K1 = 1.2
-TITLE_BOOST = 0.5
 BATCH = 2000
 
 INDEX = "collector_searchindex"

@@ -36,6 +36,9 @@ from whoosh.writing import CLEAR
 
 from collector.search.analysis import analyzer_for, fragments, query_terms, warm_up
 from collector.search.base import (
+    K1,
+    TITLE_BOOST,
+    B,
     IndexBusy,
     IndexEntry,
     IndexHit,
@@ -44,9 +47,6 @@ from collector.search.base import (
     SearchBackend,
 )
 
-B = 0.75
-K1 = 1.2
-TITLE_BOOST = 0.5
 FIELDS = (("body", 1.0), ("title", TITLE_BOOST))
 
 
