@@ -58,9 +58,13 @@ def _wait_for(condition, *, timeout: float, what: str, on_timeout=lambda: "") ->
 
 
 def _mid_job(job: Job) -> bool:
+    """Running on a live worker: claimed and heartbeating (the job row), and past its
+    start where its live progress is visible."""
     job.refresh_from_db()
+    if job.status != Job.Status.RUNNING or job.heartbeat_at is None:
+        return False
     progress = job_progress(job)
-    return job.status == Job.Status.RUNNING and 0 < progress["done"] < (progress["total"] or 1)
+    return progress["done"] < (progress["total"] or 1)
 
 
 @pytest.mark.celery_worker
