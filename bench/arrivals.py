@@ -283,45 +283,28 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection, connections
 
-    from annotation import engine, studies
+    from annotation import studies
     from annotation.models import (
         Assignment,
         ExternalAccount,
-        Item,
         Platform,
         Project,
         ProjectMember,
         StudySession,
     )
-    from collector.models import Corpus, Document
 
     call_command("migrate", verbosity=0)
     rng = random.Random(args.seed)
-    stamp = time.strftime("%Y%m%d%H%M%S")
     print(f"building {args.docs} articles and {args.items:,} answer items ...", flush=True)
-    corpus, _ = Corpus.objects.get_or_create(name="bench-arrivals", defaults={"language": "en"})
-    docs = []
-    for n in range(args.docs):
-        doc, _ = Document.objects.get_or_create(
-            corpus=corpus, external_id=f"bench-arrivals-{n}",
-            defaults={"title": " ".join(rng.choice(WORDS) for _ in range(7)).capitalize(),
-                      "body": article(rng, rng.randint(550, 750)),
-                      "highlights": ["A highlight of the story."]})
-        docs.append(doc)
-    project = engine.project_create(name=f"bench-arrivals-{stamp}", recipe="newsqa",
-                                    corpus=corpus)
+    from benchdb import news_answer_project
+
+    project, stage = news_answer_project(
+        name="bench-arrivals", docs=args.docs, items=args.items, rng=rng, article=article,
+        title=lambda n: " ".join(rng.choice(WORDS) for _ in range(7)).capitalize(),
+        question=lambda k: f"What did the {rng.choice(WORDS)} say about question {k}?")
     Project.objects.filter(pk=project.pk).update(
-        status=Project.Status.ACTIVE,
         consent="You will answer questions about news articles. **Bench study**: no "
                 "personal data is kept beyond your Prolific id.")
-    stage = project.stages.get(kind="newsqa_answer")
-    items = Item.objects.bulk_create([
-        Item(project=project, stage=stage, key=f"q{k}", document=docs[k % len(docs)],
-             data={"question": f"What did the {rng.choice(WORDS)} say about question {k}?"},
-             overlap=2, status=Item.Status.OPEN) for k in range(args.items)
-    ], batch_size=5000)
-    Assignment.objects.bulk_create([Assignment(item=item, stage=stage) for item in items
-                                    for _ in range(2)], batch_size=5000)
     project.refresh_from_db()
     study = studies.study_create(project=project, platform=Platform.PROLIFIC,
                                  completion_code="BENCHDONE", quota=args.quota,

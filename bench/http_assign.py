@@ -267,33 +267,18 @@ def main() -> int:
     from rest_framework.authtoken.models import Token
 
     from annotation import engine
-    from annotation.models import Assignment, Item, Project
     from annotation.roles import Role
     from annotation.services import user_ensure
-    from collector.models import Corpus, Document
 
     call_command("migrate", verbosity=0)
     rng = random.Random(args.seed)
-    stamp = time.strftime("%Y%m%d%H%M%S")
     print(f"building {args.docs} articles and {args.items:,} answer items ...", flush=True)
-    corpus, _ = Corpus.objects.get_or_create(name="bench-http", defaults={"language": "en"})
-    docs = []
-    for n in range(args.docs):
-        doc, _ = Document.objects.get_or_create(
-            corpus=corpus, external_id=f"bench-http-{n}",
-            defaults={"title": f"Bench article {n}", "body": article(rng, rng.randint(550, 750)),
-                      "highlights": ["A highlight of the story."]})
-        docs.append(doc)
-    project = engine.project_create(name=f"bench-http-{stamp}", recipe="newsqa", corpus=corpus)
-    Project.objects.filter(pk=project.pk).update(status=Project.Status.ACTIVE)
-    stage = project.stages.get(kind="newsqa_answer")
-    items = Item.objects.bulk_create([
-        Item(project=project, stage=stage, key=f"q{k}", document=docs[k % len(docs)],
-             data={"question": f"What did the report say about question {k}?"},
-             overlap=2, status=Item.Status.OPEN) for k in range(args.items)
-    ], batch_size=5000)
-    Assignment.objects.bulk_create([Assignment(item=item, stage=stage) for item in items
-                                    for _ in range(2)], batch_size=5000)
+    from benchdb import news_answer_project
+
+    project, stage = news_answer_project(
+        name="bench-http", docs=args.docs, items=args.items, rng=rng, article=article,
+        title=lambda n: f"Bench article {n}",
+        question=lambda k: f"What did the report say about question {k}?")
     users = []
     for n in range(args.workers):
         user, _ = user_ensure(username=f"bench-http-{n}", password=PASSWORD,
