@@ -57,7 +57,13 @@ range the work probe reads). It prints the share of the on runs' claims that wer
 and checks afterwards that no gold item is done or has children, that no work slot went
 to a worker without a qualified, active standing, and (--quality-check-workers) that
 workers who are unqualified or paused get no slot while it is on, beside one qualified
-worker who does.
+worker who does. --quality-paired-rounds N then runs N paced runs with quality on and off
+at the same time: a second NewsQA project gets the same workers and items, half the
+workers work the bench's stage with quality on while the other half work the second stage
+with it off (together --paced-rate cycles/s), the halves swapped every run; it prints each
+condition's pooled paced p95s and their ratio (``quality_paired_*`` keys). Sequential runs
+compare one minute of this shared machine with another (their paced p95s moved 3-17x
+between runs of the same condition); paired runs put the same minute's load on both.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench \\
         .venv/bin/python bench/assign.py [--workers 50] [--seconds 60] [--items 20000] \\
@@ -65,7 +71,7 @@ worker who does.
         --paced-processes 50] [--floor-seconds 20] [--quotas [--quota-rounds 1] \\
         [--quota-check-workers 20 --quota-check-threads 3 --quota-check-limit 5]] \\
         [--quality [--quality-rounds 1] [--quality-gold-rate 0.1] \\
-        [--quality-gold-items 200] [--quality-check-workers 10]]
+        [--quality-gold-items 200] [--quality-check-workers 10] [--quality-paired-rounds 0]]
 
 It reads DATABASE_URL and refuses to run on SQLite. It migrates that database, builds its
 own project, and deletes the project afterwards.
@@ -115,6 +121,8 @@ class EngineWorker:
         self.project = Project.objects.get(pk=project_id)
         self.name = user.username
         self.gold, self.gold_priority = False, GOLD_PRIORITY
+        # Which condition the worker serves in a paired run (--quality-paired-rounds).
+        self.group = None
 
     def warm(self) -> None:
         """Connect before the clock starts, as a long-lived web worker is connected."""
@@ -203,8 +211,9 @@ def _run_group(make, ids, seconds, go, results, period=None) -> None:
     connections.close_all()
     claim_ms: list[float] = []
     submit_ms: list[float] = []
-    # Each submitted cycle: claim ms, submit ms, whether the slot was a gold check's.
-    cycles: list[tuple[float, float, bool]] = []
+    # Each submitted cycle: claim ms, submit ms, whether the slot was a gold check's, and
+    # the worker's group (paired runs).
+    cycles: list[tuple[float, float, bool, object]] = []
     errors: list[str] = []
     lock = threading.Lock()
     workers = [make(each) for each in ids]
@@ -235,7 +244,8 @@ def _run_group(make, ids, seconds, go, results, period=None) -> None:
                 worker.submit(slot_id)
                 mine_submit.append((time.perf_counter() - t1) * 1000)
                 mine_cycles.append((mine_claim[-1], mine_submit[-1],
-                                    getattr(worker, "gold", False)))
+                                    getattr(worker, "gold", False),
+                                    getattr(worker, "group", None)))
         except Exception as exc:
             errors.append(f"{worker.name}: {exc!r}")
         finally:
@@ -430,6 +440,11 @@ def main() -> int:
     parser.add_argument("--quality-check-workers", type=int, default=10,
                         help="workers of the refusal check, every other one unqualified and "
                              "the others paused (0: skip)")
+    parser.add_argument("--quality-paired-rounds", type=int, default=0,
+                        help="then paced runs with quality on and off at once: half the "
+                             "workers on a stage with it on, half on a second project's stage "
+                             "with it off, the halves swapped each round (the machine's noise "
+                             "then falls on both alike)")
     args = parser.parse_args()
     if args.quotas and args.quality:
         parser.error("--quotas and --quality compare one thing each: run them apart")
@@ -463,33 +478,34 @@ def main() -> int:
     project = engine.project_create(name=f"bench-assign-{stamp}", recipe="newsqa", corpus=corpus)
     Project.objects.filter(pk=project.pk).update(status=Project.Status.ACTIVE)
     stage = project.stages.get(kind="newsqa_answer")
-    built = 0
+    built: Counter = Counter()  # items made per stage
 
-    def items_add(n: int, priority: int = 0) -> None:
+    def items_add(n: int, priority: int = 0, to=None) -> None:
         """``n`` more open items with two slots each (a lower ``priority`` is claimed
-        first)."""
-        nonlocal built
+        first) in the answer stage ``to`` (the bench's own by default)."""
+        to = to or stage
         items = Item.objects.bulk_create([
-            Item(project=project, stage=stage, key=f"q{k}", data={"question": f"Question {k}?"},
-                 document=doc, overlap=2, status=Item.Status.OPEN, priority=priority)
-            for k in range(built, built + n)
+            Item(project_id=to.project_id, stage=to, key=f"q{k}",
+                 data={"question": f"Question {k}?"}, document=doc, overlap=2,
+                 status=Item.Status.OPEN, priority=priority)
+            for k in range(built[to.pk], built[to.pk] + n)
         ], batch_size=5000)
         Assignment.objects.bulk_create([
-            Assignment(item=item, stage=stage, priority=priority)
+            Assignment(item=item, stage=to, priority=priority)
             for item in items for _ in range(2)
         ], batch_size=5000)
-        built += n
+        built[to.pk] += n
 
-    def open_slots() -> int:
+    def open_slots(of=None) -> int:
         """Open work slots (gold check slots, --quality, are not work)."""
-        return Assignment.objects.filter(stage=stage, status="open",
+        return Assignment.objects.filter(stage=of or stage, status="open",
                                          priority__gt=GOLD_PRIORITY).count()
 
-    def items_top_up(cycles: float) -> None:
+    def items_top_up(cycles: float, to=None) -> None:
         """Enough open slots for ``cycles`` more claims (the main phase may leave none)."""
-        have = open_slots()
+        have = open_slots(to)
         if have < cycles:
-            items_add(int(cycles - have) // 2 + 1)
+            items_add(int(cycles - have) // 2 + 1, to=to)
 
     print(f"building {args.items:,} items with overlap 2 ...", flush=True)
     items_add(args.items)
@@ -548,18 +564,19 @@ def main() -> int:
                        stage_taken={}, session_started_at=timezone.now() if on else None)
         connections.close_all()
 
-    def integrity() -> tuple[int, int]:
+    def integrity(of=None) -> tuple[int, int]:
         """Duplicates (a worker's second submission of an item) and over-filled items
-        (more submissions than overlap) of the stage so far."""
+        (more submissions than overlap) of the stage (``of``: another) so far."""
+        of = of or stage
         with connections["default"].cursor() as cursor:
             cursor.execute("SELECT count(*) - count(DISTINCT (item_id, worker_id)) FROM"
                            " annotation_assignment WHERE stage_id = %s AND status = 'submitted'",
-                           [stage.pk])
+                           [of.pk])
             dup = cursor.fetchone()[0]
             # Work items only: a gold check item (--quality) takes submissions without end.
             cursor.execute("SELECT count(*) FROM (SELECT item_id FROM annotation_assignment"
                            " WHERE stage_id = %s AND status = 'submitted' AND priority > %s"
-                           " GROUP BY item_id HAVING count(*) > 2) o", [stage.pk, GOLD_PRIORITY])
+                           " GROUP BY item_id HAVING count(*) > 2) o", [of.pk, GOLD_PRIORITY])
             over = cursor.fetchone()[0]
         connections.close_all()
         return dup, over
@@ -745,6 +762,14 @@ def main() -> int:
         paced = (len(p_submit) / p_elapsed, percentile(p_claim, 0.5),
                  percentile(p_claim, 0.95), percentile(p_submit, 0.5),
                  percentile(p_submit, 0.95))
+    # Paired paced runs (--quality): on and off at once, on two stages, the workers split.
+    paired = None
+    if args.quality and args.quality_paired_rounds and args.paced_seconds:
+        paired = _quality_paired(
+            args, users, corpus, project, stage, engine_worker=EngineWorker,
+            items_top_up=items_top_up, gold_ready=gold_ready, vacuum=vacuum,
+            switch=quality_switch, integrity=integrity)
+        errors += paired["errors"]
     # The floor, in the same run: what this machine gives the barest claim + submit.
     floor = None
     if args.floor_seconds:
@@ -836,6 +861,9 @@ def main() -> int:
         report = _quota_report if args.quotas else _quality_report
         toggle_keys, toggle_ok = report(args, compared, check,
                                         **({"state": quality_state} if args.quality else {}))
+    if paired is not None:
+        toggle_keys += _paired_report(args, paired)
+        toggle_ok = toggle_ok and paired["dup"] == 0 and paired["over"] == 0
     from benchdb import project_drop
 
     project_drop(project)
@@ -1022,6 +1050,107 @@ def _quota_report(args, compared: Compared, check):
             + f" quota_duplicates={dup} quota_overfilled={over} quota_overruns={overruns}")
     mismatches = check["mismatches"] if check is not None else 0
     return keys, dup == 0 and over == 0 and overruns == 0 and mismatches == 0
+
+
+def _quality_paired(args, users, corpus, project, stage, *, engine_worker, items_top_up,
+                    gold_ready, vacuum, switch, integrity) -> dict:
+    """--quality-paired-rounds paced runs with quality on and off at the same time: a
+    second NewsQA project (its answer stage with neither qualification nor gold checks) gets
+    the same members and items; in each run half the workers work the bench's stage with
+    quality on and the other half the second stage, offering --paced-rate cycles/s in all;
+    the halves swap every round. Both conditions then meet the same load from the machine,
+    which sequential runs do not (their paced p95s moved 3-17x between runs of one
+    condition on this shared 2-core machine)."""
+    from benchdb import project_drop
+    from django.db import connections
+
+    from annotation import engine
+    from annotation.models import Project
+    from annotation.roles import Role
+
+    other = engine.project_create(name=f"{project.name}-off", recipe="newsqa", corpus=corpus)
+    Project.objects.filter(pk=other.pk).update(status=Project.Status.ACTIVE)
+    other_stage = other.stages.get(kind="newsqa_answer")
+    for user in users:
+        engine.project_member_add(project=other, user=user, role=Role.ANNOTATOR)
+    period = args.workers / args.paced_rate
+    slots = args.paced_rate * args.paced_seconds * 1.5
+    paced_processes = args.paced_processes or args.workers
+    runs, errors = [], []
+    for r in range(args.quality_paired_rounds):
+        on_ids = frozenset(u.pk for u in users[r % 2::2])
+        print(f"paired paced run {r + 1}: quality on and off at once ...", flush=True)
+        for to in (stage, other_stage):
+            items_top_up(slots, to=to)
+        gold_ready(args.paced_rate * args.paced_seconds / args.workers)
+        vacuum()
+        switch(True)
+        before = [integrity(s) for s in (stage, other_stage)]
+
+        def make(user, on_ids=on_ids):
+            on = user.pk in on_ids
+            worker = engine_worker(user, project.pk if on else other.pk)
+            worker.group = on
+            return worker
+
+        done: list[tuple] = []
+        _, _, errs, elapsed, _ = _phase(make, users, args.paced_seconds, paced_processes,
+                                        period=period, cycles=done)
+        switch(False)
+        after = [integrity(s) for s in (stage, other_stage)]
+        errors += errs
+        runs.append({"cycles": done, "elapsed": elapsed,
+                     "dup": sum(a[0] - b[0] for a, b in zip(after, before, strict=True)),
+                     "over": sum(a[1] - b[1] for a, b in zip(after, before, strict=True))})
+    project_drop(other)
+    connections.close_all()
+    return {"runs": runs, "errors": errors, "dup": sum(r["dup"] for r in runs),
+            "over": sum(r["over"] for r in runs)}
+
+
+def _paired_report(args, paired: dict) -> str:
+    """Print the paired paced runs (on against off, pooled and per run) and return their
+    RESULT keys."""
+    def figures(cycles):
+        claims, submits = [c[0] for c in cycles], [c[1] for c in cycles]
+        return percentile(claims, 0.5), percentile(claims, 0.95), percentile(
+            submits, 0.5), percentile(submits, 0.95)
+
+    print(f"paired paced runs (quality on and off at once, {args.workers // 2} workers each, "
+          f"{args.paced_rate:.0f} cycles/s offered in all, {args.paced_seconds:.0f} s each, "
+          f"{len(paired['runs'])} runs, halves swapped each run):")
+    pooled = {True: [], False: []}
+    for n, run in enumerate(paired["runs"], 1):
+        parts = []
+        for on in (False, True):
+            cycles = [c for c in run["cycles"] if c[3] is on]
+            pooled[on] += cycles
+            c50, c95, s50, s95 = figures(cycles)
+            parts.append(f"{'on' if on else 'off'} {len(cycles) / run['elapsed']:.1f}/s claim "
+                         f"p95 {c95:.1f} ms, submit p95 {s95:.1f} ms")
+        print(f"  run {n}: " + "; ".join(parts))
+    off, on = figures(pooled[False]), figures(pooled[True])
+    elapsed = sum(run["elapsed"] for run in paired["runs"])
+    for name, f, cycles in (("off", off, pooled[False]), ("on", on, pooled[True])):
+        gold = sum(1 for c in cycles if c[2])
+        print(f"  pooled, quality {name}: {len(cycles):,} submits ({len(cycles) / elapsed:.1f}/s),"
+              f" claim p50 {f[0]:.1f} / p95 {f[1]:.1f} ms, submit p50 {f[2]:.1f} / p95 "
+              f"{f[3]:.1f} ms" + (f"; gold checks {gold:,} ({_ratio(gold, len(cycles)):.3f})"
+                                  if name == "on" else ""))
+    claim_ratio, submit_ratio = _ratio(on[1], off[1]), _ratio(on[3], off[3])
+    rate_ratio = _ratio(len(pooled[True]), len(pooled[False]))
+    held = claim_ratio <= 1 + QUOTA_BOUND and submit_ratio <= 1 + QUOTA_BOUND
+    print(f"  ratios on / off: paced claim p95 {claim_ratio:.3f}, paced submit p95 "
+          f"{submit_ratio:.3f}, submits {rate_ratio:.3f}: the 10% bound "
+          f"{'holds' if held else 'does NOT hold'}; duplicates={paired['dup']} "
+          f"overfilled={paired['over']}")
+    return (f" quality_paired_claim_p95_ratio={claim_ratio:.3f}"
+            f" quality_paired_submit_p95_ratio={submit_ratio:.3f}"
+            f" quality_paired_on_claim_p95_ms={on[1]:.1f}"
+            f" quality_paired_off_claim_p95_ms={off[1]:.1f}"
+            f" quality_paired_on_submit_p95_ms={on[3]:.1f}"
+            f" quality_paired_off_submit_p95_ms={off[3]:.1f}"
+            f" quality_paired_within_10pct={int(held)} quality_paired_duplicates={paired['dup']}")
 
 
 def _quality_check(args, project, stage, switch) -> dict:
