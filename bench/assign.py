@@ -57,13 +57,16 @@ range the work probe reads). It prints the share of the on runs' claims that wer
 and checks afterwards that no gold item is done or has children, that no work slot went
 to a worker without a qualified, active standing, and (--quality-check-workers) that
 workers who are unqualified or paused get no slot while it is on, beside one qualified
-worker who does. --quality-paired-rounds N then runs N paced runs with quality on and off
-at the same time: a second NewsQA project gets the same workers and items, half the
-workers work the bench's stage with quality on while the other half work the second stage
-with it off (together --paced-rate cycles/s), the halves swapped every run; it prints each
-condition's pooled paced p95s and their ratio (``quality_paired_*`` keys). Sequential runs
-compare one minute of this shared machine with another (their paced p95s moved 3-17x
-between runs of the same condition); paired runs put the same minute's load on both.
+worker who does.
+
+--quality-paired-rounds N then runs N rounds of a closed loop and a paced run with quality
+on and off at the same time: a second NewsQA project gets the same workers and items, half
+the workers work the bench's stage with quality on while the other half work the second
+stage with it off (paced: together --paced-rate cycles/s), the halves swapped every round;
+it prints each condition's pooled submits/s and p95s and their ratios
+(``quality_paired_*`` keys). Sequential runs compare one minute of this shared machine
+with another (their paced p95s moved 3-17x between runs of the same condition); paired
+runs put the same minute's load on both.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench \\
         .venv/bin/python bench/assign.py [--workers 50] [--seconds 60] [--items 20000] \\
@@ -1077,31 +1080,37 @@ def _quality_paired(args, users, corpus, project, stage, *, engine_worker, items
     slots = args.paced_rate * args.paced_seconds * 1.5
     paced_processes = args.paced_processes or args.workers
     runs, errors = [], []
+    # Each round: a closed loop (--seconds, --processes) and a paced run, both paired.
+    phases = (("closed", args.seconds, args.processes, None, 600.0 * args.seconds),
+              ("paced", args.paced_seconds, paced_processes, period, slots))
     for r in range(args.quality_paired_rounds):
-        on_ids = frozenset(u.pk for u in users[r % 2::2])
-        print(f"paired paced run {r + 1}: quality on and off at once ...", flush=True)
-        for to in (stage, other_stage):
-            items_top_up(slots, to=to)
-        gold_ready(args.paced_rate * args.paced_seconds / args.workers)
-        vacuum()
-        switch(True)
-        before = [integrity(s) for s in (stage, other_stage)]
+        # Every other pair of workers: _phase deals the workers to its processes in turn
+        # (ids[i::processes]), so each process serves both conditions alike.
+        on_ids = frozenset(u.pk for n, u in enumerate(users) if (n // 2) % 2 == r % 2)
+        for kind, seconds, processes, pace, top_up in phases:
+            print(f"paired {kind} run {r + 1}: quality on and off at once ...", flush=True)
+            for to in (stage, other_stage):
+                items_top_up(top_up, to=to)
+            gold_ready(top_up / args.workers)
+            vacuum()
+            switch(True)
+            before = [integrity(s) for s in (stage, other_stage)]
 
-        def make(user, on_ids=on_ids):
-            on = user.pk in on_ids
-            worker = engine_worker(user, project.pk if on else other.pk)
-            worker.group = on
-            return worker
+            def make(user, on_ids=on_ids):
+                on = user.pk in on_ids
+                worker = engine_worker(user, project.pk if on else other.pk)
+                worker.group = on
+                return worker
 
-        done: list[tuple] = []
-        _, _, errs, elapsed, _ = _phase(make, users, args.paced_seconds, paced_processes,
-                                        period=period, cycles=done)
-        switch(False)
-        after = [integrity(s) for s in (stage, other_stage)]
-        errors += errs
-        runs.append({"cycles": done, "elapsed": elapsed,
-                     "dup": sum(a[0] - b[0] for a, b in zip(after, before, strict=True)),
-                     "over": sum(a[1] - b[1] for a, b in zip(after, before, strict=True))})
+            done: list[tuple] = []
+            _, _, errs, elapsed, _ = _phase(make, users, seconds, processes, period=pace,
+                                            cycles=done)
+            switch(False)
+            after = [integrity(s) for s in (stage, other_stage)]
+            errors += errs
+            runs.append({"kind": kind, "cycles": done, "elapsed": elapsed,
+                         "dup": sum(a[0] - b[0] for a, b in zip(after, before, strict=True)),
+                         "over": sum(a[1] - b[1] for a, b in zip(after, before, strict=True))})
     project_drop(other)
     connections.close_all()
     return {"runs": runs, "errors": errors, "dup": sum(r["dup"] for r in runs),
@@ -1109,48 +1118,62 @@ def _quality_paired(args, users, corpus, project, stage, *, engine_worker, items
 
 
 def _paired_report(args, paired: dict) -> str:
-    """Print the paired paced runs (on against off, pooled and per run) and return their
-    RESULT keys."""
+    """Print the paired runs (on against off, pooled and per run, closed loop and paced)
+    and return their RESULT keys."""
     def figures(cycles):
         claims, submits = [c[0] for c in cycles], [c[1] for c in cycles]
         return percentile(claims, 0.5), percentile(claims, 0.95), percentile(
             submits, 0.5), percentile(submits, 0.95)
 
-    print(f"paired paced runs (quality on and off at once, {args.workers // 2} workers each, "
-          f"{args.paced_rate:.0f} cycles/s offered in all, {args.paced_seconds:.0f} s each, "
-          f"{len(paired['runs'])} runs, halves swapped each run):")
-    pooled = {True: [], False: []}
-    for n, run in enumerate(paired["runs"], 1):
-        parts = []
-        for on in (False, True):
-            cycles = [c for c in run["cycles"] if c[3] is on]
-            pooled[on] += cycles
-            c50, c95, s50, s95 = figures(cycles)
-            parts.append(f"{'on' if on else 'off'} {len(cycles) / run['elapsed']:.1f}/s claim "
-                         f"p95 {c95:.1f} ms, submit p95 {s95:.1f} ms")
-        print(f"  run {n}: " + "; ".join(parts))
-    off, on = figures(pooled[False]), figures(pooled[True])
-    elapsed = sum(run["elapsed"] for run in paired["runs"])
-    for name, f, cycles in (("off", off, pooled[False]), ("on", on, pooled[True])):
-        gold = sum(1 for c in cycles if c[2])
-        print(f"  pooled, quality {name}: {len(cycles):,} submits ({len(cycles) / elapsed:.1f}/s),"
-              f" claim p50 {f[0]:.1f} / p95 {f[1]:.1f} ms, submit p50 {f[2]:.1f} / p95 "
-              f"{f[3]:.1f} ms" + (f"; gold checks {gold:,} ({_ratio(gold, len(cycles)):.3f})"
-                                  if name == "on" else ""))
-    claim_ratio, submit_ratio = _ratio(on[1], off[1]), _ratio(on[3], off[3])
-    rate_ratio = _ratio(len(pooled[True]), len(pooled[False]))
-    held = claim_ratio <= 1 + QUOTA_BOUND and submit_ratio <= 1 + QUOTA_BOUND
-    print(f"  ratios on / off: paced claim p95 {claim_ratio:.3f}, paced submit p95 "
-          f"{submit_ratio:.3f}, submits {rate_ratio:.3f}: the 10% bound "
-          f"{'holds' if held else 'does NOT hold'}; duplicates={paired['dup']} "
-          f"overfilled={paired['over']}")
-    return (f" quality_paired_claim_p95_ratio={claim_ratio:.3f}"
-            f" quality_paired_submit_p95_ratio={submit_ratio:.3f}"
-            f" quality_paired_on_claim_p95_ms={on[1]:.1f}"
-            f" quality_paired_off_claim_p95_ms={off[1]:.1f}"
-            f" quality_paired_on_submit_p95_ms={on[3]:.1f}"
-            f" quality_paired_off_submit_p95_ms={off[3]:.1f}"
-            f" quality_paired_within_10pct={int(held)} quality_paired_duplicates={paired['dup']}")
+    n_rounds = len(paired["runs"]) // 2
+    print(f"paired runs (quality on and off at once, {args.workers // 2} workers each on its own"
+          f" stage, halves swapped each round; {n_rounds} rounds of a closed loop of "
+          f"{args.seconds:.0f} s and a paced run of {args.paced_seconds:.0f} s offering "
+          f"{args.paced_rate:.0f} cycles/s in all):")
+    keys, held = "", True
+    for kind in ("closed", "paced"):
+        runs = [run for run in paired["runs"] if run["kind"] == kind]
+        pooled = {True: [], False: []}
+        for n, run in enumerate(runs, 1):
+            parts = []
+            for on in (False, True):
+                cycles = [c for c in run["cycles"] if c[3] is on]
+                pooled[on] += cycles
+                _, c95, _, s95 = figures(cycles)
+                parts.append(f"{'on' if on else 'off'} {len(cycles) / run['elapsed']:.1f}/s "
+                             f"claim p95 {c95:.1f} ms, submit p95 {s95:.1f} ms")
+            print(f"  {kind} run {n}: " + "; ".join(parts))
+        elapsed = sum(run["elapsed"] for run in runs)
+        off, on = figures(pooled[False]), figures(pooled[True])
+        for name, f, cycles in (("off", off, pooled[False]), ("on", on, pooled[True])):
+            gold = sum(1 for c in cycles if c[2])
+            print(f"  {kind}, pooled, quality {name}: {len(cycles):,} submits "
+                  f"({len(cycles) / elapsed:.1f}/s), claim p50 {f[0]:.1f} / p95 {f[1]:.1f} ms, "
+                  f"submit p50 {f[2]:.1f} / p95 {f[3]:.1f} ms"
+                  + (f"; gold checks {gold:,} ({_ratio(gold, len(cycles)):.3f})"
+                     if name == "on" else ""))
+        rate = _ratio(len(pooled[True]), len(pooled[False]))
+        claim, submit = _ratio(on[1], off[1]), _ratio(on[3], off[3])
+        if kind == "closed":
+            ok = rate >= 1 - QUOTA_BOUND
+            print(f"  closed, on / off: submits/s {rate:.3f} ({'within' if ok else 'OUTSIDE'} "
+                  f"10%) | also claim p95 {claim:.3f}, submit p95 {submit:.3f}")
+            keys += f" quality_paired_closed_ratio={rate:.3f}"
+        else:
+            ok = claim <= 1 + QUOTA_BOUND and submit <= 1 + QUOTA_BOUND
+            print(f"  paced, on / off: claim p95 {claim:.3f}, submit p95 {submit:.3f} "
+                  f"({'within' if ok else 'OUTSIDE'} 10%) | also submits/s {rate:.3f}")
+            keys += (f" quality_paired_claim_p95_ratio={claim:.3f}"
+                     f" quality_paired_submit_p95_ratio={submit:.3f}"
+                     f" quality_paired_on_claim_p95_ms={on[1]:.1f}"
+                     f" quality_paired_off_claim_p95_ms={off[1]:.1f}"
+                     f" quality_paired_on_submit_p95_ms={on[3]:.1f}"
+                     f" quality_paired_off_submit_p95_ms={off[3]:.1f}")
+        held = held and ok
+    print(f"  paired: the 10% bound {'holds' if held else 'does NOT hold'}; "
+          f"duplicates={paired['dup']} overfilled={paired['over']}")
+    return keys + (f" quality_paired_within_10pct={int(held)}"
+                   f" quality_paired_duplicates={paired['dup']}")
 
 
 def _quality_check(args, project, stage, switch) -> dict:
