@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -42,8 +44,7 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/annotator_home.html", {
         "projects": selectors.worker_projects(worker=request.user), "why": why,
         "current": engine.task_current(worker=request.user),
-        "done_today": engine.worker_done_today(worker=request.user),
-        "earned": pay.worker_earnings(worker=request.user),
+        **_earned(request.user),
         "qualifications": gold.qualifications_for(worker=request.user),
         "recent": engine.worker_recent_submissions(worker=request.user),
         "returned_batches": selectors.batches_returned_to(worker=request.user),
@@ -135,9 +136,15 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "field_errors": field_errors(errors),
         "form_values": form_values, "returned": returned,
         "guidelines": render_markdown(stage.guidelines),
-        "done_today": engine.worker_done_today(worker=request.user),
-        "earned": pay.worker_earnings(worker=request.user, project=stage.project),
+        **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
+
+
+def _earned(worker: Any, project: Project | None = None) -> dict[str, Any]:
+    """The page context of the worker's figures: ``earned`` (in ``project`` when given)
+    and ``done_today`` (every project), from one call (``pay.worker_earnings``)."""
+    earned = pay.worker_earnings(worker=worker, project=project)
+    return {"earned": earned, "done_today": earned["done_today"]}
 
 
 def field_errors(errors: list[str]) -> dict[str, list[str]]:
@@ -196,8 +203,7 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
         "field_errors": field_errors(errors), "form_values": form_values,
         "correcting": submission, "cancel_url": reverse(_queue_home(spec.role)),
         "guidelines": render_markdown(stage.guidelines),
-        "done_today": engine.worker_done_today(worker=request.user),
-        "earned": pay.worker_earnings(worker=request.user, project=stage.project),
+        **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
 
 

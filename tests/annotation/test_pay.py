@@ -121,7 +121,9 @@ def test_per_submission_and_hourly_pay_use_active_time_or_time_on_task(
     assert pay.worker_earnings(worker=workers["questioner"]) == {
         "today": {"GBP": Decimal("0.50")}, "total": {"GBP": Decimal("0.50")},
         "rows": [{"currency": "GBP", "today": Decimal("0.50"), "total": Decimal("0.50")}],
+        "done_today": engine.worker_done_today(worker=workers["questioner"]),
     }
+    assert pay.worker_earnings(worker=workers["questioner"])["done_today"] == 1
     # No active time measured: the 30 minutes from claim to submit count.
     assert pay.worker_earnings(worker=prolific_worker)["total"] == {"GBP": Decimal("6.00")}
     # Active time measured: 15 of the 60 minutes count.
