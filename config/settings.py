@@ -193,6 +193,9 @@ MEDIA_URL = "media/"
 CACHES = {
     "default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
 }
+# Sessions are read from that cache and written through to the database: a signed-in
+# page costs no session query once its session is cached (the hot path: task pages).
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # Search index and uploads. CROWDQA_SEARCH_BACKEND: "whoosh" (local disk, the default),
 # "postgres" (the shared database, for several hosts) or the dotted path of a

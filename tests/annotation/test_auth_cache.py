@@ -44,6 +44,16 @@ def test_a_session_page_reads_only_the_session_once_cached(annotator, client_for
     assert _auth_queries(_queries(client, url)) == []
 
 
+def test_a_signed_in_page_reads_its_session_from_the_cache(annotator, client_for):
+    client = client_for(annotator)
+    url = reverse("annotation:annotator_home")
+    assert client.get(url).status_code == 200  # fills the caches
+    assert not [q for q in _queries(client, url) if 'FROM "django_session"' in q]
+    # Signed out: the session is gone from the cache and the database alike.
+    client.logout()
+    assert client.get(url).status_code == 302
+
+
 def _auth_queries(queries):
     return [q for q in queries if 'FROM "auth_user"' in q or 'FROM "auth_group"' in q]
 
