@@ -535,7 +535,8 @@ def test_checker_reaches_the_review_from_the_checker_home(project, people, commi
     flagged_query(project, people, committed)
     client = client_for(people["chk"])
     home = client.get(reverse("annotation:checker_home")).content.decode()
-    assert 'data-testid="next-review"' in home and "MARCO test: 1 waiting" in home
+    assert 'data-testid="next-review"' in home
+    assert 'MARCO test: <span data-testid="open-reviews">1</span> for you' in home
     response = client.post(reverse("annotation:task_next"), {"role": "checker"})
     assert response.status_code == 302
     page = client.get(response["Location"]).content.decode()
@@ -657,6 +658,42 @@ def test_stages_are_offered_by_membership_role(project, people, committed, db):
     assert kinds(both, Role.CHECKER) == ["marco_review"]
     checker_only = kinds(people["chk"])
     assert checker_only == ["marco_review"]
+
+
+def test_checker_home_counts_the_reviews_this_checker_may_take_and_says_why_not(
+        project, people, committed, client_for):
+    """An answerer who is also a checker member may not review the answers they wrote:
+    the open review is counted for the other checker only, and the answerer is told why
+    (the count used to be the stage's raw open slots, the same for every checker)."""
+    from django.contrib.auth.models import Group
+
+    flagged_query(project, people, committed)
+    ed3 = people["ed3"]
+    ed3.groups.add(Group.objects.get(name=Role.CHECKER.value))
+    engine.project_member_add(project=project, user=ed3, role=Role.CHECKER)
+
+    def review_row(user):
+        home = client_for(user).get(reverse("annotation:checker_home")).content.decode()
+        return home.split('data-testid="review-project"', 1)[1].split("</li></ul>", 1)[0]
+
+    assert '<span data-testid="open-reviews">1</span>' in review_row(people["chk"])
+    row = review_row(ed3)
+    assert '<span data-testid="open-reviews">0</span>' in row
+    assert "its open tasks are ones you already did or may not do" in row
+    response = client_for(ed3).post(reverse("annotation:task_next"), {"role": "checker"},
+                                    follow=True)
+    assert "see why under Answers to review" in response.content.decode()
+    # paused on the stage: that is the reason given
+    from django.db import transaction
+
+    from annotation.quality import standing_for, standing_set
+
+    with transaction.atomic():
+        standing_set(standing=standing_for(
+            member=project.members.get(user=people["chk"], role="checker"),
+            stage=project.stages.get(kind="marco_review")), action="pause")
+    row = review_row(people["chk"])
+    assert '<span data-testid="open-reviews">0</span>' in row and "you are paused" in row
 
 
 def test_judgment_page_says_exclude_needs_an_intent_and_errors_sit_by_their_field(

@@ -329,7 +329,7 @@ def test_document_tokens_are_exact_and_chinese_is_per_character():
 def test_batch_returned_to_its_annotator_and_relabelled_with_history(make_project, people,
                                                                      committed):
     project = make_project(params=TRAIN_ONLY)
-    join(project, people)
+    join(project, people, checkers=("chk", "chk2"))
     ann1, ann2, chk = people["ann1"], people["ann2"], people["chk"]
     stage = project.stages.get(kind="reco_evidence")
     assert stage.items.count() == 4 and stage.batches.count() == 2

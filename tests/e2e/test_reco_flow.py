@@ -35,7 +35,7 @@ def project(settings, monkeypatch):
     monkeypatch.setattr(reco, "_retrieve_documents",
                         lambda project, text, k, max_chars=0: documents.get(text, [])[:k])
     admin = user_with_roles("boss", Role.ADMIN)
-    user_with_roles("checker", Role.CHECKER)
+    checker = user_with_roles("checker", Role.CHECKER)
     project = engine.project_create(
         name="ReCO browser", recipe="reco", user=admin,
         params={5: {"train": 1.0, "dev": 0.0, "test": 0.0},
@@ -43,6 +43,7 @@ def project(settings, monkeypatch):
     )
     engine.project_member_add(project=project, user=user_with_roles("labeller", Role.ANNOTATOR),
                               role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=checker, role=Role.CHECKER)
     engine.project_start(project=project, actor=admin)
     jobs_settled(what="the first stage run")
     return project
