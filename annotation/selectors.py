@@ -324,8 +324,8 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
 
 def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
     """The last finished run of each automatic stage: when, its job, and what it
-    received, passed on and dropped with the reasons (the ``run`` result's ``received``,
-    ``passed`` and ``dropped``), or the error of a failed run."""
+    received, passed on and dropped with the reasons, with its notes (the ``run`` result,
+    ``annotation.stages.run_result``), or the error of a failed run."""
     from collector.models import Job
 
     reports = {}
@@ -339,13 +339,14 @@ def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
             continue
         result = job.result or {}
         dropped = result.get("dropped")
-        if not isinstance(dropped, dict):  # a bare count (ReCO's document filter)
+        if not isinstance(dropped, dict):  # a bare count (ReCO's document filter, before)
             dropped = {"dropped by the stage": dropped} if isinstance(dropped, int) and \
                 dropped else {}
         reports[stage.pk] = {
             "job": job, "failed": job.status == Job.Status.FAILED, "error": job.error,
             "received": result.get("received"), "passed": result.get("passed"),
             "dropped": sorted(dropped.items(), key=lambda kv: -kv[1]),
+            "notes": result.get("notes") or [],
         }
     return reports
 
@@ -371,8 +372,8 @@ def project_stalled(*, project: Project, rows: list[dict[str, Any]]) -> dict[str
         for reason, n in report["dropped"]:
             causes.append(f"{n} of {report['received']} dropped: {reason}")
         if report["received"] == 0:
-            causes.append(f"the corpus {project.corpus.name if project.corpus else '(none)'}"
-                          " gave it nothing")
+            causes.append(f"the corpus {project.corpus.name} gave it nothing"
+                          if project.corpus_id else "the project has no corpus")
     if not causes and not first["stage"].kind_spec.automatic:
         causes.append("no item was sent to it")
     return {"stage": first["stage"], "causes": causes,
@@ -433,26 +434,13 @@ def _newsqa_figures(project: Project) -> dict[str, Any]:
     }
 
 
-def _reco_reason(verdict: dict[str, Any]) -> str:
-    """A query filter refusal, grouped: the step and its deciding cue."""
-    step, matched = verdict.get("failed_step"), verdict.get("matched") or []
-    if step == "blocklist" and matched:
-        return f"inappropriate content: '{matched[0]}'"
-    if step == "yesno":
-        features = sorted({m.split(":", 1)[0] for m in matched})
-        return "not yes/no: " + (", ".join(features) if features else "no yes/no feature")
-    if step == "intent":
-        return "not a question"
-    return verdict.get("reason", "") or "refused"
-
-
 def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
     """ReCO: queries kept and dropped per filter step with their reasons, documents dropped
     by the document filter, batches per status, acceptance rate and rounds, answers, the
     test-set protocol, the final set, and the filter's precision / recall on the admin's
     labels."""
     from annotation.models import Batch, Inspection
-    from annotation.stages.reco import ANSWERS, query_filter_evaluation
+    from annotation.stages.reco import ANSWERS, query_drop_reason, query_filter_evaluation
 
     def done(kind: str) -> QuerySet[Item]:
         return Item.objects.filter(project=project, stage__kind=kind, status=IS.DONE)
@@ -468,7 +456,7 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
         if verdict.get("accepted"):
             kept += 1
         else:
-            reasons[_reco_reason(verdict)] += 1
+            reasons[query_drop_reason(verdict)] += 1
             refused.append({"item": pk, "query": data.get("query", ""),
                             "step": verdict.get("failed_step"), "reason": verdict.get("reason")})
     rules: Counter = Counter()
