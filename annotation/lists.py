@@ -120,7 +120,8 @@ class WaitingFilter(_ProjectChoiceMixin, django_filters.FilterSet):
     """The inspections waiting for a checker, by their batch."""
 
     q = django_filters.CharFilter(method="search", label="Search")
-    project = django_filters.ChoiceFilter(field_name="batch__project", empty_label="Any project")
+    project = django_filters.ChoiceFilter(field_name="batch__project", label="Project",
+                                          empty_label="Any project")
 
     project_path = "batch__project"
 

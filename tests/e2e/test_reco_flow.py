@@ -205,6 +205,12 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     assert "received 1, passed on 1" in last_filter
     assert "1 dropped for trivial overlap (rule contains: 1)" in last_filter
     screenshot("project-stage-reports", of=boss, element='[data-testid="stage-table"]')
+    # The run's job page says the same in sentences.
+    submit(boss, '[data-testid="stage-report-4"] a')
+    job_page = boss.inner_text("main")
+    assert "Received 1, passed on 1." in job_page
+    assert "1 dropped for trivial overlap (rule contains: 1)." in job_page
+    screenshot("job-stage-run", of=boss)
     records = list(reco.final_records(project=project))
     assert {r["answer_type"] for r in records} == {"positive"}
     assert {r["provenance"]["round"] for r in records} == {2}
