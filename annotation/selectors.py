@@ -197,6 +197,12 @@ def inspected_projects(*, user: Any) -> QuerySet[Any] | None:
     ).values("project_id")
 
 
+def inspects_project(*, user: Any, project_id: int) -> bool:
+    """Whether ``user`` inspects the batches of the project (``inspected_projects``)."""
+    projects = inspected_projects(user=user)
+    return projects is None or projects.filter(project_id=project_id).exists()
+
+
 def inspections_for(*, user: Any) -> QuerySet[Any]:
     """Inspections of the batches ``user`` may inspect (``inspected_projects``)."""
     from annotation.models import Inspection

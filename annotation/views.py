@@ -289,6 +289,9 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     inspection = get_object_or_404(
         Inspection.objects.select_related("batch", "batch__stage", "batch__project",
                                           "batch__annotator"), pk=pk)
+    if not selectors.inspects_project(user=request.user,
+                                      project_id=inspection.batch.project_id):
+        raise PermissionDenied("you are not a checker of this batch's project")
     errors: list[str] = []
     if request.method == "POST":
         action = request.POST.get("action", "")

@@ -420,6 +420,9 @@ def test_checkers_see_and_inspect_only_the_batches_of_projects_they_check(
         reverse("annotation:batch_list")).content.decode()
     with pytest.raises(PermissionDenied, match="not a checker of this batch's project"):
         batches.inspection_claim(inspection_id=inspection.pk, checker=outsider)
+    detail = reverse("annotation:inspection_detail", args=[inspection.pk])
+    assert client_for(outsider).get(detail).status_code == 403  # not even its sample
+    assert client_for(outsider).post(detail, {"action": "claim"}).status_code == 403
     member = engine.project_member_add(project=project, user=outsider, role=Role.CHECKER)
     member.status = "paused"
     member.save(update_fields=["status"])
