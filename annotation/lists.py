@@ -92,9 +92,12 @@ class _ProjectChoiceMixin:
     among the projects they check)."""
 
     project_path = "project"
+    filters: dict[str, Any]
+    queryset: QuerySet
 
-    def _project_choices(self, queryset: QuerySet) -> None:
-        ids = queryset.order_by().values(self.project_path).distinct()
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        ids = self.queryset.order_by().values(self.project_path).distinct()
         self.filters["project"].extra["choices"] = list(
             Project.objects.filter(pk__in=ids).order_by("name").values_list("pk", "name"))
 
@@ -107,10 +110,6 @@ class BatchFilter(_ProjectChoiceMixin, django_filters.FilterSet):
     class Meta:
         model = Batch
         fields = ("q", "project", "status")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._project_choices(self.queryset)
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return _batch_search(queryset, value)
@@ -128,10 +127,6 @@ class WaitingFilter(_ProjectChoiceMixin, django_filters.FilterSet):
     class Meta:
         model = Inspection
         fields = ("q", "project")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._project_choices(self.queryset)
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return _batch_search(queryset, value, prefix="batch__")
