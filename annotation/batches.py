@@ -127,11 +127,17 @@ def inspection_open(*, batch: Batch) -> Inspection:
 
 
 def inspection_claim(*, inspection_id: int, checker: Any) -> Inspection:
+    """The checker takes an open inspection of a batch of a project they check (a checker
+    member; admins check every project), never one of their own batches."""
+    from annotation.selectors import inspects_project
+
     with transaction.atomic():
         inspection = Inspection.objects.select_for_update().select_related("batch").get(
             pk=inspection_id)
         if inspection.batch.annotator_id == checker.pk:
             raise PermissionDenied("you cannot inspect your own batch")
+        if not inspects_project(user=checker, project_id=inspection.batch.project_id):
+            raise PermissionDenied("you are not a checker of this batch's project")
         if inspection.status == NS.ACTIVE and inspection.checker_id == checker.pk:
             return inspection
         if inspection.status != NS.OPEN:

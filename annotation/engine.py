@@ -149,7 +149,27 @@ def stage_job_subject(job: Job) -> list[tuple[str, str, str]]:
             ("Stage", f"{stage.order}. {stage.name} ({stage.kind_spec.label})", "")]
 
 
-@job_handler("stage_run", rerun_when_lost=True, subject=stage_job_subject)
+def stage_job_summary(job: Job) -> list[str]:
+    """What a stage run did, in words: received, passed on, dropped with the reasons, its
+    notes, then the kind's own figures."""
+    from collector.jobs import result_in_words
+
+    result = dict(job.result)
+    lines = []
+    if result.get("received") is not None:
+        lines.append(f"Received {result.pop('received'):,}, passed on "
+                     f"{result.pop('passed', 0):,}.")
+    dropped = result.pop("dropped", None)
+    if isinstance(dropped, dict):
+        lines += [f"Dropped {n:,}: {reason}." for reason, n in dropped.items()]
+    elif dropped is not None:
+        result["dropped"] = dropped
+    lines += [f"{note[0].upper()}{note[1:]}." for note in result.pop("notes", None) or []]
+    return lines + result_in_words(result)
+
+
+@job_handler("stage_run", rerun_when_lost=True, subject=stage_job_subject,
+             summary=stage_job_summary)
 def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
     """Run an automatic stage over its pending items (idempotent; safe to re-deliver)."""
     stage = Stage.objects.select_related("project").filter(pk=job.params["stage_id"]).first()

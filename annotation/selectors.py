@@ -11,10 +11,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
-from annotation.eligibility import AVAILABLE_CAP, GOLD_PRIORITY
+from annotation.eligibility import AVAILABLE_CAP
 from annotation.models import Assignment, Item, Project, Submission
 from annotation.plots import WIDTH, hbar, line_plot, vbar
-from annotation.roles import Role
+from annotation.roles import Role, has_role
 
 User = get_user_model()
 AS, IS = Assignment.Status, Item.Status
@@ -120,10 +120,11 @@ def worker_availability(*, worker: Any, role: Role = Role.ANNOTATOR,
     return out
 
 
-def worker_projects(*, worker: Any) -> list[dict[str, Any]]:
-    """Active projects the worker annotates, with the open tasks they may take in each
-    (``worker_availability``) and, where none, why. Two queries."""
-    available = worker_availability(worker=worker)
+def worker_projects(*, worker: Any, role: Role = Role.ANNOTATOR) -> list[dict[str, Any]]:
+    """Active projects where the worker is a ``role`` member with stages of that role, with
+    the open tasks they may take in each (``worker_availability``) and, where none, why.
+    Two queries."""
+    available = worker_availability(worker=worker, role=role)
     projects = Project.objects.filter(
         pk__in=[pk for pk, entry in available.items()
                 if entry.status == Project.Status.ACTIVE]).order_by("name")
@@ -178,20 +179,39 @@ def availability_why(*, worker: Any, project: Project,
 
 
 def review_projects(*, checker: Any) -> list[dict[str, Any]]:
-    """Active projects where ``checker`` is a checker member and a stage worked by checkers
-    (an outlier review) has open slots, with how many."""
-    from annotation.stages import stage_kinds
+    """Active projects where ``checker`` is a checker member with stages worked by checkers
+    (an outlier review): the review tasks this checker may take in each, by the rules of
+    the claim, and where none, why (``worker_projects``)."""
+    return worker_projects(worker=checker, role=Role.CHECKER)
 
-    kinds = [key for key, kind in stage_kinds().items()
-             if not kind.automatic and kind.role == Role.CHECKER]
-    projects = Project.objects.filter(
-        status=Project.Status.ACTIVE, members__user=checker, members__role=Role.CHECKER.value,
-    ).annotate(open_slots=Count(
-        "stages__assignments",
-        filter=Q(stages__kind__in=kinds, stages__assignments__status=AS.OPEN,
-                 stages__assignments__priority__gt=GOLD_PRIORITY),
-    )).filter(open_slots__gt=0).order_by("name")
-    return [{"project": p, "open_slots": p.open_slots} for p in projects]
+
+def inspected_projects(*, user: Any) -> QuerySet[Any] | None:
+    """The ids of the projects whose batches ``user`` inspects: those where they are an
+    active checker member. None for admins, who oversee every project."""
+    from annotation.models import ProjectMember
+
+    if has_role(user, Role.ADMIN):
+        return None
+    return ProjectMember.objects.filter(
+        user=user, role=Role.CHECKER.value, status=ProjectMember.Status.ACTIVE,
+    ).values("project_id")
+
+
+def inspects_project(*, user: Any, project_id: int) -> bool:
+    """Whether ``user`` inspects the batches of the project (``inspected_projects``)."""
+    projects = inspected_projects(user=user)
+    return projects is None or projects.filter(project_id=project_id).exists()
+
+
+def inspections_for(*, user: Any) -> QuerySet[Any]:
+    """Inspections of the batches ``user`` may inspect (``inspected_projects``)."""
+    from annotation.models import Inspection
+
+    inspections = Inspection.objects.select_related(
+        "batch", "batch__stage", "batch__project", "batch__annotator", "checker")
+    projects = inspected_projects(user=user)
+    return inspections if projects is None else inspections.filter(
+        batch__project_id__in=projects)
 
 
 def checker_projects(*, checker: Any) -> QuerySet[Project]:
@@ -310,8 +330,8 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
 
 def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
     """The last finished run of each automatic stage: when, its job, and what it
-    received, passed on and dropped with the reasons (the ``run`` result's ``received``,
-    ``passed`` and ``dropped``), or the error of a failed run."""
+    received, passed on and dropped with the reasons, with its notes (the ``run`` result,
+    ``annotation.stages.run_result``), or the error of a failed run."""
     from collector.models import Job
 
     reports = {}
@@ -325,13 +345,14 @@ def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
             continue
         result = job.result or {}
         dropped = result.get("dropped")
-        if not isinstance(dropped, dict):  # a bare count (ReCO's document filter)
+        if not isinstance(dropped, dict):  # a bare count (ReCO's document filter, before)
             dropped = {"dropped by the stage": dropped} if isinstance(dropped, int) and \
                 dropped else {}
         reports[stage.pk] = {
             "job": job, "failed": job.status == Job.Status.FAILED, "error": job.error,
             "received": result.get("received"), "passed": result.get("passed"),
             "dropped": sorted(dropped.items(), key=lambda kv: -kv[1]),
+            "notes": result.get("notes") or [],
         }
     return reports
 
@@ -357,8 +378,8 @@ def project_stalled(*, project: Project, rows: list[dict[str, Any]]) -> dict[str
         for reason, n in report["dropped"]:
             causes.append(f"{n} of {report['received']} dropped: {reason}")
         if report["received"] == 0:
-            causes.append(f"the corpus {project.corpus.name if project.corpus else '(none)'}"
-                          " gave it nothing")
+            causes.append(f"the corpus {project.corpus.name} gave it nothing"
+                          if project.corpus_id else "the project has no corpus")
     if not causes and not first["stage"].kind_spec.automatic:
         causes.append("no item was sent to it")
     return {"stage": first["stage"], "causes": causes,
@@ -419,26 +440,13 @@ def _newsqa_figures(project: Project) -> dict[str, Any]:
     }
 
 
-def _reco_reason(verdict: dict[str, Any]) -> str:
-    """A query filter refusal, grouped: the step and its deciding cue."""
-    step, matched = verdict.get("failed_step"), verdict.get("matched") or []
-    if step == "blocklist" and matched:
-        return f"inappropriate content: '{matched[0]}'"
-    if step == "yesno":
-        features = sorted({m.split(":", 1)[0] for m in matched})
-        return "not yes/no: " + (", ".join(features) if features else "no yes/no feature")
-    if step == "intent":
-        return "not a question"
-    return verdict.get("reason", "") or "refused"
-
-
 def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
     """ReCO: queries kept and dropped per filter step with their reasons, documents dropped
     by the document filter, batches per status, acceptance rate and rounds, answers, the
     test-set protocol, the final set, and the filter's precision / recall on the admin's
     labels."""
     from annotation.models import Batch, Inspection
-    from annotation.stages.reco import ANSWERS, query_filter_evaluation
+    from annotation.stages.reco import ANSWERS, query_drop_reason, query_filter_evaluation
 
     def done(kind: str) -> QuerySet[Item]:
         return Item.objects.filter(project=project, stage__kind=kind, status=IS.DONE)
@@ -454,7 +462,7 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
         if verdict.get("accepted"):
             kept += 1
         else:
-            reasons[_reco_reason(verdict)] += 1
+            reasons[query_drop_reason(verdict)] += 1
             refused.append({"item": pk, "query": data.get("query", ""),
                             "step": verdict.get("failed_step"), "reason": verdict.get("reason")})
     rules: Counter = Counter()
@@ -643,28 +651,35 @@ def consolidated_items(*, project: Project) -> QuerySet[Item]:
     )
 
 
-def checker_queue(*, checker: Any) -> dict[str, Any]:
-    """Inspections waiting for any checker and those this checker holds, with the
-    figures of the checker dashboard."""
+def batches_for(*, user: Any) -> QuerySet[Any]:
+    """The batches of the projects ``user`` inspects (``inspected_projects``), newest
+    first, with their inspections, the last first (``inspections_latest``)."""
+    from django.db.models import Prefetch
+
     from annotation.models import Batch, Inspection
 
-    waiting = list(
-        Inspection.objects.filter(status=Inspection.Status.OPEN)
-        .exclude(batch__annotator=checker)
-        .select_related("batch", "batch__stage", "batch__project", "batch__annotator")
-        .order_by("created_at")
-    )
-    mine = list(
-        Inspection.objects.filter(status=Inspection.Status.ACTIVE, checker=checker)
-        .select_related("batch", "batch__stage", "batch__project", "batch__annotator")
-    )
-    done = list(
-        Inspection.objects.filter(status=Inspection.Status.DONE)
-        .select_related("batch", "batch__annotator", "batch__stage", "batch__project", "checker")
-        .order_by("finished_at")
-    )
+    batches = (Batch.objects.select_related("project", "stage", "annotator")
+               .prefetch_related(Prefetch(
+                   "inspections", to_attr="inspections_latest",
+                   queryset=Inspection.objects.select_related("checker").order_by("-round")))
+               .order_by("-id"))
+    projects = inspected_projects(user=user)
+    return batches if projects is None else batches.filter(project_id__in=projects)
+
+
+def checker_queue(*, checker: Any) -> dict[str, Any]:
+    """Inspections waiting in the projects this checker inspects (``inspected_projects``:
+    where they are a checker member), those they hold, and the figures of the checker
+    dashboard over those projects. ``waiting`` is a queryset (the page filters and pages
+    it)."""
+    from annotation.models import Batch, Inspection
     from collector.filters.inspection import Violation
 
+    inspections = inspections_for(user=checker)
+    waiting = (inspections.filter(status=Inspection.Status.OPEN)
+               .exclude(batch__annotator=checker).order_by("created_at", "id"))
+    mine = list(inspections.filter(status=Inspection.Status.ACTIVE, checker=checker))
+    done = list(inspections.filter(status=Inspection.Status.DONE).order_by("finished_at"))
     reasons: Counter = Counter()
     for inspection in done:
         for marked in inspection.marks.values():
@@ -673,9 +688,11 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
     by_annotator: dict[str, list[float]] = defaultdict(list)
     for inspection in done:
         by_annotator[inspection.batch.annotator.username].append(inspection.accuracy)
-    rounds = Counter(
-        Batch.objects.filter(status=Batch.Status.ACCEPTED).values_list("round", flat=True)
-    )
+    accepted = Batch.objects.filter(status=Batch.Status.ACCEPTED)
+    projects = inspected_projects(user=checker)
+    if projects is not None:
+        accepted = accepted.filter(project_id__in=projects)
+    rounds = Counter(accepted.values_list("round", flat=True))
     return {
         "waiting": waiting,
         "mine": mine,

@@ -16,6 +16,7 @@ urlpatterns = [
     path("tasks/<int:pk>/check-spelling/", views.spelling_check, name="spelling_check"),
     path("stages/<int:pk>/guidelines/", views.stage_guidelines, name="stage_guidelines"),
     path("review/", views.checker_home, name="checker_home"),
+    path("review/batches/", views.batch_list, name="batch_list"),
     path("review/inspections/<int:pk>/", views.inspection_detail, name="inspection_detail"),
     path("manage/", views.admin_home, name="admin_home"),
     path("manage/projects/new/", views.project_create, name="project_create"),

@@ -80,7 +80,11 @@ def task_next(request: HttpRequest) -> HttpResponse:
             # The home page says why, stage by stage (exclusions, limits, taken, waiting).
             messages.info(request, f"No task in {project.name} is waiting for you right now.")
             return redirect(f"{reverse('annotation:annotator_home')}?project={project.pk}")
-        messages.info(request, "No task is waiting for you right now. Come back later.")
+        if role == Role.CHECKER:  # the checker home says why, project by project
+            messages.info(request, "No review task is waiting for you right now: "
+                          "see why under Answers to review.")
+        else:
+            messages.info(request, "No task is waiting for you right now. Come back later.")
         return redirect(_queue_home(role))
     return redirect("annotation:task_detail", pk=assignment.pk)
 
@@ -254,12 +258,30 @@ def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.CHECKER)
 def checker_home(request: HttpRequest) -> HttpResponse:
+    """The inspections waiting in the projects the checker checks (searched, filtered,
+    paged), theirs, the review tasks they may take (or why none), the dashboard."""
+    from annotation.lists import WaitingFilter, filtered_page
+
+    queue = selectors.checker_queue(checker=request.user)
+    waiting_filter, page = filtered_page(WaitingFilter, queue.pop("waiting"), request)
     return render(request, "annotation/checker_home.html", {
-        **selectors.checker_queue(checker=request.user),
+        **queue, "filter": waiting_filter, "page": page, "waiting": page.object_list,
         "reviews": selectors.review_projects(checker=request.user),
         "current_review": engine.task_current(worker=request.user, role=Role.CHECKER),
         "checked_projects": selectors.checker_projects(checker=request.user),
     })
+
+
+@role_required(Role.CHECKER)
+def batch_list(request: HttpRequest) -> HttpResponse:
+    """Every batch of the projects the user checks (admins: of every project), searched,
+    filtered and paged, each with its last inspection."""
+    from annotation.lists import BatchFilter, filtered_page
+
+    batch_filter, page = filtered_page(BatchFilter, selectors.batches_for(user=request.user),
+                                       request)
+    return render(request, "annotation/batch_list.html",
+                  {"filter": batch_filter, "page": page})
 
 
 @role_required(Role.CHECKER)
@@ -273,6 +295,9 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     inspection = get_object_or_404(
         Inspection.objects.select_related("batch", "batch__stage", "batch__project",
                                           "batch__annotator"), pk=pk)
+    if not selectors.inspects_project(user=request.user,
+                                      project_id=inspection.batch.project_id):
+        raise PermissionDenied("you are not a checker of this batch's project")
     errors: list[str] = []
     if request.method == "POST":
         action = request.POST.get("action", "")

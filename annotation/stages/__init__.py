@@ -215,9 +215,21 @@ class StageKind:
     # Automatic kinds ---------------------------------------------------------------
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
         """Process the stage's pending items; idempotent (safe to run again). The result
-        may say what the run received, passed on and dropped (``received``, ``passed``,
-        ``dropped``: reason -> count): the project page shows it."""
+        says what the run received, passed on and dropped (``run_result``): the project
+        page shows it."""
         raise NotImplementedError(f"{self.key} is not automatic")
+
+
+def run_result(*, received: int, passed: int, dropped: dict[str, int] | None = None,
+               notes: list[str] | None = None, **figures: Any) -> dict[str, Any]:
+    """An automatic stage run's result as the project page reads it: the items (or, for a
+    first stage, the corpus records) the run ``received``, those it ``passed`` on to the
+    next stage (a last stage: the final records it wrote), those it ``dropped`` by reason
+    (reason -> count; zero counts left out), ``notes`` in words, and the kind's own
+    ``figures``."""
+    return {**figures, "received": received, "passed": passed,
+            "dropped": {reason: n for reason, n in (dropped or {}).items() if n},
+            "notes": list(notes or [])}
 
 
 def register(kind: type[StageKind]) -> type[StageKind]:
@@ -274,8 +286,11 @@ class CorpusQueriesKind(StageKind):
         from annotation.models import Item
 
         rows = list(self.queries(stage.project))
+        received, dropped = len(rows), {}
         if stage.params["max_queries"]:
-            rows = rows[: stage.params["max_queries"]]
+            limit = stage.params["max_queries"]
+            dropped[f"beyond max_queries ({limit})"] = max(received - limit, 0)
+            rows = rows[:limit]
         progress.start(total=len(rows), message="taking queries")
         taken = 0
         with transaction.atomic():
@@ -288,7 +303,9 @@ class CorpusQueriesKind(StageKind):
                     item_finish(item=item, emits=[Emit(kind=self.next_kind, key=key, data=data)])
                     taken += 1
                 progress.advance()
-        return {"queries": len(rows), "new": taken}
+        dropped["taken by an earlier run"] = len(rows) - taken
+        return run_result(received=received, passed=taken, dropped=dropped,
+                          queries=len(rows), new=taken)
 
 
 BATCH_PARAMS: dict[str, Param] = {

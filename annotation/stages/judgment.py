@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 
-from annotation.stages import Emit, Param, StageKind, register
+from annotation.stages import Emit, Param, StageKind, register, run_result
 
 if TYPE_CHECKING:
     from annotation.models import Item, Stage, Submission
@@ -93,9 +93,15 @@ class SampleKind(StageKind):
             for item in sorted(pending, key=lambda i: str(i.data["question_id"])):
                 by_type[item.data["question_type"]].append(item)
             chosen = set()
+            dropped: dict[str, int] = {}
             for qtype, items in sorted(by_type.items()):
                 take = min(wanted.get(qtype, 0), len(items))
                 chosen.update(i.pk for i in rng.sample(items, take))
+                if qtype not in wanted:
+                    dropped[f"question type {qtype} is not sampled"] = len(items)
+                else:
+                    dropped[f"not sampled: {qtype} beyond the {wanted[qtype]} asked for"
+                            f" ({qtype.lower()})"] = len(items) - take
             sampled: dict[str, int] = defaultdict(int)
             emitted: list[str] = []
             for item in pending:
@@ -125,8 +131,10 @@ class SampleKind(StageKind):
             for slot, position in zip(slots, order, strict=True):
                 slot.priority = position
             Assignment.objects.bulk_update(slots, ["priority"], batch_size=1000)
-        return {"questions": len(pending), "sampled": dict(sampled),
-                "candidates": len(emitted)}
+        return run_result(received=len(pending), passed=len(chosen), dropped=dropped,
+                          questions=len(pending), sampled=dict(sampled),
+                          candidates=len(emitted),
+                          notes=[f"{len(emitted)} system answers to rate"] if emitted else [])
 
 
 # 2. Rating ------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from annotation.models import Item, Project, Stage
 from annotation.plots import Plot, hbar, line_plot
+from annotation.stages import run_result
 from annotation.stages.judgment import TYPE_LABELS, TYPES, token_level
 
 METRIC_LABELS = {"adapted_rouge_l": "Adapted ROUGE-L", "rouge_l": "ROUGE-L",
@@ -53,13 +54,15 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
                                                          Item.Status.PENDING)).count()
     if unrated:
         progress.start(total=None, message=f"waiting: {unrated} item(s) not rated yet")
-        return {"waiting": unrated}
+        return run_result(received=0, passed=0, waiting=unrated,
+                          notes=[f"waiting: {unrated} item(s) not rated yet"])
     items = list(Item.objects.filter(stage=stage, status__in=(
         Item.Status.PENDING, Item.Status.DONE)).order_by("id"))
     waiting = [i for i in items if i.status == Item.Status.PENDING]
     if not items or (not waiting and user is None and not getattr(
             progress.job, "created_by_id", None)):
-        return {"candidates": len(items), "new": 0}
+        return run_result(received=0, passed=0, candidates=len(items), new=0,
+                          notes=["nothing new since the last report"] if items else [])
     steps = ["metrics per candidate", "rater agreement",
              "single-question correlations and bootstrap", "overall-level correlations",
              "bonus weight sweeps"]
@@ -86,8 +89,11 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
                 item_finish(item=locked, emits=[], result=values[
                     (str(item.data["question_id"]), item.data["system"])])
     progress.set(len(steps) + 1, message="done")
-    return {"report": saved.pk, "candidates": len(items), "new": len(waiting),
-            "table2_overall": {m: report["table2"][m]["overall"] for m in report["table2"]}}
+    return run_result(
+        received=len(waiting), passed=len(waiting), report=saved.pk, candidates=len(items),
+        new=len(waiting),
+        table2_overall={m: report["table2"][m]["overall"] for m in report["table2"]},
+        notes=[f"report #{saved.pk} over {len(items)} rated candidate(s)"])
 
 
 # Reading the report ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from annotation.stages import (
     Param,
     StageKind,
     register,
+    run_result,
 )
 from collector.metrics import PaScorer, flag_outliers, pa_tokens
 
@@ -288,7 +289,9 @@ class RetrieveKind(StageKind):
                 kind="marco_curate", key=item.key, data={**_base(item.data),
                                                          "passages": passages},
             )])
-        return {"retrieved": retrieved, "without_passages": empty}
+        return run_result(received=retrieved + empty, passed=retrieved,
+                          dropped={"no passage retrieved from the corpus index": empty},
+                          retrieved=retrieved, without_passages=empty)
 
 
 # 4. Passage curation ----------------------------------------------------------------------
@@ -580,7 +583,11 @@ class ConsensusKind(StageKind):
             else:
                 emit = Emit(kind="marco_record", key=item.key, data=data)
             item_finish(item=item, result=result, emits=[emit])
-        return {"weighed": weighed, "to_review": flagged_queries}
+        return run_result(
+            received=weighed, passed=weighed, weighed=weighed, to_review=flagged_queries,
+            notes=[f"{flagged_queries} with an outlier answer: to a checker's review;"
+                   f" {weighed - flagged_queries} straight to the final records"]
+            if weighed else [])
 
 
 # 7. Checker review of flagged answers -----------------------------------------------------
@@ -756,4 +763,4 @@ class RecordKind(StageKind):
         for item in items_pending_locked(stage, progress, "writing records"):
             item_finish(item=item, emits=[], result=marco_record(item.data))
             done += 1
-        return {"records": done}
+        return run_result(received=done, passed=done, records=done)

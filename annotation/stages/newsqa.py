@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.payload_display import Block, generic_blocks
-from annotation.stages import Emit, Param, StageKind, register
+from annotation.stages import Emit, Param, StageKind, register, run_result
 from collector.consolidation import Answer, agreement, newsqa_question_record
 from collector.metrics.squad import f1_v2
 from collector.question_rules import check_question
@@ -89,12 +89,9 @@ class ArticlesKind(StageKind):
                     )])
                     taken += 1
                 progress.advance()
-        if len(rows) - taken:
-            dropped["taken by an earlier run"] = len(rows) - taken
-        # ``received``, ``passed`` and ``dropped`` (reason -> count): what the project page
-        # shows of the stage's runs.
-        return {"articles": len(rows), "new": taken, "received": received, "passed": taken,
-                "dropped": dropped}
+        dropped["taken by an earlier run"] = len(rows) - taken
+        return run_result(received=received, passed=taken, dropped=dropped,
+                          articles=len(rows), new=taken)
 
 
 @register
@@ -132,7 +129,7 @@ class SplitKind(StageKind):
                 split=split,
             )])
             done += 1
-        return {"split": done}
+        return run_result(received=done, passed=done, split=done)
 
 
 @register
@@ -398,7 +395,11 @@ class AgreementKind(StageKind):
                 outcome |= {"weighted": True, "weights": weights,
                             "weighted_support": result.weighted_support}
             item_finish(item=item, emits=[emit], result=outcome)
-        return {"checked": checked, "agreed": agreed, "to_validation": checked - agreed}
+        return run_result(
+            received=checked, passed=checked, checked=checked, agreed=agreed,
+            to_validation=checked - agreed,
+            notes=[f"{agreed} agreed: to consolidation; {checked - agreed} without agreement:"
+                   " to validation"] if checked else [])
 
 
 @register
@@ -525,4 +526,4 @@ class ConsolidateKind(StageKind):
                 max_gap_words=stage.params["max_gap_words"], weights=item.data.get("weights"),
             )
             item_finish(item=item, emits=[], result=record)
-        return {"consolidated": consolidated}
+        return run_result(received=consolidated, passed=consolidated, consolidated=consolidated)

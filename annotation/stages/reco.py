@@ -39,6 +39,7 @@ from annotation.stages import (
     Param,
     StageKind,
     register,
+    run_result,
 )
 from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
 
@@ -245,6 +246,20 @@ def _query_verdicts_record(query_id: Any, verdict: dict[str, Any], project_id: i
     return True
 
 
+def query_drop_reason(verdict: dict[str, Any]) -> str:
+    """A query filter refusal (a stored ``QueryVerdict``), grouped: the step and its
+    deciding cue."""
+    step, matched = verdict.get("failed_step"), verdict.get("matched") or []
+    if step == "blocklist" and matched:
+        return f"inappropriate content: '{matched[0]}'"
+    if step == "yesno":
+        features = sorted({m.split(":", 1)[0] for m in matched})
+        return "not yes/no: " + (", ".join(features) if features else "no yes/no feature")
+    if step == "intent":
+        return "not a question"
+    return verdict.get("reason", "") or "refused"
+
+
 @register
 class QueryFilterKind(StageKind):
     """Automatic: intent, inappropriate content and yes/no features (``QueryFilter``).
@@ -289,6 +304,7 @@ class QueryFilterKind(StageKind):
 
         qf = query_filter(stage.params)
         kept = refused = 0
+        reasons: dict[str, int] = {}
         for item in items_pending_locked(stage, progress, "filtering queries"):
             verdict = qf.check(item.data["query"]).to_dict()
             _query_verdicts_record(item.data.get("query_id"), verdict, stage.project_id)
@@ -299,8 +315,11 @@ class QueryFilterKind(StageKind):
                               data=_carry(item.data, language=verdict["language"]))]
             else:
                 refused += 1
+                reason = query_drop_reason(verdict)
+                reasons[reason] = reasons.get(reason, 0) + 1
             item_finish(item=item, result=verdict, emits=emits)
-        return {"kept": kept, "refused": refused}
+        return run_result(received=kept + refused, passed=kept, dropped=reasons, kept=kept,
+                          refused=refused)
 
 
 def query_label_sample(*, stage: Stage) -> list[Item]:
@@ -391,7 +410,9 @@ class RetrieveKind(StageKind):
                 kind="reco_doc_filter", key=item.key,
                 data=_carry(item.data, documents=documents),
             )])
-        return {"retrieved": retrieved, "without_documents": empty}
+        return run_result(received=retrieved + empty, passed=retrieved,
+                          dropped={"no document retrieved from the corpus index": empty},
+                          retrieved=retrieved, without_documents=empty)
 
 
 # 4. Document filter -----------------------------------------------------------------------------
@@ -444,8 +465,10 @@ class DocumentFilterKind(StageKind):
         from annotation.engine import item_finish, items_pending_locked
 
         df = document_filter(stage.params)
-        kept_total = dropped_total = without = 0
+        kept_total = dropped_total = without = queries = 0
+        rules: dict[str, int] = {}
         for item in items_pending_locked(stage, progress, "filtering documents"):
+            queries += 1
             query = df.prepare(item.data["query"])
             kept, audit = [], []
             for doc in item.data["documents"]:
@@ -456,6 +479,8 @@ class DocumentFilterKind(StageKind):
                 if verdict.kept:
                     kept.append(doc)
             dropped = [a for a in audit if not a["kept"]]
+            for a in dropped:
+                rules[a["rule"] or "?"] = rules.get(a["rule"] or "?", 0) + 1
             kept_total += len(kept)
             dropped_total += len(dropped)
             result = {"kept": len(kept), "dropped": len(dropped), "documents": audit}
@@ -469,7 +494,14 @@ class DocumentFilterKind(StageKind):
                     {k: a[k] for k in ("external_id", "title", "rule", "reason", "score")}
                     for a in dropped]),
             )])
-        return {"kept": kept_total, "dropped": dropped_total, "queries_without": without}
+        documents = (f"documents: {kept_total} kept, {dropped_total} dropped for trivial overlap"
+                     + (" (" + ", ".join(f"rule {rule}: {n}" for rule, n in sorted(
+                         rules.items(), key=lambda kv: -kv[1])) + ")" if rules else ""))
+        return run_result(
+            received=queries, passed=queries - without,
+            dropped={"every retrieved document overlapped the query trivially": without},
+            notes=[documents] if queries else [], documents_kept=kept_total,
+            documents_dropped=dropped_total, queries_without=without)
 
 
 # 5. Split ----------------------------------------------------------------------------------------
@@ -532,7 +564,9 @@ class SplitKind(StageKind):
                                         k: item.data[k] for k in ("documents",
                                                                   "dropped_documents")
                                         if k in item.data}), split=split)])
-        return counts
+        done = sum(counts.values())
+        return run_result(received=done, passed=done, **counts, notes=[
+            ", ".join(f"{name} {n}" for name, n in counts.items())] if done else [])
 
 
 # 6. Evidence and answers (batched) ----------------------------------------------------------------
@@ -836,7 +870,7 @@ class FinalKind(StageKind):
         for item in items_pending_locked(stage, progress, "writing final records"):
             item_finish(item=item, emits=[], result=final_record(item.data, item.split))
             done += 1
-        return {"records": done}
+        return run_result(received=done, passed=done, records=done)
 
 
 def final_records(*, project: Project) -> Iterator[dict[str, Any]]:

@@ -77,3 +77,19 @@ def newsqa_project(news_corpus, workers, admin_user, settings, committed):
     project.refresh_from_db()
     assert project.status == Project.Status.ACTIVE
     return project
+
+
+@pytest.fixture
+def run_reports():
+    """``run_reports(project)``: the last run of each automatic stage, by stage kind, as
+    the project page reads it: (received, passed, {reason: dropped}, notes)."""
+    from annotation import selectors
+
+    def read(project: Project) -> dict[str, tuple]:
+        stages = list(project.stages.order_by("order"))
+        reports = selectors.stage_run_reports(stages=stages)
+        return {stage.kind: (report["received"], report["passed"], dict(report["dropped"]),
+                             report["notes"])
+                for stage in stages if (report := reports.get(stage.pk)) is not None}
+
+    return read

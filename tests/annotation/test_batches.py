@@ -85,6 +85,7 @@ def people(project):
     users["carol"] = user_with_roles("carol", Role.CHECKER)
     for name in ("alice", "bob"):
         engine.project_member_add(project=project, user=users[name], role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=users["carol"], role=Role.CHECKER)
     return users
 
 
@@ -338,6 +339,7 @@ def test_checker_pages_name_project_and_annotator_and_colour_the_verdict(
         engine.items_emit(source_stage=other.stages.get(order=1), emits=[
             Emit(kind="test_batched", key=f"o{n}", data={}) for n in range(4)])
     engine.project_member_add(project=other, user=people["bob"], role=Role.ANNOTATOR)
+    engine.project_member_add(project=other, user=people["carol"], role=Role.CHECKER)
     mine = finished_batch(project, people["alice"])
     theirs = finished_batch(other, people["bob"])
     assert mine.batch.number == theirs.batch.number == 1
@@ -399,3 +401,91 @@ def test_a_failed_inspection_is_drawn_at_its_real_accuracy_on_the_checker_home(
     [dot_y] = re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"', svg)
     assert float(dot_y) == ticks["0"] - 4  # on the 0 tick (labels sit 4 px lower)
     assert ">accuracy</text>" in svg and ">inspections, in order</text>" in svg
+
+
+# Who inspects what, and the lists of batches ------------------------------------------------
+
+def test_checkers_see_and_inspect_only_the_batches_of_projects_they_check(
+        project, people, client_for, committed):
+    """A checker is a project member like any worker: a checker of another project sees
+    none of this project's batches and may not claim their inspection; an admin oversees
+    every project."""
+    from django.urls import reverse
+
+    inspection = finished_batch(project, people["alice"])
+    outsider = user_with_roles("dave", Role.CHECKER)
+    home = client_for(outsider).get(reverse("annotation:checker_home")).content.decode()
+    assert 'data-testid="empty-batches"' in home and "alice" not in home
+    assert "alice" not in client_for(outsider).get(
+        reverse("annotation:batch_list")).content.decode()
+    with pytest.raises(PermissionDenied, match="not a checker of this batch's project"):
+        batches.inspection_claim(inspection_id=inspection.pk, checker=outsider)
+    detail = reverse("annotation:inspection_detail", args=[inspection.pk])
+    assert client_for(outsider).get(detail).status_code == 403  # not even its sample
+    assert client_for(outsider).post(detail, {"action": "claim"}).status_code == 403
+    member = engine.project_member_add(project=project, user=outsider, role=Role.CHECKER)
+    member.status = "paused"
+    member.save(update_fields=["status"])
+    with pytest.raises(PermissionDenied, match="not a checker"):
+        batches.inspection_claim(inspection_id=inspection.pk, checker=outsider)
+    boss = user_with_roles("boss", Role.ADMIN)
+    home = client_for(boss).get(reverse("annotation:checker_home")).content.decode()
+    assert f'data-testid="inspect-{project.pk}-{inspection.batch.number}"' in home
+    batches.inspection_claim(inspection_id=inspection.pk, checker=people["carol"])
+
+
+def test_batch_lists_search_filter_and_page(project, people, client_for, committed,
+                                            monkeypatch):
+    from django.urls import reverse
+
+    from annotation import lists
+
+    first = finished_batch(project, people["alice"])
+    second = finished_batch(project, people["bob"])
+    client = client_for(people["carol"])
+    home = reverse("annotation:checker_home")
+
+    def waiting(query):
+        page = client.get(home, query).content.decode()
+        return page.split('data-testid="waiting-filters"', 1)[1].split("</section>", 1)[0]
+
+    assert "alice" in waiting({}) and "bob" in waiting({})
+    only_bob = waiting({"q": "bob"})
+    assert "bob" in only_bob and "alice" not in only_bob.split("</form>", 1)[1]
+    by_number = waiting({"q": f"#{first.batch.number}"})
+    assert f'inspect-{project.pk}-{first.batch.number}"' in by_number
+    assert f'inspect-{project.pk}-{second.batch.number}"' not in by_number
+    assert "No waiting batch matches these filters." in waiting({"q": "nobody"})
+    # one per page: a pager keeps the search and filter across pages
+    monkeypatch.setattr(lists, "PER_PAGE", 1)
+    paged = waiting({"project": project.pk})
+    assert 'data-testid="pager"' in paged and "Page 1 of 2 (2 in all)" in paged
+    assert f"?project={project.pk}&amp;page=2" in paged
+    assert "Page 2 of 2" in waiting({"project": project.pk, "page": 2})
+    monkeypatch.setattr(lists, "PER_PAGE", 25)
+
+    # The batch list: every batch, by status, each with its last inspection.
+    batches.inspection_claim(inspection_id=first.pk, checker=people["carol"])
+    with committed():
+        batches.inspection_submit(inspection_id=first.pk, checker=people["carol"],
+                                  marks={first.sample[0]: ["answer_incorrect"]},
+                                  comment="relabel the first")
+    listing = reverse("annotation:batch_list")
+    page = client.get(listing).content.decode()
+    assert f'data-testid="batch-{project.pk}-{first.batch.number}"' in page
+    assert f'data-testid="batch-{project.pk}-{second.batch.number}"' in page
+    returned = client.get(listing, {"status": "returned"}).content.decode()
+    rows = returned.split('data-testid="batch-list"', 1)[1]
+    assert "alice" in rows and "bob" not in rows
+    assert "by carol, returned" in rows and "relabel the first" in rows
+    assert "waiting for a checker" in client.get(listing, {"q": "bob"}).content.decode()
+    assert "No batch matches these filters." in client.get(
+        listing, {"status": "accepted"}).content.decode()
+    # a project the checker does not check is no choice, and filters nothing
+    refused = client.get(listing, {"project": 999999}).content.decode()
+    assert "Select a valid choice" in refused
+    # annotators have no batch list; the project page links to it
+    assert client_for(people["alice"]).get(listing).status_code == 403
+    boss = user_with_roles("boss", Role.ADMIN)
+    detail = client_for(boss).get(reverse("annotation:project_detail", args=[project.pk]))
+    assert f'{listing}?project={project.pk}' in detail.content.decode()

@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,7 @@ def _rate_all(project: Project, rater) -> list[str]:
 
 
 def test_the_study_end_to_end(draft, raters, admin_user, committed, client, settings,
-                              tmp_path):
+                              tmp_path, run_reports):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     result = judgment_import(project=draft, references=references_upload(),
                              predictions=system_uploads())
@@ -92,6 +93,15 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
     assert types.count("YES_NO") == 8 and types.count("ENTITY") == 8
     assert types.count("DESCRIPTION") == 6
     assert all(i.overlap == 2 for i in items)
+    # The sample says what it left out, per question type.
+    imported = Counter(i.data["question_type"] for i in Item.objects.filter(
+        stage__kind="judgment_sample"))
+    received, passed, dropped, notes = run_reports(draft)["judgment_sample"]
+    assert (received, passed, notes) == (25, 11, ["22 system answers to rate"])
+    assert dropped == {f"not sampled: {qtype} beyond the {n} asked for ({qtype.lower()})":
+                       imported[qtype] - n
+                       for qtype, n in (("YES_NO", 4), ("ENTITY", 4), ("DESCRIPTION", 3))
+                       if imported[qtype] > n}
 
     # Blind: the rater's page never names the system; the key does not either.
     client.force_login(raters[0])
@@ -108,9 +118,17 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
     with committed():
         first = _rate_all(draft, raters[0])
     assert not JudgmentReport.objects.exists()  # the second rater is still to come
+    with committed():  # a run asked for now says what it waits for
+        engine.stage_run_enqueue(stage=draft.stages.get(kind="judgment_study"))
+    assert run_reports(draft)["judgment_study"] == (
+        0, 0, {}, ["waiting: 22 item(s) not rated yet"])
     with committed():
         second = _rate_all(draft, raters[1])
     assert sorted(first) == sorted(second) and len(first) == 22
+    # the study's run received the rated candidates and wrote the report
+    first_report = JudgmentReport.objects.get(project=draft)
+    assert run_reports(draft)["judgment_study"] == (
+        22, 22, {}, [f"report #{first_report.pk} over 22 rated candidate(s)"])
     assert first != second  # each rater meets the candidates in an order of their own
 
     saved = JudgmentReport.objects.get(project=draft)
@@ -137,6 +155,9 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
     with committed():
         client.post(reverse("annotation:judgment_run", args=[draft.pk]))
     assert JudgmentReport.objects.filter(project=draft).count() == 2
+    latest = JudgmentReport.objects.filter(project=draft).latest("id")
+    assert run_reports(draft)["judgment_study"] == (
+        0, 0, {}, [f"report #{latest.pk} over 22 rated candidate(s)"])
 
     # The report is part of a release; the datasheet says what was rated.
     from annotation import releases

@@ -14,7 +14,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import engine
-from annotation.models import Assignment, Item, Project
+from annotation.models import Assignment, Item, Project, Stage
 from annotation.roles import Role
 from annotation.stages import Emit
 from annotation.stages import marco as marco_stages
@@ -162,7 +162,8 @@ def test_recipe_has_the_papers_stages_and_defaults(db):
 
 # 1. Queries ------------------------------------------------------------------------------
 
-def test_import_stage_takes_the_corpus_queries_once(project, committed, monkeypatch):
+def test_import_stage_takes_the_corpus_queries_once(project, committed, monkeypatch,
+                                                    run_reports):
     monkeypatch.setattr(marco_stages.QueriesKind, "queries",
                         lambda self, p: [(1, "q1", "what is a lumen", "en"),
                                          (2, "q2", "facebook", "en")])
@@ -176,6 +177,14 @@ def test_import_stage_takes_the_corpus_queries_once(project, committed, monkeypa
         ("q2", {"query": "facebook", "query_id": "q2"}, "open"),
     ]
     assert Job.objects.filter(kind="stage_run", status="done").count() == 2
+    # the second run found both taken, and says so
+    assert run_reports(project)["marco_queries"] == (
+        2, 0, {"taken by an earlier run": 2}, [])
+    Stage.objects.filter(pk=stage.pk).update(params={"max_queries": 1})
+    with committed():
+        engine.stage_run_enqueue(stage=stage)
+    assert run_reports(project)["marco_queries"] == (
+        2, 0, {"beyond max_queries (1)": 1, "taken by an earlier run": 1}, [])
 
 
 # 2. Judgment --------------------------------------------------------------------------------
@@ -406,7 +415,8 @@ def test_the_default_threshold_flags_the_least_central_references(project, commi
                                                   if i not in flagged)
 
 
-def test_agreeing_answers_skip_review_and_become_the_record(project, people, committed):
+def test_agreeing_answers_skip_review_and_become_the_record(project, people, committed,
+                                                           run_reports):
     distil(project, people, committed, [
         ("ed1", {"answer": GOOD[0]}), ("ed2", {"answer": GOOD[1]}), ("ed3", {"answer": GOOD[0]}),
     ])
@@ -423,6 +433,24 @@ def test_agreeing_answers_skip_review_and_become_the_record(project, people, com
     assert [p["is_selected"] for p in record["passages"]] == [1] + [0] * 9
     assert record["passages"][0]["passage_text"] == TABLE2["passage"]
     assert record["yesno_answers"] is None and record["entity_answers"] is None
+    reports = run_reports(project)
+    assert reports["marco_retrieve"] == (1, 1, {}, [])
+    assert reports["marco_consensus"] == (
+        1, 1, {}, ["0 with an outlier answer: to a checker's review; 1 straight to the final"
+                   " records"])
+    assert reports["marco_record"] == (1, 1, {}, [])
+
+
+def test_a_query_without_passages_is_dropped_with_its_reason(project, people, committed,
+                                                             monkeypatch, run_reports):
+    monkeypatch.setattr(marco_stages, "_retrieve_passages", lambda project, text, k: [])
+    judged_item = emit_queries(project, committed)[0]
+    submit(people["judge"], claim(people["judge"], project, "marco_judge"), KEEP, committed)
+    assert not Item.objects.filter(stage__kind="marco_curate").exists()
+    assert run_reports(project)["marco_retrieve"] == (
+        1, 0, {"no passage retrieved from the corpus index": 1}, [])
+    assert Item.objects.get(stage__kind="marco_retrieve", key=judged_item.key).result[
+        "excluded"] == "no passages retrieved"
 
 
 # 7. Review by a checker -----------------------------------------------------------------------
@@ -535,7 +563,8 @@ def test_checker_reaches_the_review_from_the_checker_home(project, people, commi
     flagged_query(project, people, committed)
     client = client_for(people["chk"])
     home = client.get(reverse("annotation:checker_home")).content.decode()
-    assert 'data-testid="next-review"' in home and "MARCO test: 1 waiting" in home
+    assert 'data-testid="next-review"' in home
+    assert 'MARCO test: <span data-testid="open-reviews">1</span> for you' in home
     response = client.post(reverse("annotation:task_next"), {"role": "checker"})
     assert response.status_code == 302
     page = client.get(response["Location"]).content.decode()
@@ -657,6 +686,42 @@ def test_stages_are_offered_by_membership_role(project, people, committed, db):
     assert kinds(both, Role.CHECKER) == ["marco_review"]
     checker_only = kinds(people["chk"])
     assert checker_only == ["marco_review"]
+
+
+def test_checker_home_counts_the_reviews_this_checker_may_take_and_says_why_not(
+        project, people, committed, client_for):
+    """An answerer who is also a checker member may not review the answers they wrote:
+    the open review is counted for the other checker only, and the answerer is told why
+    (the count used to be the stage's raw open slots, the same for every checker)."""
+    from django.contrib.auth.models import Group
+
+    flagged_query(project, people, committed)
+    ed3 = people["ed3"]
+    ed3.groups.add(Group.objects.get(name=Role.CHECKER.value))
+    engine.project_member_add(project=project, user=ed3, role=Role.CHECKER)
+
+    def review_row(user):
+        home = client_for(user).get(reverse("annotation:checker_home")).content.decode()
+        return home.split('data-testid="review-project"', 1)[1].split("</li></ul>", 1)[0]
+
+    assert '<span data-testid="open-reviews">1</span>' in review_row(people["chk"])
+    row = review_row(ed3)
+    assert '<span data-testid="open-reviews">0</span>' in row
+    assert "its open tasks are ones you already did or may not do" in row
+    response = client_for(ed3).post(reverse("annotation:task_next"), {"role": "checker"},
+                                    follow=True)
+    assert "see why under Answers to review" in response.content.decode()
+    # paused on the stage: that is the reason given
+    from django.db import transaction
+
+    from annotation.quality import standing_for, standing_set
+
+    with transaction.atomic():
+        standing_set(standing=standing_for(
+            member=project.members.get(user=people["chk"], role="checker"),
+            stage=project.stages.get(kind="marco_review")), action="pause")
+    row = review_row(people["chk"])
+    assert '<span data-testid="open-reviews">0</span>' in row and "you are paused" in row
 
 
 def test_judgment_page_says_exclude_needs_an_intent_and_errors_sit_by_their_field(

@@ -105,7 +105,8 @@ def _write_questions(project, worker, committed):
     return task.item
 
 
-def test_full_flow_agreement_validation_and_consolidation(newsqa_project, workers, committed):
+def test_full_flow_agreement_validation_and_consolidation(newsqa_project, workers, committed,
+                                                          run_reports):
     article = _write_questions(newsqa_project, workers["questioner"], committed)
     answers = Item.objects.filter(stage__kind="newsqa_answer", document=article.document)
     assert answers.count() == 2
@@ -169,6 +170,15 @@ def test_full_flow_agreement_validation_and_consolidation(newsqa_project, worker
     assert weiss["validatedAnswers"][0]["count"] == 2
     assert weiss["isAnswerAbsent"] == pytest.approx(1 / 3)
     assert len(weiss["answers"]) == 3
+
+    # Every automatic stage says what its last run received, passed on and dropped.
+    reports = run_reports(newsqa_project)
+    assert reports["newsqa_articles"] == (2, 2, {}, [])
+    assert reports["newsqa_split"] == (2, 2, {}, [])
+    # the last agreement run: the question without agreement, sent to validation
+    assert reports["newsqa_agreement"] == (
+        1, 1, {}, ["0 agreed: to consolidation; 1 without agreement: to validation"])
+    assert reports["newsqa_consolidate"] == (1, 1, {}, [])
 
 
 def test_overlap_is_never_exceeded(newsqa_project, workers, committed):

@@ -329,7 +329,7 @@ def test_document_tokens_are_exact_and_chinese_is_per_character():
 def test_batch_returned_to_its_annotator_and_relabelled_with_history(make_project, people,
                                                                      committed):
     project = make_project(params=TRAIN_ONLY)
-    join(project, people)
+    join(project, people, checkers=("chk", "chk2"))
     ann1, ann2, chk = people["ann1"], people["ann2"], people["chk"]
     stage = project.stages.get(kind="reco_evidence")
     assert stage.items.count() == 4 and stage.batches.count() == 2
@@ -817,3 +817,69 @@ def test_evidence_page_weight_and_render_time_with_ten_long_documents(
           f"page {len(page):,} bytes, render median {statistics.median(times) * 1000:.0f} ms")
     assert len(documents) == 10
     assert len(page) < text_bytes + 40_000  # the text once, plus the form around it
+
+
+# What each automatic stage dropped and why ------------------------------------------------------
+
+def test_every_automatic_stage_reports_what_it_dropped_and_why(make_project, people, committed,
+                                                               run_reports, client_for,
+                                                               admin_user):
+    """Each automatic ReCO stage's last run: received, passed on, dropped by reason, notes;
+    the project page and the job page show them."""
+    from django.urls import reverse
+
+    from collector.models import Job
+
+    unretrieved = "is the moon made of cheese"  # a yes/no query the index has nothing for
+    project = make_project([*QUERIES, unretrieved], params=TRAIN_ONLY)
+    reports = run_reports(project)
+    assert reports["reco_queries"] == (7, 7, {}, [])
+    assert reports["reco_query_filter"] == (7, 6, {"not yes/no: wh_question": 1}, [])
+    assert reports["reco_retrieve"] == (
+        6, 5, {"no document retrieved from the corpus index": 1}, [])
+    assert reports["reco_doc_filter"] == (
+        5, 4, {"every retrieved document overlapped the query trivially": 1},
+        ["documents: 4 kept, 3 dropped for trivial overlap (rule contains: 3)"])
+    assert reports["reco_split"] == (4, 4, {}, ["train 4, dev 0, test 0"])
+    assert "reco_final" not in reports  # nothing reached it yet
+
+    page = client_for(admin_user).get(
+        reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    assert "received 6, passed on 5" in page
+    assert "dropped 1: no document retrieved from the corpus index" in page
+    assert "documents: 4 kept, 3 dropped for trivial overlap (rule contains: 3)" in page
+    job = Job.objects.filter(kind="stage_run", params__stage_id=project.stages.get(
+        kind="reco_query_filter").pk).latest("id")
+    job_page = client_for(admin_user).get(
+        reverse("collector:job_detail", args=[job.pk])).content.decode()
+    assert "Received 7, passed on 6." in job_page
+    assert "Dropped 1: not yes/no: wh_question." in job_page
+
+    # the last stage: one final record per accepted answer
+    join(project, people)
+    submit(people["ann1"], project, committed, lambda item: evidence(item, needle_of(item)))
+    submit(people["ann2"], project, committed, lambda item: evidence(item, needle_of(item)))
+    for inspection in Inspection.objects.filter(status="open"):
+        batches.inspection_claim(inspection_id=inspection.pk, checker=people["chk"])
+        with committed():
+            batches.inspection_submit(inspection_id=inspection.pk, checker=people["chk"],
+                                      marks={})
+    records = Item.objects.filter(stage__kind="reco_final", status="done").count()
+    assert records == 4
+    received, passed, dropped, _ = run_reports(project)["reco_final"]
+    assert received == passed >= 1 and dropped == {}
+
+
+def test_a_project_whose_corpus_gave_no_query_says_so(make_project, client_for, admin_user):
+    project = make_project([])
+    page = client_for(admin_user).get(
+        reverse_project(project)).content.decode()
+    assert "Stage 1 (Import queries) passed nothing on" in page
+    assert "received 0, passed on 0" in page
+    assert "the project has no corpus" in page
+
+
+def reverse_project(project):
+    from django.urls import reverse
+
+    return reverse("annotation:project_detail", args=[project.pk])

@@ -62,3 +62,19 @@ def test_a_moving_project_is_not_stalled_and_its_runs_are_reported(newsqa_projec
     assert dashboard["stalled"] is None
     first = dashboard["stage_rows"][0]["report"]
     assert (first["received"], first["passed"], first["dropped"]) == (2, 2, [])
+
+
+def test_articles_beyond_max_articles_and_a_second_run_are_reported(
+        news_corpus, admin_user, committed, settings, run_reports):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="One article", recipe="newsqa", corpus=news_corpus,
+                                    user=admin_user, params={1: {"max_articles": 1}})
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    assert run_reports(project)["newsqa_articles"] == (
+        2, 1, {"beyond max_articles (1)": 1}, [])
+    with committed():
+        engine.stage_run_enqueue(stage=project.stages.get(order=1))
+    assert run_reports(project)["newsqa_articles"] == (
+        2, 0, {"beyond max_articles (1)": 1, "taken by an earlier run": 1}, [])
+    assert selectors.project_dashboard(project=project)["stalled"] is None

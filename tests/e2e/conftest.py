@@ -117,13 +117,18 @@ def login(page) -> Callable[[str, str], None]:
 
 @pytest.fixture
 def screenshot(page) -> Callable[..., None]:
-    """``screenshot(name, of=page)`` saves docs/screenshots/<name>.png when
-    CROWDQA_SCREENSHOTS=1 (of the test's ``page`` unless another page is given)."""
+    """``screenshot(name, of=page, element=None)`` saves docs/screenshots/<name>.png when
+    CROWDQA_SCREENSHOTS=1 (of the test's ``page`` unless another page is given; the whole
+    page, or only the ``element`` a selector names)."""
 
-    def take(name: str, of=None) -> None:
+    def take(name: str, of=None, element: str | None = None) -> None:
         if os.environ.get("CROWDQA_SCREENSHOTS") in ("1", "true"):
             SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-            (of or page).screenshot(path=str(SCREENSHOT_DIR / f"{name}.png"), full_page=True)
+            path = str(SCREENSHOT_DIR / f"{name}.png")
+            if element is not None:
+                (of or page).locator(element).screenshot(path=path)
+            else:
+                (of or page).screenshot(path=path, full_page=True)
 
     return take
 

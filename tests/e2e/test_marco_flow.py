@@ -114,9 +114,22 @@ def test_judge_curate_distil_and_drop_the_outlier(project, as_user, screenshot):
                     what="the consensus item (after the pa-BLEU stage job)")
     assert consensus.result["flagged"] == [2]
 
+    # An editor who is also a checker may not review the answers they wrote: the checker
+    # home counts nothing for them and says why.
+    from django.contrib.auth.models import Group, User
+
+    writer = User.objects.get(username="ed3")
+    writer.groups.add(Group.objects.get(name=Role.CHECKER.value))
+    engine.project_member_add(project=project, user=writer, role=Role.CHECKER)
+    ed3.goto("/review/")
+    assert ed3.inner_text('[data-testid="open-reviews"]') == "0"
+    assert "already did or may not do" in ed3.inner_text('[data-testid="no-review-reasons"]')
+    screenshot("checker-review-why-nothing", of=ed3, element='[data-testid="reviews"]')
+
     # The checker: the review from the checker home, the outlier flagged on the plot.
     chk = as_user("chk")
     chk.wait_for_selector('[data-testid="next-review"]')
+    assert chk.inner_text('[data-testid="open-reviews"]') == "1"
     # The review page binds its keys in deferred scripts: "q" below waits for its load.
     with chk.expect_navigation(wait_until="load"):
         chk.keyboard.press("r")

@@ -35,7 +35,7 @@ def project(settings, monkeypatch):
     monkeypatch.setattr(reco, "_retrieve_documents",
                         lambda project, text, k, max_chars=0: documents.get(text, [])[:k])
     admin = user_with_roles("boss", Role.ADMIN)
-    user_with_roles("checker", Role.CHECKER)
+    checker = user_with_roles("checker", Role.CHECKER)
     project = engine.project_create(
         name="ReCO browser", recipe="reco", user=admin,
         params={5: {"train": 1.0, "dev": 0.0, "test": 0.0},
@@ -43,6 +43,7 @@ def project(settings, monkeypatch):
     )
     engine.project_member_add(project=project, user=user_with_roles("labeller", Role.ANNOTATOR),
                               role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=checker, role=Role.CHECKER)
     engine.project_start(project=project, actor=admin)
     jobs_settled(what="the first stage run")
     return project
@@ -176,6 +177,15 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     checker.wait_for_selector('[data-testid="plot-accuracy"]')
     screenshot("reco-checker-dashboard", of=checker)
 
+    # All batches of the projects the checker checks: searched and filtered.
+    submit(checker, '[data-testid="all-batches-link"]')
+    checker.fill('[data-testid="batch-filters"] input[name="q"]', "labeller")
+    checker.select_option('[data-testid="batch-filters"] select[name="status"]', "accepted")
+    submit(checker, '[data-testid="batch-filters"] button[type="submit"]')
+    rows = checker.locator('[data-testid="batch-list"] tbody tr')
+    assert rows.count() == 1 and "by checker, accepted" in rows.inner_text()
+    screenshot("checker-batch-list", of=checker)
+
     # The admin sees the final set, once the stage jobs after the acceptance are done.
     jobs_settled(what="the final records of the accepted batch")
     boss = as_user("boss")
@@ -188,6 +198,19 @@ def test_batch_rejected_relabelled_accepted_and_final_set(project, as_user,
     assert "能|不能|无法确定" in final and "yes|no|can't tell" in final
     assert boss.inner_text('[data-testid="reco-mean-rounds"]') == "2"
     screenshot("reco-dashboard", of=boss)
+    # Each automatic stage's last run: received, passed on, dropped with the reasons.
+    assert "received 2, passed on 2" in boss.inner_text('[data-testid="stage-report-2"]')
+    # (one run per retrieved query here: each query's verbatim document is dropped)
+    last_filter = boss.inner_text('[data-testid="stage-report-4"]')
+    assert "received 1, passed on 1" in last_filter
+    assert "1 dropped for trivial overlap (rule contains: 1)" in last_filter
+    screenshot("project-stage-reports", of=boss, element='[data-testid="stage-table"]')
+    # The run's job page says the same in sentences.
+    submit(boss, '[data-testid="stage-report-4"] a')
+    job_page = boss.inner_text("main")
+    assert "Received 1, passed on 1." in job_page
+    assert "1 dropped for trivial overlap (rule contains: 1)." in job_page
+    screenshot("job-stage-run", of=boss)
     records = list(reco.final_records(project=project))
     assert {r["answer_type"] for r in records} == {"positive"}
     assert {r["provenance"]["round"] for r in records} == {2}
