@@ -353,6 +353,7 @@ def test_two_web_hosts_and_two_workers_share_only_the_database_redis_and_storage
     # Nothing landed on any host's own disk.
     for name, folder in cluster["hosts"].items():
         assert not [p for p in (folder / "media").rglob("*") if p.is_file()], name
+        assert not (folder / "index").exists(), name  # the index is in PostgreSQL
     assert not list((cluster["shared"] / "imports").rglob("*.json"))
     for web in cluster["webs"]:
         log = web.log.read_text()
