@@ -6,5 +6,5 @@ class CollectorConfig(AppConfig):
     verbose_name = "Collector: corpora, search, metrics and releases"
 
     def ready(self) -> None:
-        # Job kinds register themselves on import.
-        from collector import job_handlers, jobs  # noqa: F401
+        # Job kinds and system checks register themselves on import.
+        from collector import checks, job_handlers, jobs  # noqa: F401

@@ -4,8 +4,9 @@ Handlers are thin: read the job's parameters, call a service, turn bad input int
 ``JobError`` the job page shows. Everything that writes a search index runs on the
 ``index`` queue (one worker, concurrency 1), so each index has a single writer. All of
 them are idempotent (imports skip the ids a corpus has, index builds start over), so a
-run cut short by a dead worker is run again (``rerun_when_lost``). An upload is removed
-once its import is done or refused; after any other failure it stays for a Retry.
+run cut short by a dead worker is run again (``rerun_when_lost``). Uploads are read from
+the default storage (``collector.upload_files``), so any worker can run an import; an upload
+is removed once its import is done or refused; after any other failure it stays for a Retry.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.urls import reverse
 
 from collector.importers import ImportFailure
@@ -27,23 +27,19 @@ from collector.services import (
     index_rebuild,
     queries_import,
 )
-
-UPLOAD_DIR = "imports"
-
-
-def upload_path(relative: str) -> Path:
-    """An uploaded file's path from its name relative to MEDIA_ROOT (shared with workers)."""
-    root = Path(settings.MEDIA_ROOT).resolve()
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root / UPLOAD_DIR):
-        raise JobError(f"refusing to read {relative!r}: not an upload")
-    return path
+from collector.upload_files import UploadRefused, upload_discard, upload_local
 
 
-def _discard_upload(path: Path) -> None:
-    path.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        path.parent.rmdir()
+def _upload_read(params: dict[str, Any]) -> contextlib.AbstractContextManager[Path]:
+    """The job's upload as a local path for a ``with`` block
+    (``collector.upload_files.upload_local``); a JobError when it is gone."""
+    try:
+        return upload_local(params["upload"])
+    except UploadRefused as exc:
+        raise JobError(str(exc)) from exc
+    except FileNotFoundError as exc:
+        raise JobError(f"the uploaded file {params.get('filename') or params['upload']} is "
+                       "gone (removed after an earlier run); upload it again") from exc
 
 
 def corpus_subject(job: Job) -> list[tuple[str, str, str]]:
@@ -83,22 +79,20 @@ def index_summary(job: Job) -> list[str]:
              summary=import_summary)
 def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
-    path = upload_path(params["upload"])
-    if not path.exists():
-        raise JobError(f"the uploaded file {params.get('filename') or path.name} is gone "
-                       "(removed after an earlier run); upload it again")
     try:
-        report = corpus_import(
-            path=path, corpus=params["corpus"], language=params["language"],
-            format=params["format"], mapping=params.get("mapping") or None,
-            source_name=params.get("filename") or path.name,
-            split=SplitOptions(mode=params.get("split_mode"),
-                               window_tokens=params.get("window_tokens"),
-                               window_overlap=params.get("window_overlap")),
-            description=params.get("description", ""), user=job.created_by, progress=progress,
-        )
+        with _upload_read(params) as path:
+            report = corpus_import(
+                path=path, corpus=params["corpus"], language=params["language"],
+                format=params["format"], mapping=params.get("mapping") or None,
+                source_name=params.get("filename") or path.name,
+                split=SplitOptions(mode=params.get("split_mode"),
+                                   window_tokens=params.get("window_tokens"),
+                                   window_overlap=params.get("window_overlap")),
+                description=params.get("description", ""), user=job.created_by,
+                progress=progress,
+            )
     except ImportFailure as exc:
-        _discard_upload(path)
+        upload_discard(params["upload"])
         raise JobError(str(exc)) from exc
     except IndexBusy as exc:
         raise JobError(str(exc)) from exc
@@ -111,7 +105,7 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
                                   progress=progress)
         if caught_up:
             report.indexed = caught_up
-    _discard_upload(path)
+    upload_discard(params["upload"])
     return report.as_dict()
 
 
@@ -119,20 +113,17 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
              summary=import_summary)
 def queries_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
-    path = upload_path(params["upload"])
-    if not path.exists():
-        raise JobError(f"the uploaded file {params.get('filename') or path.name} is gone "
-                       "(removed after an earlier run); upload it again")
     try:
-        report = queries_import(
-            path=path, corpus=params["corpus"], language=params["language"],
-            source_name=params.get("filename") or path.name, user=job.created_by,
-            progress=progress,
-        )
+        with _upload_read(params) as path:
+            report = queries_import(
+                path=path, corpus=params["corpus"], language=params["language"],
+                source_name=params.get("filename") or path.name, user=job.created_by,
+                progress=progress,
+            )
     except ImportFailure as exc:
-        _discard_upload(path)
+        upload_discard(params["upload"])
         raise JobError(str(exc)) from exc
-    _discard_upload(path)
+    upload_discard(params["upload"])
     return report.as_dict()
 
 

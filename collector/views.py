@@ -42,6 +42,11 @@ def _check_broker() -> dict:
 
 
 def _check_index() -> dict:
+    from collector.search import search_backend
+
+    backend = search_backend()
+    if not backend.uses_index_dir:  # in the database (checked above): nothing on this disk
+        return {"ok": True, "backend": type(backend).__name__}
     path = Path(settings.SEARCH_INDEX_DIR)
     try:
         path.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.security import DEFAULT_SECRET_KEY, production_problems
+from config.storage import storages_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -158,13 +159,16 @@ STATIC_ROOT = env.path("STATIC_ROOT", default=str(VAR_DIR / "staticfiles"))
 # Production serves what `manage.py collectstatic` wrote to STATIC_ROOT, under hashed names
 # (cached for ten years) with gzip and Brotli copies; elsewhere files come from static/ as
 # they are, so tests and `make demo` need no collectstatic step.
-STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage" if PRODUCTION
-        else "django.contrib.staticfiles.storage.StaticFilesStorage",
-    },
-}
+# Uploads and release files go through Django's storage API, so that every web host and
+# worker sees them: the file system under MEDIA_ROOT by default (one host, or a shared
+# mount), any storage class with CROWDQA_STORAGE_BACKEND (dotted path, or s3 / gcs / azure
+# for django-storages) and CROWDQA_STORAGE_OPTIONS (JSON); releases apart with
+# CROWDQA_RELEASE_STORAGE_BACKEND / _OPTIONS. See config/storage.py, docs/deployment.md.
+STORAGES = storages_from_env(
+    env.ENVIRON,
+    staticfiles_backend="whitenoise.storage.CompressedManifestStaticFilesStorage" if PRODUCTION
+    else "django.contrib.staticfiles.storage.StaticFilesStorage",
+)
 # Cache lifetime of static files requested under their unhashed names (pages link the
 # hashed names, which are cached for ten years).
 WHITENOISE_MAX_AGE = env.int("STATIC_MAX_AGE", default=24 * 3600)
@@ -188,8 +192,9 @@ CONTENT_SECURITY_POLICY = {
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(VAR_DIR / "media"))
 MEDIA_URL = "media/"
 
-# The cache also carries live job progress, so it must be shared by web and workers:
-# a file cache in the embedded mode, Redis (CACHE_URL=redis://...) in production.
+# The cache also carries live job progress and signed-in users, so it must be shared by web
+# and workers: a file cache in the embedded mode (one host), Redis (CACHE_URL=redis://...)
+# with a broker; `manage.py check` refuses a per-process cache then (collector.checks).
 CACHES = {
     "default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
 }

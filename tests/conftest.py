@@ -137,9 +137,10 @@ def _worker_environment_checked(settings) -> None:
 
 @pytest.fixture
 def celery_workers(transactional_db, settings):
-    """``start(args=..., env=...)`` starts a real ``celery worker`` process on the configured
-    broker and the test database, waits until it answers a ping and returns its Popen; every
-    worker still alive is stopped at the end."""
+    """``start(args=..., env=..., cwd=...)`` starts a real ``celery worker`` process on the
+    configured broker and the test database (in ``cwd``; elsewhere than the repository,
+    give it PYTHONPATH in ``env``), waits until it answers a ping and returns its Popen;
+    every worker still alive is stopped at the end."""
     import socket
 
     from django.db import connection
@@ -155,7 +156,7 @@ def celery_workers(transactional_db, settings):
     started: list[tuple[subprocess.Popen, Path]] = []
 
     def start(*, args: tuple[str, ...] = ("--pool", "solo"),
-              env: dict[str, str] | None = None) -> subprocess.Popen:
+              env: dict[str, str] | None = None, cwd: Path = REPO) -> subprocess.Popen:
         worker_env = {
             **os.environ,
             "DATABASE_URL": _test_database_url(connection.settings_dict),
@@ -169,7 +170,7 @@ def celery_workers(transactional_db, settings):
                 [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q",
                  "default,index", *args, "-l", "info", "-n", name, "--without-gossip",
                  "--without-mingle"],
-                cwd=REPO, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=cwd, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
             )
         started.append((proc, log_path))
         proc.log_path = log_path  # type: ignore[attr-defined]

@@ -83,6 +83,9 @@ class IndexWriter(ABC):
 
 
 class SearchBackend(ABC):
+    #: The index lives under ``SEARCH_INDEX_DIR`` on this host's disk (health checks it).
+    uses_index_dir = False
+
     @abstractmethod
     def writer(self, *, key: str, language: str, expected: int = 0,
                replace: bool = False) -> IndexWriter:

@@ -134,6 +134,8 @@ class _SearchState:
 
 
 class WhooshBackend(SearchBackend):
+    uses_index_dir = True
+
     def __init__(self, root: Path, *, procs: int = 2, limitmb: int = 64,
                  lock_timeout: float = 300.0, parallel_from: int = 5000,
                  scorer: str = "arrays") -> None:

@@ -1,11 +1,10 @@
-"""Starting an import from an uploaded file: keep the file where workers can read it."""
+"""Starting an import from an uploaded file: keep the file in the default storage, where
+every web host and worker reads it (``collector.upload_files``)."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -13,10 +12,10 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.utils.text import get_valid_filename
 
 from collector.importers import (
     ByteCounter,
+    ImportFailure,
     ImportUnit,
     QueryRecord,
     format_get,
@@ -25,21 +24,15 @@ from collector.importers import (
     units_read,
 )
 from collector.importers.sniff import QUERIES, Detection, format_detect
-from collector.job_handlers import UPLOAD_DIR, upload_path
 from collector.jobs import job_create
 from collector.models import Job
+from collector.upload_files import UploadRefused, upload_exists, upload_local, upload_save
 
 
 def upload_store(*, upload: UploadedFile) -> tuple[str, str]:
-    """Copy an upload under MEDIA_ROOT/imports/; returns (relative path, original name)."""
-    original = Path(upload.name or "upload").name
-    relative = Path(UPLOAD_DIR) / uuid.uuid4().hex / (get_valid_filename(original) or "upload")
-    target = Path(settings.MEDIA_ROOT) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
-    return str(relative), original
+    """Save an upload in the default storage, where every worker and web host reads it;
+    returns (storage name, original name)."""
+    return upload_save(upload=upload)
 
 
 def import_job_start(*, upload: UploadedFile | None = None, stored: tuple[str, str] | None = None,
@@ -84,7 +77,11 @@ def upload_from_token(token: str) -> tuple[str, str]:
                                            max_age=_SIGNED_UPLOAD_MAX_AGE)
     except signing.BadSignature as exc:
         raise ValidationError("The uploaded file has expired: upload it again.") from exc
-    if not upload_path(relative).is_file():
+    try:
+        present = upload_exists(relative)
+    except UploadRefused as exc:
+        raise ValidationError(str(exc)) from exc
+    if not present:
         raise ValidationError(f"{original} is no longer on the server: upload it again.")
     return relative, original
 
@@ -107,19 +104,23 @@ def import_preview(*, relative: str, original: str, fmt: str = "",
     """The format of a stored upload (detected when ``fmt`` is empty) and its first
     ``limit`` records, read by the import's own readers; ImportFailure names what is
     wrong (file, line, field)."""
-    path = upload_path(relative)
     chosen = format_get(fmt) if fmt and fmt != QUERIES else None
-    source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=original,
-                         folder_suffix=chosen.folder_suffix if chosen else None)
-    detected = None
-    if not fmt:
-        detected = format_detect(source)
-        fmt = detected.format
-    preview = ImportPreview(detected=detected, format=fmt)
-    counter = ByteCounter()
-    if fmt == QUERIES:
-        preview.queries = list(islice(queries_read(source, counter=counter), limit))
-    else:
-        preview.units = list(islice(units_read(format_get(fmt), source, counter=counter,
-                                               mapping=mapping), limit))
+    try:
+        local = upload_local(relative)
+    except (UploadRefused, FileNotFoundError) as exc:
+        raise ImportFailure("is no longer on the server: upload it again", file=original) from exc
+    with local as path:
+        source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=original,
+                             folder_suffix=chosen.folder_suffix if chosen else None)
+        detected = None
+        if not fmt:
+            detected = format_detect(source)
+            fmt = detected.format
+        preview = ImportPreview(detected=detected, format=fmt)
+        counter = ByteCounter()
+        if fmt == QUERIES:
+            preview.queries = list(islice(queries_read(source, counter=counter), limit))
+        else:
+            preview.units = list(islice(units_read(format_get(fmt), source, counter=counter,
+                                                   mapping=mapping), limit))
     return preview

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 @pytest.mark.django_db
 def test_healthz_reports_database_broker_and_index(client, settings, tmp_path):
+    settings.CROWDQA_SEARCH_BACKEND = "whoosh"
     settings.SEARCH_INDEX_DIR = tmp_path / "index"
     response = client.get(reverse("healthz"))
     assert response.status_code == 200
@@ -22,10 +23,28 @@ def test_healthz_reports_database_broker_and_index(client, settings, tmp_path):
 def test_healthz_fails_when_index_directory_is_unusable(client, settings, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
+    settings.CROWDQA_SEARCH_BACKEND = "whoosh"
     settings.SEARCH_INDEX_DIR = blocker / "index"
     response = client.get(reverse("healthz"))
     assert response.status_code == 503
     assert response.json()["index"]["ok"] is False
+
+
+@pytest.mark.django_db
+def test_an_index_in_the_database_needs_no_index_directory(client, settings, tmp_path):
+    """With the PostgreSQL backend a web host keeps nothing on its disk: the health check
+    does not create (nor need) SEARCH_INDEX_DIR."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs DATABASE_URL=postgres://... (CI runs the suite on PostgreSQL)")
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    settings.CROWDQA_SEARCH_BACKEND = "postgres"
+    settings.SEARCH_INDEX_DIR = blocker / "index"
+    response = client.get(reverse("healthz"))
+    assert response.json()["index"] == {"ok": True, "backend": "PostgresBackend"}
+    assert response.status_code == 200
 
 
 @pytest.mark.django_db

@@ -24,9 +24,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 TEN_YEARS = 315360000
 # Left out of the production processes' environment: the test run's own settings, and
-# DJANGO_ALLOW_ASYNC_UNSAFE (set for the browser tests; check --deploy rightly refuses it).
+# DJANGO_ALLOW_ASYNC_UNSAFE (set for the browser tests; check --deploy rightly refuses it),
+# and CI's broker (with the test run's file cache, check warns: crowdqa.W003).
 TEST_ONLY_ENV = ("DEBUG", "DATABASE_URL", "CONN_MAX_AGE", "SECURE_SSL_REDIRECT",
-                 "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER", "DJANGO_ALLOW_ASYNC_UNSAFE")
+                 "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER", "DJANGO_ALLOW_ASYNC_UNSAFE",
+                 "CELERY_BROKER_URL")
 
 
 def _free_port() -> int:

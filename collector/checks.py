@@ -1,0 +1,80 @@
+"""System checks of what several processes share (``manage.py check``, run by ``migrate``
+and ``check --deploy`` too; docs/deployment.md).
+
+- The storages of ``STORAGES`` (``CROWDQA_STORAGE_BACKEND``, ...) can be imported.
+- With a broker, jobs run in worker processes and write their live progress to the cache
+  (``collector.jobs.Progress``), which the web processes read; the cache of signed-in users
+  (``annotation.auth``) is dropped there too. A per-process cache (local memory, dummy) is
+  refused: the job pages would never see progress, and a changed user or token would stay
+  valid in the other processes. A file cache is shared by the processes of one host only:
+  a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core import checks
+from django.utils.module_loading import import_string
+
+from config.storage import BACKEND_VAR, RELEASE_BACKEND_VAR
+
+PROCESS_LOCAL_CACHES = frozenset({
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+})
+HOST_LOCAL_CACHES = frozenset({"django.core.cache.backends.filebased.FileBasedCache"})
+_STORAGE_VARS = {"default": BACKEND_VAR, "releases": RELEASE_BACKEND_VAR}
+
+
+def broker_configured() -> bool:
+    """Jobs go to worker processes (a broker other than Celery's in-process ``memory://``)."""
+    broker = settings.CELERY_BROKER_URL or ""
+    return bool(broker) and not broker.startswith("memory://") \
+        and not settings.CELERY_TASK_ALWAYS_EAGER
+
+
+@checks.register("crowdqa")
+def storages_importable(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    errors = []
+    for alias, variable in _STORAGE_VARS.items():
+        entry = settings.STORAGES.get(alias)
+        if entry is None:
+            continue
+        try:
+            import_string(entry["BACKEND"])
+        except ImportError as exc:
+            errors.append(checks.Error(
+                f"STORAGES[{alias!r}]: cannot import {entry['BACKEND']!r} ({exc})",
+                hint=f"Check {variable}; a django-storages backend needs "
+                     "`pip install django-storages[...]` (docs/deployment.md).",
+                id="crowdqa.E001",
+            ))
+    return errors
+
+
+@checks.register("crowdqa")
+def progress_cache_shared(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    if not broker_configured():
+        return []
+    backend = settings.CACHES["default"]["BACKEND"]
+    if backend in PROCESS_LOCAL_CACHES:
+        return [checks.Error(
+            f"CELERY_BROKER_URL is set (jobs run in worker processes) but the cache is "
+            f"{backend}, private to each process: job progress written by a worker would "
+            "never reach the web processes, nor would a changed user reach the others.",
+            hint="Set CACHE_URL to a cache every web and worker process shares, e.g. "
+                 "redis://host:6379/1 (docs/deployment.md).",
+            id="crowdqa.E002",
+        )]
+    if backend in HOST_LOCAL_CACHES:
+        return [checks.Warning(
+            f"CELERY_BROKER_URL is set but the cache is {backend} "
+            f"({settings.CACHES['default'].get('LOCATION')}): only processes on this host "
+            "share it (job progress, signed-in users).",
+            hint="With web or worker processes on more than one host, set CACHE_URL to "
+                 "redis://... (docs/deployment.md).",
+            id="crowdqa.W003",
+        )]
+    return []
