@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import engine, gold
-from annotation.markdown import render_markdown
+from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Item, Project, Stage, WorkerStage
 from annotation.roles import Role, has_role, role_required
 
@@ -99,7 +99,7 @@ def _task_page(request: HttpRequest, stage: Stage, standing: WorkerStage, state:
         "assignment": Assignment(pk=0, item=item, stage=stage), "item": item, "stage": stage,
         "project": stage.project, "task": spec.context(item), "errors": errors or [],
         "form_values": spec.form_values(item, request.POST),
-        "guidelines": render_markdown(stage.guidelines),
+        "guidelines": stage_guidelines_html(stage),
         "done_today": engine.worker_done_today(worker=request.user),
         "training": {"number": len(standing.training_scores) + 1,
                      "of": len(standing.training_items),

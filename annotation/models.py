@@ -169,6 +169,9 @@ class Stage(models.Model):
     name = models.CharField(max_length=200)
     params = models.JSONField(default=dict, blank=True)
     guidelines = models.TextField(blank=True, help_text="Markdown shown to workers.")
+    guidelines_zh_hans = models.TextField(
+        blank=True, help_text="The guidelines in Simplified Chinese (Markdown), shown to workers "
+        "whose interface is in Chinese; when empty they see the English ones.")
 
     class Meta:
         ordering = ("project", "order")
@@ -803,6 +806,17 @@ class GoldAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"gold answer {self.pk} ({self.score:.2f})"
+
+
+class UserPreference(models.Model):
+    """What a user chose for themselves: the interface language, kept across devices."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="preference")
+    language = models.CharField(max_length=16, choices=settings.LANGUAGES)
+
+    def __str__(self) -> str:
+        return f"{self.user} prefers {self.language}"
 
 
 from annotation.judgment_models import JudgmentReport  # noqa: E402,F401  (judgment recipe)

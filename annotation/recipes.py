@@ -7,6 +7,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from annotation import guidelines_zh as zh
+
 
 @dataclass(frozen=True)
 class StageSpec:
@@ -14,6 +16,7 @@ class StageSpec:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     guidelines: str = ""
+    guidelines_zh_hans: str = ""  # the same in Simplified Chinese (annotation.guidelines_zh)
 
 
 NEWSQA_QUESTION_GUIDELINES = """\
@@ -206,20 +209,27 @@ RECIPES: dict[str, list[StageSpec]] = {
     "newsqa": [
         StageSpec("newsqa_articles", "Import articles"),
         StageSpec("newsqa_split", "Split 90/5/5 by article"),
-        StageSpec("newsqa_question", "Question sourcing", guidelines=NEWSQA_QUESTION_GUIDELINES),
-        StageSpec("newsqa_answer", "Answer sourcing", guidelines=NEWSQA_ANSWER_GUIDELINES),
+        StageSpec("newsqa_question", "Question sourcing", guidelines=NEWSQA_QUESTION_GUIDELINES,
+                  guidelines_zh_hans=zh.NEWSQA_QUESTION),
+        StageSpec("newsqa_answer", "Answer sourcing", guidelines=NEWSQA_ANSWER_GUIDELINES,
+                  guidelines_zh_hans=zh.NEWSQA_ANSWER),
         StageSpec("newsqa_agreement", "Agreement"),
-        StageSpec("newsqa_validate", "Validation", guidelines=NEWSQA_VALIDATE_GUIDELINES),
+        StageSpec("newsqa_validate", "Validation", guidelines=NEWSQA_VALIDATE_GUIDELINES,
+                  guidelines_zh_hans=zh.NEWSQA_VALIDATE),
         StageSpec("newsqa_consolidate", "Cleanup and consolidation"),
     ],
     "marco": [
         StageSpec("marco_queries", "Import queries"),
-        StageSpec("marco_judge", "Query judgment", guidelines=MARCO_JUDGE_GUIDELINES),
+        StageSpec("marco_judge", "Query judgment", guidelines=MARCO_JUDGE_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_JUDGE),
         StageSpec("marco_retrieve", "Retrieve passages"),
-        StageSpec("marco_curate", "Passage curation", guidelines=MARCO_CURATE_GUIDELINES),
-        StageSpec("marco_distill", "Answer distillation", guidelines=MARCO_DISTILL_GUIDELINES),
+        StageSpec("marco_curate", "Passage curation", guidelines=MARCO_CURATE_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_CURATE),
+        StageSpec("marco_distill", "Answer distillation", guidelines=MARCO_DISTILL_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_DISTILL),
         StageSpec("marco_consensus", "Consensus weighting (pa-BLEU)"),
-        StageSpec("marco_review", "Outlier review", guidelines=MARCO_REVIEW_GUIDELINES),
+        StageSpec("marco_review", "Outlier review", guidelines=MARCO_REVIEW_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_REVIEW),
         StageSpec("marco_record", "Final records"),
     ],
     "reco": [
@@ -229,18 +239,23 @@ RECIPES: dict[str, list[StageSpec]] = {
         StageSpec("reco_doc_filter", "Document filter (trivial overlap)"),
         StageSpec("reco_split", "Split"),
         StageSpec("reco_evidence", "Evidence and answers (batches)",
-                  guidelines=RECO_EVIDENCE_GUIDELINES),
+                  guidelines=RECO_EVIDENCE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_EVIDENCE),
         StageSpec("reco_test_evidence", "Test set: evidence and answers (two annotators)",
-                  guidelines=RECO_EVIDENCE_GUIDELINES),
+                  guidelines=RECO_EVIDENCE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_EVIDENCE),
         StageSpec("reco_evidence_choice", "Test set: choose the evidence",
-                  guidelines=RECO_CHOICE_GUIDELINES),
+                  guidelines=RECO_CHOICE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_CHOICE),
         StageSpec("reco_adjudicate", "Test set: adjudication by a checker",
-                  guidelines=RECO_ADJUDICATE_GUIDELINES),
+                  guidelines=RECO_ADJUDICATE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_ADJUDICATE),
         StageSpec("reco_final", "Final set"),
     ],
     "judgment": [
         StageSpec("judgment_sample", "Sample questions per type"),
-        StageSpec("judgment_rate", "Rate answers 1-5", guidelines=JUDGMENT_RATE_GUIDELINES),
+        StageSpec("judgment_rate", "Rate answers 1-5", guidelines=JUDGMENT_RATE_GUIDELINES,
+                  guidelines_zh_hans=zh.JUDGMENT_RATE),
         StageSpec("judgment_study", "Study: metrics against human judgment"),
     ],
 }

@@ -13,7 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotation import engine, gold, pay, selectors, studies
 from annotation.forms import StageParamsForm
-from annotation.markdown import render_markdown
+from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
 
@@ -134,7 +134,7 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "task": spec.context(item), "errors": errors,
         "field_errors": field_errors(errors),
         "form_values": form_values, "returned": returned,
-        "guidelines": render_markdown(stage.guidelines),
+        "guidelines": stage_guidelines_html(stage),
         "done_today": engine.worker_done_today(worker=request.user),
         "earned": pay.worker_earnings(worker=request.user, project=stage.project),
     }, status=400 if errors else 200)
@@ -195,7 +195,7 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
         "project": stage.project, "task": spec.context(item), "errors": errors,
         "field_errors": field_errors(errors), "form_values": form_values,
         "correcting": submission, "cancel_url": reverse(_queue_home(spec.role)),
-        "guidelines": render_markdown(stage.guidelines),
+        "guidelines": stage_guidelines_html(stage),
         "done_today": engine.worker_done_today(worker=request.user),
         "earned": pay.worker_earnings(worker=request.user, project=stage.project),
     }, status=400 if errors else 200)
@@ -242,7 +242,7 @@ def spelling_check(request: HttpRequest, pk: int) -> HttpResponse:
 def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
     stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
     return render(request, "annotation/guidelines.html", {
-        "stage": stage, "guidelines": render_markdown(stage.guidelines),
+        "stage": stage, "guidelines": stage_guidelines_html(stage),
     })
 
 
@@ -312,7 +312,7 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "template": spec.inspection_template, "samples": samples,
         "comment": request.POST.get("comment", inspection.comment) if errors
         else inspection.comment,
-        "guidelines": render_markdown(inspection.batch.stage.guidelines),
+        "guidelines": stage_guidelines_html(inspection.batch.stage),
     }, status=400 if errors else 200)
 
 
