@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import engine, gold
@@ -77,9 +78,10 @@ def _answer(request: HttpRequest, stage: Stage, standing: WorkerStage | None,
     if current is None or (shown is not None and shown != current.pk):
         if standing is not None and shown is not None and gold.qualification_feedback(
                 standing=standing, item_id=shown):
-            messages.info(request, "You answered this item already.")
+            messages.info(request, _("You answered this item already."))
             return redirect(f"{url}?answered={shown}")
-        messages.error(request, "That item is not the next one of your qualification try.")
+        messages.error(request,
+                       _("That item is not the next one of your qualification try."))
         return redirect(url)
     try:
         payload = stage.kind_spec.payload_from_form(current, request.POST)
