@@ -181,3 +181,23 @@ def test_the_javascript_catalogue_is_a_script_file_in_the_users_language():
     body = response.content.decode()
     for chinese in ("删除", "（文档 %s）", "请先在一篇文档中选择证据，或拒绝该问题。"):
         assert json.dumps(chinese)[1:-1] in body or chinese in body
+
+
+def test_the_served_cjk_font_covers_the_chinese_interface_and_stays_small():
+    """static/fonts holds the subset with its licence; every character of the catalogue and
+    of the Chinese guidelines has a glyph in it (`make font` after adding new ones)."""
+    from fontTools.ttLib import TTFont
+
+    from scripts import font_subset
+
+    font = ROOT / "static" / "fonts" / "crowdqa-cjk-sc.woff2"
+    assert font.stat().st_size < font_subset.MAX_BYTES
+    assert "SIL OPEN FONT LICENSE Version 1.1" in (font.parent / "OFL.txt").read_text()
+    cmap = TTFont(str(font)).getBestCmap()
+    needed = {c for c in font_subset.text_characters(ROOT) if "\u3400" <= c <= "\u9fff"}
+    assert len(needed) > 1000
+    assert sorted(c for c in needed if ord(c) not in cmap) == []
+    assert all(ord(c) in cmap for c in font_subset.gb2312_level1())
+    css = (ROOT / "static" / "css" / "crowdqa.css").read_text()
+    assert 'url("../fonts/crowdqa-cjk-sc.woff2") format("woff2")' in css
+    assert "font-display: swap" in css and "unicode-range: U+00B7" in css
