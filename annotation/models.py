@@ -13,6 +13,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
@@ -20,41 +22,41 @@ def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
 
 
 class ProjectStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    ACTIVE = "active", "Active"
-    COMPLETED = "completed", "Completed"  # nothing pending any more (workflow)
-    CLOSED = "closed", "Closed"
+    DRAFT = "draft", _("Draft")
+    ACTIVE = "active", _("Active")
+    COMPLETED = "completed", _("Completed")  # nothing pending any more (workflow)
+    CLOSED = "closed", _("Closed")
 
 
 class ItemStatus(models.TextChoices):
-    PENDING = "pending", "Pending"  # waiting for an automatic stage
-    OPEN = "open", "Open"  # human stage: slots to fill
-    REVIEW = "review", "In review"  # batched stage: work in, waiting for batch inspection
-    DONE = "done", "Done"
-    CANCELLED = "cancelled", "Cancelled"
+    PENDING = "pending", _("Pending")  # waiting for an automatic stage
+    OPEN = "open", _("Open")  # human stage: slots to fill
+    REVIEW = "review", _("In review")  # batched stage: work in, waiting for batch inspection
+    DONE = "done", _("Done")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 class BatchStatus(models.TextChoices):
-    OPEN = "open", "Waiting for an annotator"
-    WORKING = "working", "Being annotated"
-    INSPECTION = "inspection", "Waiting for inspection"
-    RETURNED = "returned", "Returned for relabelling"
-    ACCEPTED = "accepted", "Accepted"
+    OPEN = "open", _("Waiting for an annotator")
+    WORKING = "working", _("Being annotated")
+    INSPECTION = "inspection", _("Waiting for inspection")
+    RETURNED = "returned", _("Returned for relabelling")
+    ACCEPTED = "accepted", _("Accepted")
 
 
 class InspectionStatus(models.TextChoices):
-    OPEN = "open", "Waiting for a checker"
-    ACTIVE = "active", "Being inspected"
-    DONE = "done", "Done"
+    OPEN = "open", _("Waiting for a checker")
+    ACTIVE = "active", _("Being inspected")
+    DONE = "done", _("Done")
 
 
 class AssignmentStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    ACTIVE = "active", "Active"
-    SUBMITTED = "submitted", "Submitted"
-    RELEASED = "released", "Released"
-    EXPIRED = "expired", "Expired"
-    CANCELLED = "cancelled", "Cancelled"
+    OPEN = "open", _("Open")
+    ACTIVE = "active", _("Active")
+    SUBMITTED = "submitted", pgettext_lazy("status", "Submitted")
+    RELEASED = "released", _("Released")
+    EXPIRED = "expired", _("Expired")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 class Project(models.Model):

@@ -43,9 +43,9 @@ def test_every_msgid_has_a_chinese_translation_and_the_mo_is_compiled(domain):
     # placeholders kept (msgfmt --check-format), and the committed .mo is this .po compiled
     subprocess.run(["msgfmt", "--check-format", "-o", "/dev/null", str(MESSAGES / f"{domain}.po")],
                    check=True)
-    mo = {(e.msgid, e.msgid_plural): (e.msgstr, e.msgstr_plural.get(0, ""))
+    mo = {(e.msgctxt, e.msgid, e.msgid_plural): (e.msgstr, e.msgstr_plural.get(0, ""))
           for e in polib.mofile(str(MESSAGES / f"{domain}.mo")) if e.msgid}
-    assert mo == {(e.msgid, e.msgid_plural): (e.msgstr, e.msgstr_plural.get(0, ""))
+    assert mo == {(e.msgctxt, e.msgid, e.msgid_plural): (e.msgstr, e.msgstr_plural.get(0, ""))
                   for e in po}, "the .mo is stale: run make compilemessages"
 
 

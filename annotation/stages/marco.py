@@ -142,7 +142,7 @@ def clean_judgment(payload: dict[str, Any]) -> dict[str, Any]:
     if decision == "keep":
         if intent != "informational":
             raise ValidationError(_("decision: %(intent)s queries are excluded; choose exclude")
-                                  % {"intent": INTENTS[intent]})
+                                  % {"intent": intent})
         if exclusions:
             raise ValidationError(_("decision: an exclusion reason is ticked; choose exclude "
                                     "or untick it"))

@@ -142,14 +142,14 @@ def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, A
         value = value.strip() if isinstance(value, str) else ""
         if not value:
             raise ValidationError(_("alternatives: the %(kind)s alternative is empty")
-                                  % {"kind": ANSWERS[kind]})
+                                  % {"kind": kind})
         if "|" in value:
             raise ValidationError(_("alternatives: the %(kind)s alternative may not contain '|'")
-                                  % {"kind": ANSWERS[kind]})
+                                  % {"kind": kind})
         if len(value) > max_alternative_chars:
             raise ValidationError(_("alternatives: the %(kind)s alternative is longer than "
                                     "%(limit)d characters; keep it short")
-                                  % {"kind": ANSWERS[kind], "limit": max_alternative_chars})
+                                  % {"kind": kind, "limit": max_alternative_chars})
         alternatives[kind] = value
     if len({v.casefold() for v in alternatives.values()}) != len(ANSWERS):
         raise ValidationError(_("alternatives: the three alternatives must differ"))
