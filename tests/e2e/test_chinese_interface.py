@@ -11,15 +11,11 @@ import subprocess
 import pytest
 from playwright.sync_api import expect
 
-from annotation import engine
 from annotation.models import Item, Submission, UserPreference
-from annotation.roles import Role
-from annotation.stages import reco
-from tests.annotation.test_reco import FARGO, QINCAI_PARAPHRASE, QINCAI_VERBATIM, doc, rows
+from tests.annotation.test_reco import FARGO, QINCAI_PARAPHRASE, QINCAI_VERBATIM, doc
 from tests.e2e.conftest import watch_csp
-from tests.e2e.pages import submit, task_next
+from tests.e2e.pages import reco_batch_project, submit, task_next
 from tests.e2e.pixels import difference, ink
-from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,17 +30,8 @@ def reco_project(settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     documents = [doc("qincai-1", QINCAI_VERBATIM, "芹菜问答"),
                  doc("qincai-2", QINCAI_PARAPHRASE, "孕期饮食"), doc("fargo", FARGO, "冰血暴")]
-    monkeypatch.setattr(reco.QueriesKind, "queries", lambda self, project: rows([QUERY]))
-    monkeypatch.setattr(reco, "_retrieve_documents",
-                        lambda project, text, k, max_chars=0: documents[:k])
-    admin = user_with_roles("boss", Role.ADMIN)
-    project = engine.project_create(
-        name="ReCO 中文", recipe="reco", user=admin,
-        params={5: {"train": 1.0, "dev": 0.0, "test": 0.0}, 6: {"batch_size": 1}})
-    annotator = user_with_roles("labeller", Role.ANNOTATOR)
-    engine.project_member_add(project=project, user=annotator, role=Role.ANNOTATOR)
-    engine.project_start(project=project, actor=admin)
-    return project, annotator
+    return reco_batch_project(monkeypatch, name="ReCO 中文", query=QUERY, documents=documents,
+                              annotator="labeller")
 
 
 def _choose_chinese(page) -> None:
