@@ -112,7 +112,8 @@ def test_the_switcher_stores_a_signed_in_users_choice_for_every_device(client_fo
     response = client.post(reverse("set_language"), {"language": "zh-hans", "next": home})
     assert response.status_code == 302 and response["Location"] == home
     assert UserPreference.objects.get(user=annotator).language == "zh-hans"
-    assert "我的任务" in client.get(home).content.decode()
+    page = client.get(home).content.decode()
+    assert "我的任务" in page and 'src="/i18n/catalog.js?l=zh-hans"' in page
     # another device: no cookie, an English browser; the stored choice wins once signed in
     other = Client(HTTP_ACCEPT_LANGUAGE="en")
     assert "Log in" in other.get(reverse("login")).content.decode()
@@ -178,6 +179,7 @@ def test_the_javascript_catalogue_is_a_script_file_in_the_users_language():
     response = Client(HTTP_ACCEPT_LANGUAGE="zh-CN").get(reverse("javascript_catalog"))
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/javascript")
+    assert response["Cache-Control"] == "max-age=3600, private"
     body = response.content.decode()
     for chinese in ("删除", "（文档 %s）", "请先在一篇文档中选择证据，或拒绝该问题。"):
         assert json.dumps(chinese)[1:-1] in body or chinese in body
