@@ -13,8 +13,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
 
 
 def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
@@ -189,6 +189,12 @@ class Stage(models.Model):
         from annotation.stages import stage_kind
 
         return stage_kind(self.kind)
+
+    @property
+    def display_name(self) -> str:
+        """The name in the interface's language when it is a recipe's stage name (they are in
+        the catalogue), else as the admin wrote it."""
+        return gettext(self.name) if self.name else self.name
 
     def next_stage(self) -> Stage | None:
         return self.project.stages.filter(order__gt=self.order).order_by("order").first()

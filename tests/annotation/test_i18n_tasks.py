@@ -31,9 +31,10 @@ def test_a_chinese_annotator_works_a_reco_task_in_chinese(make_project, people, 
     page = _text(html)
     for chinese in ("问题", "证据：", "尚未选择。", "提交", "标注指南", "四条证据原则",
                     "拒绝该问题：不能用是 / 否 / 不确定回答", "肯定（是）", "否定（否）", "不确定",
-                    "选择文字的按键"):
+                    "选择文字的按键", "证据和答案（按批次）"):
         assert chinese in page, chinese
-    for english in ("Submit", "Evidence:", "The four evidence principles", "Reject the question"):
+    for english in ("Submit", "Evidence:", "The four evidence principles", "Reject the question",
+                    "Evidence and answers"):
         assert english not in page, english
     assert '<html lang="zh-hans">' in html and task.item.data["query"] in page
     # a refused submit says what is missing in Chinese, next to its field
