@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: demo serve test e2e worker beat lint migrate install clean
+.PHONY: demo serve test e2e worker beat lint migrate install clean messages compilemessages font
 
 $(VENV)/.installed: requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: set PYTHON=/path/to/python3.11"; exit 1; }
@@ -26,6 +26,20 @@ demo: migrate
 
 serve: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# The interface's translations (locale/zh_Hans): collect the msgids of templates, Python and
+# static/js, translate the new ones, compile (the .mo files are committed), and rebuild the
+# CJK font subset when new characters appear (needs fonts-noto-cjk; scripts/font_subset.py).
+MESSAGES_ARGS := -l zh_Hans --ignore=.venv --ignore=var --ignore="static/vendor/*" --no-obsolete --no-location
+messages: install
+	$(PY) manage.py makemessages $(MESSAGES_ARGS)
+	$(PY) manage.py makemessages -d djangojs $(MESSAGES_ARGS)
+
+compilemessages: install
+	$(PY) manage.py compilemessages -l zh_Hans
+
+font: install
+	$(PY) scripts/font_subset.py
 
 # The pytest suite on the embedded default (SQLite, eager Celery, Whoosh on disk).
 # Browser tests run when chromium is installed; worker tests when a broker is configured.

@@ -9,3 +9,4 @@ class AnnotationConfig(AppConfig):
         # Registers the engine's job kinds (stage runs, lease expiry) and the invalidation
         # signals of the user and token cache (annotation.auth).
         from annotation import auth, engine, releases  # noqa: F401
+        from config import i18n  # noqa: F401  (the signed-in user's language, at login)

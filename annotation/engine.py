@@ -94,7 +94,7 @@ def project_create(
             raise ValidationError(f"stage {order} ({spec.name}): {exc.messages[0]}") from exc
         Stage.objects.create(
             project=project, order=order, kind=spec.kind, name=spec.name, params=cleaned,
-            guidelines=spec.guidelines,
+            guidelines=spec.guidelines, guidelines_zh_hans=spec.guidelines_zh_hans,
         )
     return project
 

@@ -10,10 +10,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import engine, gold
-from annotation.markdown import render_markdown
+from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Item, Project, Stage, WorkerStage
 from annotation.roles import Role, has_role, role_required
 
@@ -77,9 +78,10 @@ def _answer(request: HttpRequest, stage: Stage, standing: WorkerStage | None,
     if current is None or (shown is not None and shown != current.pk):
         if standing is not None and shown is not None and gold.qualification_feedback(
                 standing=standing, item_id=shown):
-            messages.info(request, "You answered this item already.")
+            messages.info(request, _("You answered this item already."))
             return redirect(f"{url}?answered={shown}")
-        messages.error(request, "That item is not the next one of your qualification try.")
+        messages.error(request,
+                       _("That item is not the next one of your qualification try."))
         return redirect(url)
     try:
         payload = stage.kind_spec.payload_from_form(current, request.POST)
@@ -99,7 +101,7 @@ def _task_page(request: HttpRequest, stage: Stage, standing: WorkerStage, state:
         "assignment": Assignment(pk=0, item=item, stage=stage), "item": item, "stage": stage,
         "project": stage.project, "task": spec.context(item), "errors": errors or [],
         "form_values": spec.form_values(item, request.POST),
-        "guidelines": render_markdown(stage.guidelines),
+        "guidelines": stage_guidelines_html(stage),
         "done_today": engine.worker_done_today(worker=request.user),
         "training": {"number": len(standing.training_scores) + 1,
                      "of": len(standing.training_items),

@@ -13,6 +13,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext_lazy as _
 
 
 def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
@@ -20,41 +22,41 @@ def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
 
 
 class ProjectStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    ACTIVE = "active", "Active"
-    COMPLETED = "completed", "Completed"  # nothing pending any more (workflow)
-    CLOSED = "closed", "Closed"
+    DRAFT = "draft", _("Draft")
+    ACTIVE = "active", _("Active")
+    COMPLETED = "completed", _("Completed")  # nothing pending any more (workflow)
+    CLOSED = "closed", _("Closed")
 
 
 class ItemStatus(models.TextChoices):
-    PENDING = "pending", "Pending"  # waiting for an automatic stage
-    OPEN = "open", "Open"  # human stage: slots to fill
-    REVIEW = "review", "In review"  # batched stage: work in, waiting for batch inspection
-    DONE = "done", "Done"
-    CANCELLED = "cancelled", "Cancelled"
+    PENDING = "pending", _("Pending")  # waiting for an automatic stage
+    OPEN = "open", _("Open")  # human stage: slots to fill
+    REVIEW = "review", _("In review")  # batched stage: work in, waiting for batch inspection
+    DONE = "done", _("Done")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 class BatchStatus(models.TextChoices):
-    OPEN = "open", "Waiting for an annotator"
-    WORKING = "working", "Being annotated"
-    INSPECTION = "inspection", "Waiting for inspection"
-    RETURNED = "returned", "Returned for relabelling"
-    ACCEPTED = "accepted", "Accepted"
+    OPEN = "open", _("Waiting for an annotator")
+    WORKING = "working", _("Being annotated")
+    INSPECTION = "inspection", _("Waiting for inspection")
+    RETURNED = "returned", _("Returned for relabelling")
+    ACCEPTED = "accepted", _("Accepted")
 
 
 class InspectionStatus(models.TextChoices):
-    OPEN = "open", "Waiting for a checker"
-    ACTIVE = "active", "Being inspected"
-    DONE = "done", "Done"
+    OPEN = "open", _("Waiting for a checker")
+    ACTIVE = "active", _("Being inspected")
+    DONE = "done", _("Done")
 
 
 class AssignmentStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    ACTIVE = "active", "Active"
-    SUBMITTED = "submitted", "Submitted"
-    RELEASED = "released", "Released"
-    EXPIRED = "expired", "Expired"
-    CANCELLED = "cancelled", "Cancelled"
+    OPEN = "open", _("Open")
+    ACTIVE = "active", _("Active")
+    SUBMITTED = "submitted", pgettext_lazy("status", "Submitted")
+    RELEASED = "released", _("Released")
+    EXPIRED = "expired", _("Expired")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 class Project(models.Model):
@@ -169,6 +171,9 @@ class Stage(models.Model):
     name = models.CharField(max_length=200)
     params = models.JSONField(default=dict, blank=True)
     guidelines = models.TextField(blank=True, help_text="Markdown shown to workers.")
+    guidelines_zh_hans = models.TextField(
+        blank=True, help_text="The guidelines in Simplified Chinese (Markdown), shown to workers "
+        "whose interface is in Chinese; when empty they see the English ones.")
 
     class Meta:
         ordering = ("project", "order")
@@ -184,6 +189,12 @@ class Stage(models.Model):
         from annotation.stages import stage_kind
 
         return stage_kind(self.kind)
+
+    @property
+    def display_name(self) -> str:
+        """The name in the interface's language when it is a recipe's stage name (they are in
+        the catalogue), else as the admin wrote it."""
+        return gettext(self.name) if self.name else self.name
 
     def next_stage(self) -> Stage | None:
         return self.project.stages.filter(order__gt=self.order).order_by("order").first()
@@ -803,6 +814,17 @@ class GoldAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"gold answer {self.pk} ({self.score:.2f})"
+
+
+class UserPreference(models.Model):
+    """What a user chose for themselves: the interface language, kept across devices."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="preference")
+    language = models.CharField(max_length=16, choices=settings.LANGUAGES)
+
+    def __str__(self) -> str:
+        return f"{self.user} prefers {self.language}"
 
 
 from annotation.judgment_models import JudgmentReport  # noqa: E402,F401  (judgment recipe)

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_noop as _  # stage names: translated on display
+
+from annotation import guidelines_zh as zh
 
 
 @dataclass(frozen=True)
@@ -14,6 +17,7 @@ class StageSpec:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     guidelines: str = ""
+    guidelines_zh_hans: str = ""  # the same in Simplified Chinese (annotation.guidelines_zh)
 
 
 NEWSQA_QUESTION_GUIDELINES = """\
@@ -204,44 +208,56 @@ wrote the answer, nor anyone else's scores.
 
 RECIPES: dict[str, list[StageSpec]] = {
     "newsqa": [
-        StageSpec("newsqa_articles", "Import articles"),
-        StageSpec("newsqa_split", "Split 90/5/5 by article"),
-        StageSpec("newsqa_question", "Question sourcing", guidelines=NEWSQA_QUESTION_GUIDELINES),
-        StageSpec("newsqa_answer", "Answer sourcing", guidelines=NEWSQA_ANSWER_GUIDELINES),
-        StageSpec("newsqa_agreement", "Agreement"),
-        StageSpec("newsqa_validate", "Validation", guidelines=NEWSQA_VALIDATE_GUIDELINES),
-        StageSpec("newsqa_consolidate", "Cleanup and consolidation"),
+        StageSpec("newsqa_articles", _("Import articles")),
+        StageSpec("newsqa_split", _("Split 90/5/5 by article")),
+        StageSpec("newsqa_question", _("Question sourcing"), guidelines=NEWSQA_QUESTION_GUIDELINES,
+                  guidelines_zh_hans=zh.NEWSQA_QUESTION),
+        StageSpec("newsqa_answer", _("Answer sourcing"), guidelines=NEWSQA_ANSWER_GUIDELINES,
+                  guidelines_zh_hans=zh.NEWSQA_ANSWER),
+        StageSpec("newsqa_agreement", _("Agreement")),
+        StageSpec("newsqa_validate", _("Validation"), guidelines=NEWSQA_VALIDATE_GUIDELINES,
+                  guidelines_zh_hans=zh.NEWSQA_VALIDATE),
+        StageSpec("newsqa_consolidate", _("Cleanup and consolidation")),
     ],
     "marco": [
-        StageSpec("marco_queries", "Import queries"),
-        StageSpec("marco_judge", "Query judgment", guidelines=MARCO_JUDGE_GUIDELINES),
-        StageSpec("marco_retrieve", "Retrieve passages"),
-        StageSpec("marco_curate", "Passage curation", guidelines=MARCO_CURATE_GUIDELINES),
-        StageSpec("marco_distill", "Answer distillation", guidelines=MARCO_DISTILL_GUIDELINES),
-        StageSpec("marco_consensus", "Consensus weighting (pa-BLEU)"),
-        StageSpec("marco_review", "Outlier review", guidelines=MARCO_REVIEW_GUIDELINES),
-        StageSpec("marco_record", "Final records"),
+        StageSpec("marco_queries", _("Import queries")),
+        StageSpec("marco_judge", _("Query judgment"), guidelines=MARCO_JUDGE_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_JUDGE),
+        StageSpec("marco_retrieve", _("Retrieve passages")),
+        StageSpec("marco_curate", _("Passage curation"), guidelines=MARCO_CURATE_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_CURATE),
+        StageSpec("marco_distill", _("Answer distillation"), guidelines=MARCO_DISTILL_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_DISTILL),
+        StageSpec("marco_consensus", _("Consensus weighting (pa-BLEU)")),
+        StageSpec("marco_review", _("Outlier review"), guidelines=MARCO_REVIEW_GUIDELINES,
+                  guidelines_zh_hans=zh.MARCO_REVIEW),
+        StageSpec("marco_record", _("Final records")),
     ],
     "reco": [
-        StageSpec("reco_queries", "Import queries"),
-        StageSpec("reco_query_filter", "Query filter (intent, content, yes/no)"),
-        StageSpec("reco_retrieve", "Retrieve top-10 documents"),
-        StageSpec("reco_doc_filter", "Document filter (trivial overlap)"),
-        StageSpec("reco_split", "Split"),
-        StageSpec("reco_evidence", "Evidence and answers (batches)",
-                  guidelines=RECO_EVIDENCE_GUIDELINES),
-        StageSpec("reco_test_evidence", "Test set: evidence and answers (two annotators)",
-                  guidelines=RECO_EVIDENCE_GUIDELINES),
-        StageSpec("reco_evidence_choice", "Test set: choose the evidence",
-                  guidelines=RECO_CHOICE_GUIDELINES),
-        StageSpec("reco_adjudicate", "Test set: adjudication by a checker",
-                  guidelines=RECO_ADJUDICATE_GUIDELINES),
-        StageSpec("reco_final", "Final set"),
+        StageSpec("reco_queries", _("Import queries")),
+        StageSpec("reco_query_filter", _("Query filter (intent, content, yes/no)")),
+        StageSpec("reco_retrieve", _("Retrieve top-10 documents")),
+        StageSpec("reco_doc_filter", _("Document filter (trivial overlap)")),
+        StageSpec("reco_split", _("Split")),
+        StageSpec("reco_evidence", _("Evidence and answers (batches)"),
+                  guidelines=RECO_EVIDENCE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_EVIDENCE),
+        StageSpec("reco_test_evidence", _("Test set: evidence and answers (two annotators)"),
+                  guidelines=RECO_EVIDENCE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_EVIDENCE),
+        StageSpec("reco_evidence_choice", _("Test set: choose the evidence"),
+                  guidelines=RECO_CHOICE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_CHOICE),
+        StageSpec("reco_adjudicate", _("Test set: adjudication by a checker"),
+                  guidelines=RECO_ADJUDICATE_GUIDELINES,
+                  guidelines_zh_hans=zh.RECO_ADJUDICATE),
+        StageSpec("reco_final", _("Final set")),
     ],
     "judgment": [
-        StageSpec("judgment_sample", "Sample questions per type"),
-        StageSpec("judgment_rate", "Rate answers 1-5", guidelines=JUDGMENT_RATE_GUIDELINES),
-        StageSpec("judgment_study", "Study: metrics against human judgment"),
+        StageSpec("judgment_sample", _("Sample questions per type")),
+        StageSpec("judgment_rate", _("Rate answers 1-5"), guidelines=JUDGMENT_RATE_GUIDELINES,
+                  guidelines_zh_hans=zh.JUDGMENT_RATE),
+        StageSpec("judgment_study", _("Study: metrics against human judgment")),
     ],
 }
 

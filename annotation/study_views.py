@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation import engine, gold, pay, studies
-from annotation.markdown import render_markdown
+from annotation.markdown import render_markdown, stage_guidelines_html
 from annotation.models import Assignment, Platform, Project, Study, StudySession
 from annotation.roles import Role, role_required
 
@@ -90,7 +90,7 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
         "assignment": Assignment(pk=0, item=item, stage=item.stage), "item": item,
         "stage": item.stage, "project": study.project, "task": spec.context(item),
         "errors": [], "form_values": spec.form_values(item, {}),
-        "guidelines": render_markdown(item.stage.guidelines), "done_today": 0,
+        "guidelines": stage_guidelines_html(item.stage), "done_today": 0,
         "preview": "Preview: this is a sample task. Accept the HIT to start working.",
     })
 

@@ -10,12 +10,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotation import engine, gold, pay, selectors, studies
 from annotation.forms import StageParamsForm
-from annotation.markdown import render_markdown
+from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
 
@@ -78,13 +79,14 @@ def task_next(request: HttpRequest) -> HttpResponse:
     if assignment is None:
         if project is not None and role == Role.ANNOTATOR:
             # The home page says why, stage by stage (exclusions, limits, taken, waiting).
-            messages.info(request, f"No task in {project.name} is waiting for you right now.")
+            messages.info(request, _("No task in %(project)s is waiting for you right now.")
+                          % {"project": project.name})
             return redirect(f"{reverse('annotation:annotator_home')}?project={project.pk}")
         if role == Role.CHECKER:  # the checker home says why, project by project
-            messages.info(request, "No review task is waiting for you right now: "
-                          "see why under Answers to review.")
+            messages.info(request, _("No review task is waiting for you right now: "
+                                     "see why under Answers to review."))
         else:
-            messages.info(request, "No task is waiting for you right now. Come back later.")
+            messages.info(request, _("No task is waiting for you right now. Come back later."))
         return redirect(_queue_home(role))
     return redirect("annotation:task_detail", pk=assignment.pk)
 
@@ -118,15 +120,16 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
             messages.error(request, str(exc))
             return redirect(home)
         else:
-            messages.success(request, "Saved. Here is your next task.")
+            messages.success(request, _("Saved. Here is your next task."))
             next_assignment = engine.task_claim(worker=request.user, project=stage.project,
                                                 role=spec.role)
             if next_assignment is None:
-                messages.info(request, "That was the last task for now.")
+                messages.info(request, _("That was the last task for now."))
                 return redirect(home)
             return redirect("annotation:task_detail", pk=next_assignment.pk)
     if assignment.status != Assignment.Status.ACTIVE:
-        messages.info(request, f"This task is {assignment.get_status_display().lower()}.")
+        messages.info(request, _("This task is %(status)s.")
+                      % {"status": str(assignment.get_status_display()).lower()})
         return redirect(home)
     from annotation.batches import returned_feedback
 
@@ -139,7 +142,7 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "task": spec.context(item), "errors": errors,
         "field_errors": field_errors(errors),
         "form_values": form_values, "returned": returned,
-        "guidelines": render_markdown(stage.guidelines),
+        "guidelines": stage_guidelines_html(stage),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
 
@@ -180,7 +183,7 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
     spec = stage.kind_spec
     why = engine.submission_correctable(submission=submission)
     if why:
-        messages.error(request, f"You cannot correct this answer: {why}.")
+        messages.error(request, _("You cannot correct this answer: %(why)s.") % {"why": why})
         return redirect(_queue_home(spec.role))
     errors: list[str] = []
     if request.method == "POST":
@@ -196,8 +199,8 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
             messages.error(request, str(exc))
             return redirect(_queue_home(spec.role))
         else:
-            messages.success(request, "Corrected: your new answer replaces the old one "
-                             "(both are kept).")
+            messages.success(request, _("Corrected: your new answer replaces the old one "
+                                        "(both are kept)."))
             return redirect(_queue_home(spec.role))
     form_values = (spec.form_values(item, request.POST) if request.method == "POST"
                    else spec.payload_form_values(item, submission.payload))
@@ -206,7 +209,7 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
         "project": stage.project, "task": spec.context(item), "errors": errors,
         "field_errors": field_errors(errors), "form_values": form_values,
         "correcting": submission, "cancel_url": reverse(_queue_home(spec.role)),
-        "guidelines": render_markdown(stage.guidelines),
+        "guidelines": stage_guidelines_html(stage),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
 
@@ -219,7 +222,7 @@ def task_release(request: HttpRequest, pk: int) -> HttpResponse:
         engine.task_release(assignment_id=pk, worker=request.user)
     except engine.TaskError as exc:
         raise PermissionDenied(str(exc)) from exc
-    messages.info(request, "Task released: it went back to the pool.")
+    messages.info(request, _("Task released: it went back to the pool."))
     return redirect(_queue_home(role))
 
 
@@ -252,7 +255,7 @@ def spelling_check(request: HttpRequest, pk: int) -> HttpResponse:
 def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
     stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
     return render(request, "annotation/guidelines.html", {
-        "stage": stage, "guidelines": render_markdown(stage.guidelines),
+        "stage": stage, "guidelines": stage_guidelines_html(stage),
     })
 
 
@@ -306,7 +309,7 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 batches.inspection_claim(inspection_id=pk, checker=request.user)
                 return redirect("annotation:inspection_detail", pk=pk)
             if action not in batches.VERDICTS:
-                raise ValidationError("verdict: press Accept batch or Return batch")
+                raise ValidationError(_("verdict: press Accept batch or Return batch"))
             marks = {item_id: request.POST.getlist(f"rules-{item_id}")
                      for item_id in inspection.sample}
             done = batches.inspection_submit(
@@ -318,13 +321,17 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
             errors = exc.messages
         else:
             batch = inspection.batch
-            text = (f"Batch {batch.number} of {batch.project.name} ({batch.annotator.username}): "
-                    f"accuracy {done.accuracy:.1%}")
+            names = {"number": batch.number, "project": batch.project.name,
+                     "annotator": batch.annotator.username,
+                     "accuracy": f"{done.accuracy:.1%}", "threshold": f"{done.threshold:.0%}"}
             if done.passed:
-                messages.success(request, f"{text}, accepted.")
+                messages.success(request, _("Batch %(number)s of %(project)s (%(annotator)s): "
+                                            "accuracy %(accuracy)s, accepted.") % names)
             else:
-                messages.warning(request, f"{text}, not above {done.threshold:.0%}: returned "
-                                 f"to {batch.annotator.username} with your marks and comments.")
+                messages.warning(request, _(
+                    "Batch %(number)s of %(project)s (%(annotator)s): accuracy %(accuracy)s, "
+                    "not above %(threshold)s: returned to %(annotator)s with your marks and "
+                    "comments.") % names)
             return redirect("annotation:checker_home")
     if inspection.status == Inspection.Status.ACTIVE and inspection.checker_id != request.user.pk:
         raise PermissionDenied("another checker is inspecting this batch")
@@ -343,7 +350,7 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "template": spec.inspection_template, "samples": samples,
         "comment": request.POST.get("comment", inspection.comment) if errors
         else inspection.comment,
-        "guidelines": render_markdown(inspection.batch.stage.guidelines),
+        "guidelines": stage_guidelines_html(inspection.batch.stage),
     }, status=400 if errors else 200)
 
 

@@ -81,9 +81,13 @@ MIDDLEWARE = [
     "config.request_guards.UrlGuardMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The interface language: the browser's Accept-Language or the language cookie, then the
+    # signed-in user's stored choice (config.i18n.UserLanguageMiddleware, after auth).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.i18n.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -107,6 +111,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
                 "annotation.roles.roles_context",
             ],
         },
@@ -148,7 +153,10 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The interface in English and Simplified Chinese (locale/zh_Hans, compiled .mo committed).
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

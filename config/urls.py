@@ -1,9 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.decorators.cache import cache_control
+from django.views.i18n import JavaScriptCatalog
 
 from collector.views import healthz
 from config.api_schema import SchemaApi, SchemaDocsView
+from config.i18n import language_set
 
 api_patterns = [
     path("", include("annotation.api.urls")),
@@ -23,6 +26,13 @@ urlpatterns = [
          name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(),
          name="password_reset_complete"),
+    # The header's language switcher, and the translated strings of static/js (a script file:
+    # the CSP allows no inline script).
+    path("i18n/language/", language_set, name="set_language"),
+    # Pages ask for it with their language in the query (?l=zh-hans), so the browser keeps
+    # one copy per language for an hour.
+    path("i18n/catalog.js", cache_control(max_age=3600, private=True)(JavaScriptCatalog.as_view()),
+         name="javascript_catalog"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_patterns)),
     path("collector/", include("collector.urls")),

@@ -40,6 +40,8 @@ OPEN_VIEWS: dict[str, str] = {
     "django.contrib.admin.sites.AdminSite.login": "the admin site's sign-in page",
     "django.contrib.admin.sites.AdminSite.catch_all_view": "the admin site's 404 fallback",
     "django.contrib.admin.sites.AdminSite.logout": "the admin site's sign-out",
+    "config.i18n.language_set": "choosing the interface language, also on the sign-in page",
+    "django.views.i18n.JavaScriptCatalog": "the translated strings of the pages' scripts",
 }
 #: Views for any signed-in user, whatever their roles, and why.
 SIGNED_IN_VIEWS: dict[str, str] = {

@@ -29,6 +29,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 from annotation.stages import Emit, Param, StageKind, register, run_result
 
@@ -180,7 +181,8 @@ class RateKind(StageKind):
         if isinstance(score, str) and score.strip().isdigit():
             score = int(score)
         if isinstance(score, bool) or not isinstance(score, int) or score not in SCORES:
-            raise ValidationError(f"score: choose a score from 1 to 5 (got {score!r})")
+            raise ValidationError(_("score: choose a score from 1 to 5 (got %(score)r)")
+                                  % {"score": score})
         return {"score": score}
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotation.payload_display import Block, generic_blocks
 from annotation.plots import WIDTH, Plot, hbar
@@ -43,18 +45,18 @@ if TYPE_CHECKING:
     from collector.jobs import Progress
 
 INTENTS = {
-    "informational": "Informational",
-    "navigational": "Navigational (a site to go to)",
-    "transactional": "Transactional (wants to do something)",
+    "informational": gettext_lazy("Informational"),
+    "navigational": gettext_lazy("Navigational (a site to go to)"),
+    "transactional": gettext_lazy("Transactional (wants to do something)"),
 }
 EXCLUSIONS = {
-    "ambiguous": "No unambiguous intent, or no short passage could answer it definitively "
-                 "and completely",
-    "geo_local": "Seeks geo-local directions",
-    "open_list": "Asks for a list that cannot reasonably be exhaustive",
-    "general_topic": "Seeks general information about a topic",
-    "sensitive": "Potentially sensitive information",
-    "adult": "Adult content",
+    "ambiguous": gettext_lazy("No unambiguous intent, or no short passage could answer it "
+                              "definitively and completely"),
+    "geo_local": gettext_lazy("Seeks geo-local directions"),
+    "open_list": gettext_lazy("Asks for a list that cannot reasonably be exhaustive"),
+    "general_topic": gettext_lazy("Seeks general information about a topic"),
+    "sensitive": gettext_lazy("Potentially sensitive information"),
+    "adult": gettext_lazy("Adult content"),
 }
 QUERY_TYPES = ("DESCRIPTION", "NUMERIC", "ENTITY", "LOCATION", "PERSON")  # MS MARCO
 QUESTION_TYPES = ("YES_NO", "ENTITY", "DESCRIPTION")  # DuReader
@@ -140,12 +142,13 @@ def clean_judgment(payload: dict[str, Any]) -> dict[str, Any]:
     question_type = _choice(payload, "question_type", QUESTION_TYPES, required=False)
     if decision == "keep":
         if intent != "informational":
-            raise ValidationError(f"decision: {intent} queries are excluded; choose exclude")
+            raise ValidationError(_("decision: %(intent)s queries are excluded; choose exclude")
+                                  % {"intent": intent})
         if exclusions:
-            raise ValidationError("decision: an exclusion reason is ticked; choose exclude or "
-                                  "untick it")
+            raise ValidationError(_("decision: an exclusion reason is ticked; choose exclude "
+                                    "or untick it"))
     elif intent == "informational" and not exclusions:
-        raise ValidationError("exclusions: tick why this informational query is excluded")
+        raise ValidationError(_("exclusions: tick why this informational query is excluded"))
     return {"intent": intent, "decision": decision, "exclusions": exclusions,
             "query_type": query_type, "question_type": question_type}
 
@@ -206,7 +209,7 @@ class JudgeKind(StageKind):
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         parts = [f"{expected.get('decision', '').capitalize()}: "
                  f"{INTENTS.get(expected.get('intent', ''), expected.get('intent', ''))}"]
-        reasons = [EXCLUSIONS.get(e, e) for e in expected.get("exclusions", [])]
+        reasons = [str(EXCLUSIONS.get(e, e)) for e in expected.get("exclusions", [])]
         if reasons:
             parts.append("excluded because: " + "; ".join(reasons))
         if expected.get("query_type"):
@@ -314,19 +317,20 @@ def clean_curation(item: Item, payload: dict[str, Any], *, max_selected: int) ->
     note = _text(payload, "note", limit=1000)
     if unanswerable:
         if selected:
-            raise ValidationError("selected: a query marked not answerable has no selected "
-                                  "passages; untick them or untick 'not answerable'")
+            raise ValidationError(_("selected: a query marked not answerable has no "
+                                    "selected passages; untick them or untick 'not "
+                                    "answerable'"))
         return {"unanswerable": True, "selected": [], "conflict": False, "conflict_reason": "",
                 "note": note}
     if not selected:
-        raise ValidationError("selected: select the passage(s) that answer the query, or mark "
-                              "it not answerable by these passages")
+        raise ValidationError(_("selected: select the passage(s) that answer the query, or "
+                                "mark it not answerable by these passages"))
     if len(selected) > max_selected:
-        raise ValidationError(f"selected: at most {max_selected} passages; choose the few that "
-                              "together answer the query")
+        raise ValidationError(_("selected: at most %(limit)d passages; choose the few that "
+                                "together answer the query") % {"limit": max_selected})
     if conflict and not reason:
-        raise ValidationError("conflict_reason: the passages conflict: say why the selected "
-                              "one is the most trustworthy")
+        raise ValidationError(_("conflict_reason: the passages conflict: say why the "
+                                "selected one is the most trustworthy"))
     return {"unanswerable": False, "selected": sorted(selected), "conflict": conflict,
             "conflict_reason": reason if conflict else "", "note": note}
 
@@ -458,13 +462,13 @@ def clean_distillation(item: Item, payload: dict[str, Any], *, limit: int) -> di
     questions and the named entities for ENTITY questions."""
     answer = _text(payload, "answer", limit=limit)
     if not answer:
-        raise ValidationError("answer: write the answer in your own words")
+        raise ValidationError(_("answer: write the answer in your own words"))
     question_type = item.data.get("question_type", "")
     yesno = payload.get("yesno") or ""
     if not isinstance(yesno, str) or (yesno and yesno not in YESNO_LABELS):
         raise ValidationError(f"yesno: {yesno!r} is not one of {', '.join(YESNO_LABELS)}")
     if question_type == "YES_NO" and not yesno:
-        raise ValidationError("yesno: label the answer's opinion: Yes, No or Depends")
+        raise ValidationError(_("yesno: label the answer's opinion: Yes, No or Depends"))
     if yesno and question_type != "YES_NO":
         raise ValidationError("yesno: only YES_NO questions take an opinion label")
     raw = payload.get("entities") or []
@@ -472,7 +476,8 @@ def clean_distillation(item: Item, payload: dict[str, Any], *, limit: int) -> di
         raise ValidationError("entities: a list of entity names expected")
     entities = list(dict.fromkeys(e.strip() for e in raw if e.strip()))
     if question_type == "ENTITY" and not entities:
-        raise ValidationError("entities: list the entities your answer names (one at least)")
+        raise ValidationError(
+            _("entities: list the entities your answer names (one at least)"))
     if entities and question_type != "ENTITY":
         raise ValidationError("entities: only ENTITY questions take a list of entities")
     return {"answer": answer, "yesno": yesno or None, "entities": entities}
@@ -656,7 +661,8 @@ class ReviewKind(StageKind):
                                   f"decisions: unknown answer {extra[0]!r}")
         for n in flagged:
             if decisions.get(n) not in ("keep", "drop"):
-                raise ValidationError(f"decisions: answer {int(n) + 1}: choose keep or drop")
+                raise ValidationError(_("decisions: answer %(n)d: choose keep or drop")
+                                      % {"n": int(n) + 1})
         return {"decisions": {n: decisions[n] for n in flagged},
                 "note": _text(payload, "note", limit=1000)}
 

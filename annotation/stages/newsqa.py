@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.payload_display import Block, generic_blocks
 from annotation.stages import Emit, Param, StageKind, register, run_result
@@ -164,12 +165,13 @@ class QuestionKind(StageKind):
             raise ValidationError("questions: a list of question texts is required")
         questions = [q.strip() for q in raw if isinstance(q, str) and q.strip()]
         if not questions:
-            raise ValidationError("questions: write at least one question")
+            raise ValidationError(_("questions: write at least one question"))
         limit = item.stage.params["max_questions"]
         if len(questions) > limit:
-            raise ValidationError(f"questions: at most {limit} questions per article")
+            raise ValidationError(_("questions: at most %(limit)d questions per article")
+                                  % {"limit": limit})
         if len({q.lower() for q in questions}) != len(questions):
-            raise ValidationError("questions: do not repeat the same question")
+            raise ValidationError(_("questions: do not repeat the same question"))
         for n, question in enumerate(questions, start=1):
             verdict = self.check(item, question)
             if not verdict.ok:
@@ -215,7 +217,8 @@ def clean_answer_payload(item: Item, payload: dict[str, Any]) -> dict[str, Any]:
     spans = payload.get("spans")
     if not isinstance(spans, list) or not spans:
         raise ValidationError(
-            "spans: select at least one span, or choose 'no answer' or 'question makes no sense'"
+            _("spans: select at least one span, or choose 'no answer' or 'question makes no "
+              "sense'")
         )
     cleaned = []
     for n, span in enumerate(spans, start=1):
@@ -228,7 +231,8 @@ def clean_answer_payload(item: Item, payload: dict[str, Any]) -> dict[str, Any]:
                 f"spans[{n}]: [{start}, {end}] is outside the article (0..{len(body)})"
             )
         if not body[start:end].strip():
-            raise ValidationError(f"spans[{n}]: the selection holds only white space")
+            raise ValidationError(_("spans[%(n)d]: the selection holds only white space")
+                                  % {"n": n})
         cleaned.append([start, end])
     return {"spans": sorted(cleaned)}
 

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotation.payload_display import Block, generic_blocks, highlighted
 from annotation.roles import Role
@@ -48,9 +50,9 @@ if TYPE_CHECKING:
     from collector.jobs import Progress
 
 ANSWERS: dict[str, str] = {
-    "positive": "Positive (yes)",
-    "negative": "Negative (no)",
-    "uncertain": "Uncertain",
+    "positive": gettext_lazy("Positive (yes)"),
+    "negative": gettext_lazy("Negative (no)"),
+    "uncertain": gettext_lazy("Uncertain"),
 }
 PLACEHOLDERS = {
     "zh": {"positive": "能", "negative": "不能", "uncertain": "无法确定"},
@@ -114,13 +116,14 @@ def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, A
         return {"reject": True, "reason": REJECTED}
     doc = payload.get("doc")
     if not isinstance(doc, int) or isinstance(doc, bool) or not 0 <= doc < len(documents):
-        raise ValidationError(f"doc: choose one of the {len(documents)} documents and select "
-                              "the evidence in it, or reject the query")
+        raise ValidationError(_("doc: choose one of the %(count)d documents and select the "
+                                "evidence in it, or reject the query")
+                              % {"count": len(documents)})
     text = documents[doc]["text"]
     span = payload.get("evidence")
     if (not isinstance(span, list | tuple) or len(span) != 2
             or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)):
-        raise ValidationError("evidence: select the evidence span in the document")
+        raise ValidationError(_("evidence: select the evidence span in the document"))
     start, end = span
     if not 0 <= start < end <= len(text):
         raise ValidationError(
@@ -129,29 +132,33 @@ def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, A
     start += len(text[start:end]) - len(text[start:end].lstrip())
     end -= len(text[start:end]) - len(text[start:end].rstrip())
     if start >= end:
-        raise ValidationError("evidence: the selection holds only white space")
+        raise ValidationError(_("evidence: the selection holds only white space"))
     raw = payload.get("alternatives")
     if not isinstance(raw, dict):
-        raise ValidationError("alternatives: write a positive, a negative and an uncertain one")
+        raise ValidationError(
+            _("alternatives: write a positive, a negative and an uncertain one"))
     alternatives = {}
     for kind in ANSWERS:
         value = raw.get(kind)
         value = value.strip() if isinstance(value, str) else ""
         if not value:
-            raise ValidationError(f"alternatives: the {kind} alternative is empty")
+            raise ValidationError(_("alternatives: the %(kind)s alternative is empty")
+                                  % {"kind": kind})
         if "|" in value:
-            raise ValidationError(f"alternatives: the {kind} alternative may not contain '|'")
+            raise ValidationError(_("alternatives: the %(kind)s alternative may not contain '|'")
+                                  % {"kind": kind})
         if len(value) > max_alternative_chars:
-            raise ValidationError(f"alternatives: the {kind} alternative is longer than "
-                                  f"{max_alternative_chars} characters; keep it short")
+            raise ValidationError(_("alternatives: the %(kind)s alternative is longer than "
+                                    "%(limit)d characters; keep it short")
+                                  % {"kind": kind, "limit": max_alternative_chars})
         alternatives[kind] = value
     if len({v.casefold() for v in alternatives.values()}) != len(ANSWERS):
-        raise ValidationError("alternatives: the three alternatives must differ")
+        raise ValidationError(_("alternatives: the three alternatives must differ"))
     answer = payload.get("answer")
     if answer not in ANSWERS:
         by_text = {v: k for k, v in alternatives.items()}
         if not isinstance(answer, str) or answer.strip() not in by_text:
-            raise ValidationError("answer: mark which alternative is correct")
+            raise ValidationError(_("answer: mark which alternative is correct"))
         answer = by_text[answer.strip()]
     document = documents[doc]
     return {
@@ -170,7 +177,7 @@ def label_view(data: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
     return {
         "rejected": False, "doc_number": payload["doc"] + 1,
         **evidence_view(document, payload["evidence"]),
-        "alternatives": [{"key": k, "label": ANSWERS[k], "text": payload["alternatives"][k],
+        "alternatives": [{"key": k, "label": str(ANSWERS[k]), "text": payload["alternatives"][k],
                           "correct": k == payload["answer"]} for k in ANSWERS],
         "answer": payload["answer"], "answer_text": payload["alternatives"][payload["answer"]],
     }
@@ -190,7 +197,7 @@ def label_blocks(data: dict[str, Any], payload: dict[str, Any]) -> list[Block]:
                                                          [payload["evidence"]])),
         Block("Alternatives", "list", [
             f"{ANSWERS[k]}: {payload['alternatives'][k]}" for k in ANSWERS]),
-        Block("Correct answer", "labels", [ANSWERS[payload["answer"]]]),
+        Block("Correct answer", "labels", [str(ANSWERS[payload["answer"]])]),
     ]
 
 
@@ -598,7 +605,7 @@ class EvidenceKind(StageKind):
                 "n": n, "title": d.get("title") or f"Document {n + 1}", "url": d.get("url", ""),
                 "source_type": d.get("source_type", ""), "text": d["text"],
             } for n, d in enumerate(item.data["documents"])],
-            "answers": [{"key": k, "label": label,
+            "answers": [{"key": k, "label": str(label),
                          "placeholder": PLACEHOLDERS.get(language, PLACEHOLDERS["en"])[k]}
                         for k, label in ANSWERS.items()],
             "max_alternative_chars": item.stage.params["max_alternative_chars"],
@@ -755,10 +762,11 @@ class _CandidatesKind(StageKind):
         choice = payload.get("choice")
         count = len(item.data["candidates"])
         if not isinstance(choice, int) or isinstance(choice, bool) or not 0 <= choice < count:
-            raise ValidationError(f"choice: choose one of the {count} labels")
+            raise ValidationError(_("choice: choose one of the %(count)d labels")
+                                  % {"count": count})
         if item.data["candidates"][choice]["payload"].get("reject"):
-            raise ValidationError("choice: that label rejects the query; to reject it, choose "
-                                  "'reject the query'")
+            raise ValidationError(_("choice: that label rejects the query; to reject it, "
+                                    "choose 'reject the query'"))
         return choice
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 // an item counts at most 1; accuracy = 1 - errors / sampled; the batch passes only above
 // the threshold. Only the button the rule allows is enabled.
 (function () {
+  var gettext = window.gettext || function (s) { return s; };  // i18n/catalog.js (base.html)
   var form = document.getElementById("inspection-form");
   if (!form) return;
   var threshold = parseFloat(form.dataset.threshold), sampled = parseInt(form.dataset.sampled, 10);
@@ -24,8 +25,8 @@
     shown.textContent = (accuracy * 100).toFixed(1) + "%";
     count.textContent = String(halves / 2);
     shown.className = passes ? "ok" : "bad";
-    text.textContent = passes ? "passes: Accept the batch." :
-      "not above the threshold: Return the batch (untick a mark set by mistake to accept).";
+    text.textContent = passes ? gettext("passes: Accept the batch.") :
+      gettext("not above the threshold: Return the batch (untick a mark set by mistake to accept).");
     accept.disabled = !passes;
     back.disabled = passes;
   }

@@ -5,6 +5,8 @@
 // carry exact character offsets (data-s, data-e: Unicode code points, as the server counts)
 // into their document, so the evidence is [first token's s, last token's e].
 (function () {
+  var gettext = window.gettext || function (s) { return s; };  // i18n/catalog.js (base.html)
+  var interpolate = window.interpolate || function (f, a) { return f.replace("%s", a[0]); };
   var CJK = "\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF";
   var TOKEN = new RegExp("[" + CJK + "]|(?:(?![" + CJK + "])[\\p{L}\\p{N}_])+|[^\\p{L}\\p{N}_\\s]", "gu");
 
@@ -81,7 +83,7 @@
     var span = document.createRange();
     span.setStartBefore(first); span.setEndAfter(last);
     shown.text.textContent = span.toString();
-    shown.where.textContent = "(document " + (evidence.doc + 1) + ")";
+    shown.where.textContent = interpolate(gettext("(document %s)"), [evidence.doc + 1]);
     shown.none.hidden = true; shown.text.hidden = shown.clear.hidden = false;
   }
 
@@ -152,7 +154,7 @@
     if (range()) take();
     if (!evidence) {
       e.preventDefault();
-      shown.none.textContent = "select the evidence in one document first, or reject the question.";
+      shown.none.textContent = gettext("select the evidence in one document first, or reject the question.");
       shown.none.classList.add("error");
     }
   });

@@ -1,6 +1,7 @@
 // Span selection over the article's word tokens, by mouse or keyboard. Each token carries
 // its exact character offsets (data-s, data-e) so a span is [first token's s, last's e].
 (function () {
+  var gettext = window.gettext || function (s) { return s; };  // i18n/catalog.js (base.html)
   var article = document.getElementById("article");
   var tokens = Array.prototype.slice.call(article.querySelectorAll(".tok"));
   var payload = document.getElementById("payload");
@@ -37,7 +38,7 @@
       var li = document.createElement("li");
       li.textContent = "“" + text(s) + "” ";
       var rm = document.createElement("button");
-      rm.type = "button"; rm.textContent = "remove"; rm.className = "link-dark";
+      rm.type = "button"; rm.textContent = gettext("remove"); rm.className = "link-dark";
       rm.addEventListener("click", function () { spans.splice(k, 1); sync(); paint(); });
       li.appendChild(rm);
       list.appendChild(li);
@@ -94,7 +95,7 @@
     if (!flag && range()) addSelection();
     if (!flag && !spans.length) {
       e.preventDefault();
-      empty.textContent = "Select at least one span first, or choose one of the other two buttons.";
+      empty.textContent = gettext("Select at least one span first, or choose one of the other two buttons.");
       empty.classList.add("error");
     }
   });

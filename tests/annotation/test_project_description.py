@@ -79,4 +79,4 @@ def test_the_project_page_warns_when_the_description_names_a_member(
     assert project_description_names(project=project) == ["ann1"]
     page = client.get(url).content.decode()
     assert 'data-testid="description-names"' in page
-    assert "The description names\n  ann1, a member of this project" in page
+    assert "The description names ann1, a member of this project" in page

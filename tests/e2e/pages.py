@@ -73,3 +73,26 @@ def row(queryset: QuerySet[M], *, what: str, timeout: float = 60.0) -> M:
         if time.monotonic() > deadline:
             pytest.fail(f"{what}: not there after {timeout:.0f} s, and no job is running")
         time.sleep(POLL_S)
+
+
+def reco_batch_project(monkeypatch: Any, *, name: str, query: str, documents: list[dict],
+                       annotator: str) -> tuple[Any, Any]:
+    """An active ReCO project over one query whose search finds ``documents``, its train
+    batches one item each, and ``annotator`` a member: (project, annotator)."""
+    from annotation import engine
+    from annotation.roles import Role
+    from annotation.stages import reco
+    from tests.annotation.test_reco import rows
+    from tests.factories import user_with_roles
+
+    monkeypatch.setattr(reco.QueriesKind, "queries", lambda self, project: rows([query]))
+    monkeypatch.setattr(reco, "_retrieve_documents",
+                        lambda project, text, k, max_chars=0: documents[:k])
+    admin = user_with_roles("boss", Role.ADMIN)
+    project = engine.project_create(
+        name=name, recipe="reco", user=admin,
+        params={5: {"train": 1.0, "dev": 0.0, "test": 0.0}, 6: {"batch_size": 1}})
+    worker = user_with_roles(annotator, Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=worker, role=Role.ANNOTATOR)
+    engine.project_start(project=project, actor=admin)
+    return project, worker

@@ -7,13 +7,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import engine
 from annotation.models import Item
-from annotation.roles import Role
 from annotation.stages import reco
-from tests.annotation.test_reco import QINCAI_PARAPHRASE, doc, rows
-from tests.e2e.pages import task_next
-from tests.factories import user_with_roles
+from tests.annotation.test_reco import QINCAI_PARAPHRASE, doc
+from tests.e2e.pages import reco_batch_project, task_next
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,16 +25,8 @@ def task_page(settings, monkeypatch, as_user):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     documents = [doc("tricky", TRICKY, "Tricky"), *(doc(f"long-{n}", t, f"长文 {n}")
                                                   for n, t in enumerate(LONG))]
-    monkeypatch.setattr(reco.QueriesKind, "queries", lambda self, project: rows([QUERY]))
-    monkeypatch.setattr(reco, "_retrieve_documents",
-                        lambda project, text, k, max_chars=0: documents[:k])
-    admin = user_with_roles("boss", Role.ADMIN)
-    project = engine.project_create(
-        name="ReCO lean", recipe="reco", user=admin,
-        params={5: {"train": 1.0, "dev": 0.0, "test": 0.0}, 6: {"batch_size": 1}})
-    engine.project_member_add(project=project, user=user_with_roles("labeller", Role.ANNOTATOR),
-                              role=Role.ANNOTATOR)
-    engine.project_start(project=project, actor=admin)
+    reco_batch_project(monkeypatch, name="ReCO lean", query=QUERY, documents=documents,
+                       annotator="labeller")
     page = as_user("labeller")
     task_next(page)
     page.wait_for_selector('[data-testid="doc-0"] .tok')
