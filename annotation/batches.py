@@ -18,13 +18,26 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.models import Assignment, Batch, Inspection, Item, Project, Stage
 from annotation.slots import slot_claim
 from annotation.workflow import transition
-from collector.filters.inspection import inspect_batch, round_seed, sample_batch
+from collector.filters.inspection import Violation, inspect_batch, round_seed, sample_batch
 
 AS, BS, IS, NS = Assignment.Status, Batch.Status, Item.Status, Inspection.Status
+
+# The checker's rules as the pages show them (the labels of ``Violation``, which has no
+# Django, marked here for the translation catalogue).
+gettext_noop("the answer is incorrect")
+gettext_noop("the question is blurred or not answerable by yes/no/uncertain")
+gettext_noop("the evidence has much irrelevant information")
+gettext_noop("the question is too easy given the evidence")
+
+
+def violation_label(rule: str) -> str:
+    """A checker rule's label in the language of the request."""
+    return gettext(Violation(rule).label)
 
 
 def stage_is_batched(stage: Stage) -> bool:
@@ -234,7 +247,6 @@ def returned_feedback(*, assignment: Assignment) -> dict[str, Any] | None:
     if inspection is None:
         return None
     from annotation.models import Submission
-    from collector.filters.inspection import Violation
 
     previous = (Submission.objects.filter(item=item, assignment__round=assignment.round - 1,
                                           superseded_by__isnull=True)
@@ -243,7 +255,7 @@ def returned_feedback(*, assignment: Assignment) -> dict[str, Any] | None:
     return {
         "inspection": inspection, "round": assignment.round,
         "sampled": item.pk in inspection.sample,
-        "rules": [(rule, Violation(rule).label, Violation(rule).strict)
+        "rules": [(rule, violation_label(rule), Violation(rule).strict)
                   for rule in inspection.marks.get(key, [])],
         "comment": inspection.item_comments.get(key, ""),
         "batch_comment": inspection.comment,

@@ -672,8 +672,8 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
     where they are a checker member), those they hold, and the figures of the checker
     dashboard over those projects. ``waiting`` is a queryset (the page filters and pages
     it)."""
+    from annotation.batches import violation_label
     from annotation.models import Batch, Inspection
-    from collector.filters.inspection import Violation
 
     inspections = inspections_for(user=checker)
     waiting = (inspections.filter(status=Inspection.Status.OPEN)
@@ -684,7 +684,7 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
     for inspection in done:
         for marked in inspection.marks.values():
             for rule in marked:
-                reasons[Violation(rule).label] += 1
+                reasons[violation_label(rule)] += 1
     by_annotator: dict[str, list[float]] = defaultdict(list)
     for inspection in done:
         by_annotator[inspection.batch.annotator.username].append(inspection.accuracy)

@@ -335,6 +335,7 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect("annotation:checker_home")
     if inspection.status == Inspection.Status.ACTIVE and inspection.checker_id != request.user.pk:
         raise PermissionDenied("another checker is inspecting this batch")
+    from annotation.batches import violation_label
     from collector.filters.inspection import Violation
 
     spec = inspection.batch.stage.kind_spec
@@ -346,7 +347,7 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
             s["comment"] = request.POST.get(f"comment-{s['item'].pk}", "")
     return render(request, "annotation/inspection_detail.html", {
         "inspection": inspection, "batch": inspection.batch, "errors": errors,
-        "rules": [(r.value, r.label, 1.0 if r.strict else 0.5) for r in rules],
+        "rules": [(r.value, violation_label(r), 1.0 if r.strict else 0.5) for r in rules],
         "template": spec.inspection_template, "samples": samples,
         "comment": request.POST.get("comment", inspection.comment) if errors
         else inspection.comment,

@@ -215,3 +215,18 @@ def test_the_served_cjk_font_covers_the_chinese_interface_and_stays_small():
     css = (ROOT / "static" / "css" / "crowdqa.css").read_text()
     assert 'url("../fonts/crowdqa-cjk-sc.woff2") format("woff2")' in css
     assert "font-display: swap" in css and "unicode-range: U+00B7" in css
+
+
+def test_the_checkers_rules_are_translated():
+    from django.utils import translation
+
+    from annotation.batches import violation_label
+    from collector.filters.inspection import Violation
+
+    for rule in Violation:
+        with translation.override("zh-hans"):
+            chinese = violation_label(rule)
+        with translation.override("en"):
+            assert violation_label(rule) == rule.label
+        assert chinese != rule.label and all("\u4e00" <= c <= "\u9fff" or not c.isalpha()
+                                            for c in chinese), chinese
