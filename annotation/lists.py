@@ -14,6 +14,7 @@ import django_filters
 from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Batch, Inspection, Project, Release
 from collector.models import Job
@@ -22,9 +23,10 @@ PER_PAGE = 25
 
 
 class ProjectFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
-    status = django_filters.ChoiceFilter(choices=Project.Status.choices, empty_label="Any status")
-    recipe = django_filters.ChoiceFilter(empty_label="Any recipe")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
+    status = django_filters.ChoiceFilter(choices=Project.Status.choices,
+                                         empty_label=_("Any status"))
+    recipe = django_filters.ChoiceFilter(empty_label=_("Any recipe"))
 
     class Meta:
         model = Project
@@ -42,8 +44,9 @@ class ProjectFilter(django_filters.FilterSet):
 
 
 class ReleaseFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
-    status = django_filters.ChoiceFilter(choices=Release.Status.choices, empty_label="Any status")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
+    status = django_filters.ChoiceFilter(choices=Release.Status.choices,
+                                         empty_label=_("Any status"))
 
     class Meta:
         model = Release
@@ -54,9 +57,9 @@ class ReleaseFilter(django_filters.FilterSet):
 
 
 class JobFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
-    kind = django_filters.ChoiceFilter(empty_label="Any kind")
-    status = django_filters.ChoiceFilter(choices=Job.Status.choices, empty_label="Any status")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
+    kind = django_filters.ChoiceFilter(empty_label=_("Any kind"))
+    status = django_filters.ChoiceFilter(choices=Job.Status.choices, empty_label=_("Any status"))
 
     class Meta:
         model = Job
@@ -103,9 +106,9 @@ class _ProjectChoiceMixin:
 
 
 class BatchFilter(_ProjectChoiceMixin, django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
-    project = django_filters.ChoiceFilter(empty_label="Any project")
-    status = django_filters.ChoiceFilter(choices=Batch.Status.choices, empty_label="Any status")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
+    project = django_filters.ChoiceFilter(empty_label=_("Any project"))
+    status = django_filters.ChoiceFilter(choices=Batch.Status.choices, empty_label=_("Any status"))
 
     class Meta:
         model = Batch
@@ -118,9 +121,9 @@ class BatchFilter(_ProjectChoiceMixin, django_filters.FilterSet):
 class WaitingFilter(_ProjectChoiceMixin, django_filters.FilterSet):
     """The inspections waiting for a checker, by their batch."""
 
-    q = django_filters.CharFilter(method="search", label="Search")
-    project = django_filters.ChoiceFilter(field_name="batch__project", label="Project",
-                                          empty_label="Any project")
+    q = django_filters.CharFilter(method="search", label=_("Search"))
+    project = django_filters.ChoiceFilter(field_name="batch__project", label=_("Project"),
+                                          empty_label=_("Any project"))
 
     project_path = "batch__project"
 
