@@ -223,23 +223,20 @@ def pooled_mrr(scores: dict[str, tuple[float, float, int]]) -> float:
     return sum(mrr * n for mrr, _, n in scores.values()) / count
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="10000,100000",
-                        help="comma-separated passage counts (English corpus)")
-    parser.add_argument("--million", action="store_true", help="add 1,000,000 to the sizes")
-    parser.add_argument("--zh-docs", type=int, default=10_000,
-                        help="passages of the Chinese corpus holding DuReader's documents")
-    parser.add_argument("--ratio-size", type=int, default=100_000,
-                        help="the subset the bare Whoosh writer indexes")
-    parser.add_argument("--database", default=DEFAULT_DB)
-    parser.add_argument("--procs", type=int, default=2)
-    args = parser.parse_args()
-    sizes = sorted({int(s) for s in args.sizes.split(",")} | ({1_000_000} if args.million
-                                                                 else set()))
-    workdir = Path(tempfile.mkdtemp(prefix="crowdqa-bench-scale-"))
-    setup_django(args.database, workdir)
+RESULTS = REPO / "docs" / "benchmarks" / "scale.json"
 
+
+def save(path: Path, part: str, figures: dict) -> None:
+    """Merge one part's figures into the results file (parts may run in separate runs)."""
+    results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    results[part] = {**figures, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                                                 time.gmtime()),
+                     "load": os.getloadavg()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def part_search(args, sizes: list[int], workdir: Path) -> None:
     from collector.search.postgres_backend import PostgresBackend
     from collector.search.whoosh_backend import WhooshBackend
 
@@ -254,13 +251,14 @@ def main() -> None:
           f"{len(texts)} (NQ + judged)", flush=True)
     corpus = entries(english, documents(max(sizes), seed=SEED), max(sizes))
 
-    figures: dict[str, float] = {}
-    nan = float("nan")
+    figures: dict = {"sizes": {}}
     ratio_size = min(args.ratio_size, max(sizes))
     bare_s = build_bare(workdir, "en", corpus[:ratio_size])
     bare_rate = ratio_size / bare_s
+    figures.update(bare_size=ratio_size, bare_rate=bare_rate)
     print(f"bare Whoosh writer, {ratio_size:,} passages: {bare_s:.1f} s "
           f"({bare_rate:,.0f} passages/s)", flush=True)
+    save(args.results, "search", figures)
     qualities = {}
     for n in sizes:
         items = corpus[:n]
@@ -270,9 +268,9 @@ def main() -> None:
         wh_s = build(whoosh, key, "en", items)
         pg_p50, pg_p95 = latency(pg, key, "en", texts)
         wh_p50, wh_p95 = latency(whoosh, key, "en", texts)
-        figures[f"pg_rate_{n}"] = n / pg_s
-        figures[f"pg_p95_{n}"] = pg_p95
-        figures[f"whoosh_p95_{n}"] = wh_p95
+        figures["sizes"][str(n)] = dict(pg_rate=n / pg_s, whoosh_rate=n / wh_s, pg_p50=pg_p50,
+                                        pg_p95=pg_p95, whoosh_p50=wh_p50, whoosh_p95=wh_p95)
+        save(args.results, "search", figures)
         print(f"{n:,} passages: PostgreSQL backend index {pg_s:.1f} s ({n / pg_s:,.0f}/s), "
               f"Whoosh backend index {wh_s:.1f} s ({n / wh_s:,.0f}/s); top-10 OR p50/p95: "
               f"PostgreSQL {pg_p50:.1f}/{pg_p95:.1f} ms, Whoosh {wh_p50:.1f}/{wh_p95:.1f} ms",
@@ -301,19 +299,77 @@ def main() -> None:
     pg_mrr, wh_mrr = pooled_mrr(qualities["pg"]), pooled_mrr(qualities["whoosh"])
     print(f"  all judged questions: PostgreSQL MRR@10 {pg_mrr:.3f}, Whoosh {wh_mrr:.3f}, "
           f"ratio {pg_mrr / wh_mrr:.3f}")
-    rate = figures.get(f"pg_rate_{ratio_size}", figures[f"pg_rate_{max(sizes)}"])
+    rate = figures["sizes"].get(str(ratio_size), figures["sizes"][str(max(sizes))])["pg_rate"]
     print(f"PostgreSQL index rate {rate:,.0f} passages/s / bare Whoosh {bare_rate:,.0f} = "
           f"{rate / bare_rate:.2f}")
+    figures.update(quality=qualities, pg_mrr=pg_mrr, whoosh_mrr=wh_mrr, pg_rate=rate)
+    save(args.results, "search", figures)
 
-    def fmt(value: float) -> str:
-        return "nan" if value != value else f"{value:.1f}"  # noqa: PLR0124 - nan check
 
-    print(f"RESULT scale pg_index_docs_per_s={rate:.0f} pg_index_ratio={rate / bare_rate:.2f} "
-          f"pg_or_p95_ms_100k={fmt(figures.get('pg_p95_100000', nan))} "
-          f"pg_or_p95_ms_1m={fmt(figures.get('pg_p95_1000000', nan))} "
-          f"whoosh_or_p95_ms_1m={fmt(figures.get('whoosh_p95_1000000', nan))} "
-          f"pg_mrr_ratio={pg_mrr / wh_mrr:.3f} claim_p95_ms_10k=nan claim_p95_ms_1m=nan "
-          f"export_1m_s=nan export_1m_rss_mb=nan")
+def result_line(path: Path) -> str:
+    """The RESULT line from every part's latest figures in the results file."""
+    results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    nan = float("nan")
+    search = results.get("search", {})
+    sizes = search.get("sizes", {})
+    claim = results.get("claim", {}).get("sizes", {})
+    export = results.get("export", {})
+
+    def get(table: dict, size: str, name: str) -> float:
+        return table.get(size, {}).get(name, nan)
+
+    rate = search.get("pg_rate", nan)
+    values = {
+        "pg_index_docs_per_s": f"{rate:.0f}" if rate == rate else "nan",
+        "pg_index_ratio": rate / search["bare_rate"] if "bare_rate" in search else nan,
+        "pg_or_p95_ms_100k": get(sizes, "100000", "pg_p95"),
+        "pg_or_p95_ms_1m": get(sizes, "1000000", "pg_p95"),
+        "whoosh_or_p95_ms_1m": get(sizes, "1000000", "whoosh_p95"),
+        "pg_mrr_ratio": (search["pg_mrr"] / search["whoosh_mrr"] if "pg_mrr" in search
+                         else nan),
+        "claim_p95_ms_10k": get(claim, "10000", "claim_p95"),
+        "claim_p95_ms_1m": get(claim, "1000000", "claim_p95"),
+        "export_1m_s": export.get("seconds", nan),
+        "export_1m_rss_mb": export.get("rss_mb", nan),
+    }
+
+    def fmt(name: str, value) -> str:
+        if isinstance(value, str):
+            return value
+        if value != value:  # noqa: PLR0124 - nan check
+            return "nan"
+        return f"{value:.3f}" if name in ("pg_index_ratio", "pg_mrr_ratio") else f"{value:.1f}"
+
+    return "RESULT scale " + " ".join(f"{k}={fmt(k, v)}" for k, v in values.items())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", default="search,claim,export",
+                        help="comma-separated parts to run: search, claim, export")
+    parser.add_argument("--sizes", default="10000,100000",
+                        help="comma-separated passage counts (English corpus)")
+    parser.add_argument("--million", action="store_true", help="add 1,000,000 to the sizes")
+    parser.add_argument("--zh-docs", type=int, default=10_000,
+                        help="passages of the Chinese corpus holding DuReader's documents")
+    parser.add_argument("--ratio-size", type=int, default=100_000,
+                        help="the subset the bare Whoosh writer indexes")
+    parser.add_argument("--database", default=DEFAULT_DB)
+    parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="JSON file each part's figures are merged into")
+    args = parser.parse_args()
+    parts = args.parts.split(",")
+    unknown = set(parts) - {"search", "claim", "export"}
+    if unknown:
+        parser.error(f"--parts: unknown part(s) {', '.join(sorted(unknown))}")
+    sizes = sorted({int(s) for s in args.sizes.split(",")} | ({1_000_000} if args.million
+                                                                 else set()))
+    workdir = Path(tempfile.mkdtemp(prefix="crowdqa-bench-scale-"))
+    setup_django(args.database, workdir)
+    if "search" in parts:
+        part_search(args, sizes, workdir)
+    print(result_line(args.results))
 
 
 if __name__ == "__main__":
