@@ -145,7 +145,10 @@ def setup_django(database: str, workdir: Path) -> None:
         if cursor.fetchone() is None:
             cursor.execute(f'CREATE DATABASE "{name}"')
     admin.close()
-    os.environ.update(DATABASE_URL=database, SEARCH_INDEX_DIR=str(workdir / "index"),
+    # Finished items emit to the next (automatic) stage: its jobs stay queued in memory, so
+    # the claim part measures claiming and submitting (as bench/assign.py does).
+    os.environ.update(CELERY_BROKER_URL="memory://", DATABASE_URL=database,
+                      SEARCH_INDEX_DIR=str(workdir / "index"),
                       CACHE_URL="locmemcache://", MEDIA_ROOT=str(workdir / "media"),
                       DEBUG="0", DJANGO_SETTINGS_MODULE="config.settings")
     import django
@@ -306,6 +309,106 @@ def part_search(args, sizes: list[int], workdir: Path) -> None:
     save(args.results, "search", figures)
 
 
+ENGINE_TABLES = ("annotation_item", "annotation_assignment", "annotation_submission",
+                 "annotation_transitionlog", "annotation_projectmember")
+
+
+def answer_stage_clear(stage) -> None:
+    """Delete the bulky rows of a bench answer stage by SQL (its slots, their log rows and
+    submissions, its items), so that ``benchdb.project_drop`` has only the rest to do: the
+    ORM's cascade would load a million rows first."""
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM annotation_transitionlog l USING annotation_assignment a"
+                       " WHERE l.model = 'Assignment' AND l.object_id = a.id"
+                       " AND a.stage_id = %s", [stage.pk])
+        cursor.execute("DELETE FROM annotation_submission WHERE stage_id = %s", [stage.pk])
+        cursor.execute("DELETE FROM annotation_assignment WHERE stage_id = %s", [stage.pk])
+        cursor.execute("UPDATE annotation_item SET parent_id = NULL WHERE project_id = %s"
+                       " AND parent_id IS NOT NULL", [stage.project_id])
+        cursor.execute("DELETE FROM annotation_item WHERE stage_id = %s", [stage.pk])
+
+
+def part_claim(args) -> None:
+    """Claim + submit through the engine (bench/assign.py's ``EngineWorker`` and phases)
+    with each number of open slots: one worker alone, then ``--claim-workers`` at once."""
+    import random
+    from functools import partial
+
+    from arrivals import article
+    from assign import EngineWorker, _phase, percentile
+    from benchdb import news_answer_project, project_drop
+    from django.db import connection, connections
+
+    from annotation import engine
+    from annotation.roles import Role
+    from annotation.services import user_ensure
+
+    figures: dict = {"sizes": {}, "workers": args.claim_workers,
+                     "seconds": args.claim_seconds}
+    for n in sorted(int(s) for s in args.slots.split(",")):
+        started = time.perf_counter()
+        project, stage = news_answer_project(
+            name="bench-scale", docs=20, items=n // 2, rng=random.Random(SEED),
+            article=article, title=lambda k: f"Scale article {k}",
+            question=lambda k: f"What did the report say about question {k}?")
+        built = time.perf_counter() - started
+        users = []
+        for w in range(args.claim_workers + 1):
+            user, _ = user_ensure(username=f"bench-scale-{w}", password="bench-password-0123",  # noqa: S106
+                                  roles=(Role.ANNOTATOR,))
+            engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+            users.append(user)
+        with connection.cursor() as cursor:
+            for table in ENGINE_TABLES:
+                cursor.execute(f"VACUUM (ANALYZE) {table}")
+        make = partial(EngineWorker, project_id=project.pk)
+        row = {"build_s": built}
+        for name, ids, procs in (("solo", users[-1:], 1),
+                                 ("concurrent", users[:-1], min(2, args.claim_workers))):
+            connections.close_all()  # forked children must not share this connection
+            claims, submits, errors, elapsed, _ = _phase(make, ids, args.claim_seconds, procs)
+            if errors:
+                raise SystemExit(f"claim part, {n:,} open slots, {name}: {errors[:3]}")
+            row[name] = {"cycles": len(submits), "per_s": len(submits) / elapsed,
+                         "claim_p50": percentile(claims, 0.5),
+                         "claim_p95": percentile(claims, 0.95),
+                         "submit_p50": percentile(submits, 0.5),
+                         "submit_p95": percentile(submits, 0.95)}
+        row["claim_p95"] = row["solo"]["claim_p95"]
+        figures["sizes"][str(n)] = row
+        save(args.results, "claim", figures)
+        solo, busy = row["solo"], row["concurrent"]
+        print(f"{n:,} open slots (built in {built:.1f} s): alone claim p50/p95 "
+              f"{solo['claim_p50']:.1f}/{solo['claim_p95']:.1f} ms, submit "
+              f"{solo['submit_p50']:.1f}/{solo['submit_p95']:.1f} ms ({solo['cycles']} cycles);"
+              f" {args.claim_workers} workers at once: claim {busy['claim_p50']:.1f}/"
+              f"{busy['claim_p95']:.1f} ms, submit {busy['submit_p50']:.1f}/"
+              f"{busy['submit_p95']:.1f} ms ({busy['per_s']:.0f} submits/s)", flush=True)
+        answer_stage_clear(stage)
+        project_drop(project)
+
+
+def part_export(args) -> None:
+    """A release of ``--questions`` consolidated questions (bench/export.py's project and
+    its child process, so the peak RSS is the export's own)."""
+    import export
+
+    project_id = export.setup(args.questions, args.documents)
+    stamp = time.strftime("%H%M%S")
+    built = export.child("--child", "export", str(project_id), f"8.{stamp[:2]}.{stamp[2:]}")
+    figures = {"questions": args.questions, "documents": args.documents,
+               "seconds": built["total_s"], "rss_mb": built["peak_rss_mb"],
+               "datasheet_s": built["datasheet_s"], "squad_s": built["squad-v2_s"],
+               "newsqa_s": built["newsqa-json_s"], "bytes": built["sizes"]}
+    save(args.results, "export", figures)
+    print(f"release of {args.questions:,} questions over {args.documents:,} documents, both "
+          f"formats: {built['total_s']:.1f} s (datasheet {built['datasheet_s']:.1f} s, SQuAD "
+          f"v2.0 {built['squad-v2_s']:.1f} s, NewsQA JSON {built['newsqa-json_s']:.1f} s), "
+          f"peak RSS {built['peak_rss_mb']:.0f} MB", flush=True)
+
+
 def result_line(path: Path) -> str:
     """The RESULT line from every part's latest figures in the results file."""
     results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -356,6 +459,16 @@ def main() -> None:
                         help="the subset the bare Whoosh writer indexes")
     parser.add_argument("--database", default=DEFAULT_DB)
     parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--slots", default="10000,100000,1000000",
+                        help="claim part: comma-separated numbers of open slots")
+    parser.add_argument("--claim-workers", type=int, default=4,
+                        help="claim part: workers claiming at once after the one alone")
+    parser.add_argument("--claim-seconds", type=float, default=10.0,
+                        help="claim part: seconds of each phase (alone, at once)")
+    parser.add_argument("--questions", type=int, default=1_000_000,
+                        help="export part: consolidated questions of the release")
+    parser.add_argument("--documents", type=int, default=100_000,
+                        help="export part: documents they ask about")
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="JSON file each part's figures are merged into")
     args = parser.parse_args()
@@ -369,6 +482,10 @@ def main() -> None:
     setup_django(args.database, workdir)
     if "search" in parts:
         part_search(args, sizes, workdir)
+    if "claim" in parts:
+        part_claim(args)
+    if "export" in parts:
+        part_export(args)
     print(result_line(args.results))
 
 
