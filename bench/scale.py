@@ -229,22 +229,37 @@ def pooled_mrr(scores: dict[str, tuple[float, float, int]]) -> float:
 RESULTS = REPO / "docs" / "benchmarks" / "scale.json"
 
 
+def merged(old: dict, new: dict) -> dict:
+    """``new`` over ``old``, dictionaries merged key by key (sizes measured in different
+    runs stay side by side)."""
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = (merged(old[key], value) if isinstance(value, dict)
+                    and isinstance(old.get(key), dict) else value)
+    return out
+
+
 def save(path: Path, part: str, figures: dict) -> None:
-    """Merge one part's figures into the results file (parts may run in separate runs)."""
+    """Merge one part's figures into the results file (parts may run in separate runs,
+    the search part even one backend per run)."""
     results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    results[part] = {**figures, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S UTC",
-                                                                 time.gmtime()),
-                     "load": os.getloadavg()}
+    stamp = {"measured_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+             "load": os.getloadavg()}
+    results[part] = merged(results.get(part, {}), {**figures, **stamp})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def part_search(args, sizes: list[int], workdir: Path) -> None:
+    """Index build, top-10 OR latency and quality per backend and size; each backend's
+    figures under its own keys (``pg_…``, ``whoosh_…``), so the backends may run in
+    separate processes (``--backends``) at once."""
     from collector.search.postgres_backend import PostgresBackend
     from collector.search.whoosh_backend import WhooshBackend
 
-    pg = PostgresBackend(procs=args.procs)
-    whoosh = WhooshBackend(workdir / "index", procs=args.procs)
+    backends = {"pg": PostgresBackend(procs=args.procs),
+                "whoosh": WhooshBackend(workdir / "index", procs=args.procs)}
+    backends = {name: backends[name] for name in args.backends.split(",")}
     english = english_judgments()
     chinese = chinese_judgments()
     texts = nq_questions() + [q for _, q, _ in english.questions]
@@ -254,59 +269,68 @@ def part_search(args, sizes: list[int], workdir: Path) -> None:
           f"{len(texts)} (NQ + judged)", flush=True)
     corpus = entries(english, documents(max(sizes), seed=SEED), max(sizes))
 
-    figures: dict = {"sizes": {}}
     ratio_size = min(args.ratio_size, max(sizes))
-    bare_s = build_bare(workdir, "en", corpus[:ratio_size])
-    bare_rate = ratio_size / bare_s
-    figures.update(bare_size=ratio_size, bare_rate=bare_rate)
-    print(f"bare Whoosh writer, {ratio_size:,} passages: {bare_s:.1f} s "
-          f"({bare_rate:,.0f} passages/s)", flush=True)
-    save(args.results, "search", figures)
-    qualities = {}
+    if ratio_size:
+        bare_s = build_bare(workdir, "en", corpus[:ratio_size])
+        save(args.results, "search", {"bare_size": ratio_size,
+                                      "bare_rate": ratio_size / bare_s})
+        print(f"bare Whoosh writer, {ratio_size:,} passages: {bare_s:.1f} s "
+              f"({ratio_size / bare_s:,.0f} passages/s)", flush=True)
     for n in sizes:
         items = corpus[:n]
         key = f"scale-en-{n}"
-        pg_s = build(pg, key, "en", items)
-        vacuum()
-        wh_s = build(whoosh, key, "en", items)
-        pg_p50, pg_p95 = latency(pg, key, "en", texts)
-        wh_p50, wh_p95 = latency(whoosh, key, "en", texts)
-        figures["sizes"][str(n)] = dict(pg_rate=n / pg_s, whoosh_rate=n / wh_s, pg_p50=pg_p50,
-                                        pg_p95=pg_p95, whoosh_p50=wh_p50, whoosh_p95=wh_p95)
-        save(args.results, "search", figures)
-        print(f"{n:,} passages: PostgreSQL backend index {pg_s:.1f} s ({n / pg_s:,.0f}/s), "
-              f"Whoosh backend index {wh_s:.1f} s ({n / wh_s:,.0f}/s); top-10 OR p50/p95: "
-              f"PostgreSQL {pg_p50:.1f}/{pg_p95:.1f} ms, Whoosh {wh_p50:.1f}/{wh_p95:.1f} ms",
-              flush=True)
-        if n == max(sizes):
-            qualities["pg"] = quality(pg, key, "en", english)
-            qualities["whoosh"] = quality(whoosh, key, "en", english)
-        pg.drop(key=key)
-        whoosh.drop(key=key)
+        row = {}
+        for name, backend in backends.items():
+            seconds = build(backend, key, "en", items)
+            if name == "pg":
+                vacuum()
+            p50, p95 = latency(backend, key, "en", texts)
+            row.update({f"{name}_rate": n / seconds, f"{name}_p50": p50, f"{name}_p95": p95})
+            print(f"{n:,} passages, {name}: index {seconds:.1f} s ({n / seconds:,.0f}/s); "
+                  f"top-10 OR p50/p95 {p50:.1f}/{p95:.1f} ms", flush=True)
+            save(args.results, "search", {"sizes": {str(n): row}})
+            if n == max(sizes):
+                scores = quality(backend, key, "en", english)
+                save(args.results, "search", {"quality": {name: {"size": n, "en": scores}}})
+            backend.drop(key=key)
+    if not args.zh_docs:
+        return
     zh_items = entries(chinese, zh_documents(args.zh_docs, seed=SEED), args.zh_docs)
-    zh_pg_s = build(pg, "scale-zh", "zh", zh_items)
-    vacuum()
-    zh_wh_s = build(whoosh, "scale-zh", "zh", zh_items)
-    print(f"Chinese, {len(zh_items):,} passages: PostgreSQL backend index {zh_pg_s:.1f} s "
-          f"({len(zh_items) / zh_pg_s:,.0f}/s), Whoosh backend {zh_wh_s:.1f} s", flush=True)
-    for name, backend in (("pg", pg), ("whoosh", whoosh)):
-        qualities[name].update(quality(backend, "scale-zh", "zh", chinese))
-    pg.drop(key="scale-zh")
-    print(f"quality (English at {max(sizes):,} passages, Chinese at {len(zh_items):,}):")
-    for dataset in qualities["pg"]:
+    for name, backend in backends.items():
+        seconds = build(backend, "scale-zh", "zh", zh_items)
+        if name == "pg":
+            vacuum()
+        scores = quality(backend, "scale-zh", "zh", chinese)
+        save(args.results, "search", {"quality": {name: {"zh_size": len(zh_items),
+                                                         "zh": scores}}})
+        print(f"Chinese, {len(zh_items):,} passages, {name}: index {seconds:.1f} s "
+              f"({len(zh_items) / seconds:,.0f}/s)", flush=True)
+        backend.drop(key="scale-zh")
+    search_report(args.results)
+
+
+def search_report(path: Path) -> None:
+    """Quality per dataset and backend, and the pooled MRR@10 ratio, from the results."""
+    quality_ = json.loads(path.read_text(encoding="utf-8"))["search"].get("quality", {})
+    if set(quality_) != {"pg", "whoosh"}:
+        return
+    pg, wh = quality_["pg"], quality_["whoosh"]
+    print(f"quality (English at {pg.get('size', 0):,} / {wh.get('size', 0):,} passages, "
+          f"Chinese at {pg.get('zh_size', 0):,} / {wh.get('zh_size', 0):,}; PostgreSQL / "
+          "Whoosh):")
+    for dataset in {**pg.get("en", {}), **pg.get("zh", {})}:
         row = []
-        for name in ("pg", "whoosh"):
-            mrr, recall, count = qualities[name][dataset]
+        for name, scores in (("pg", pg), ("whoosh", wh)):
+            mrr, recall, count = {**scores.get("en", {}), **scores.get("zh", {})}[dataset]
             row.append(f"{name} MRR@10 {mrr:.3f} recall@10 {recall:.3f}")
         print(f"  {dataset} ({count} questions): " + "; ".join(row))
-    pg_mrr, wh_mrr = pooled_mrr(qualities["pg"]), pooled_mrr(qualities["whoosh"])
-    print(f"  all judged questions: PostgreSQL MRR@10 {pg_mrr:.3f}, Whoosh {wh_mrr:.3f}, "
-          f"ratio {pg_mrr / wh_mrr:.3f}")
-    rate = figures["sizes"].get(str(ratio_size), figures["sizes"][str(max(sizes))])["pg_rate"]
-    print(f"PostgreSQL index rate {rate:,.0f} passages/s / bare Whoosh {bare_rate:,.0f} = "
-          f"{rate / bare_rate:.2f}")
-    figures.update(quality=qualities, pg_mrr=pg_mrr, whoosh_mrr=wh_mrr, pg_rate=rate)
-    save(args.results, "search", figures)
+    print(f"  all judged questions: PostgreSQL MRR@10 {mrr_pooled(pg):.3f}, Whoosh "
+          f"{mrr_pooled(wh):.3f}, ratio {mrr_pooled(pg) / mrr_pooled(wh):.3f}")
+
+
+def mrr_pooled(scores: dict) -> float:
+    """MRR@10 over every judged question of a backend's quality record (both languages)."""
+    return pooled_mrr({**scores.get("en", {}), **scores.get("zh", {})})
 
 
 ENGINE_TABLES = ("annotation_item", "annotation_assignment", "annotation_submission",
@@ -328,6 +352,44 @@ def answer_stage_clear(stage) -> None:
         cursor.execute("UPDATE annotation_item SET parent_id = NULL WHERE project_id = %s"
                        " AND parent_id IS NOT NULL", [stage.project_id])
         cursor.execute("DELETE FROM annotation_item WHERE stage_id = %s", [stage.pk])
+
+
+def claim_explained(*, user, project, repeats: int) -> dict:
+    """The claim statement's own cost, free of the machine's load: ``engine.task_claim``
+    run ``repeats`` times in transactions rolled back, its UPDATE … SKIP LOCKED statement
+    also run under ``EXPLAIN (ANALYZE, BUFFERS)`` (so each claim takes the same first slot):
+    median server execution ms, shared buffers touched, and the last plan's text."""
+    import statistics
+
+    from django.db import connection, transaction
+
+    from annotation import engine
+
+    plans: list[list[dict]] = []
+
+    def explain(execute, text, params, many, context):
+        if text.lstrip().startswith("WITH live AS") and "SKIP LOCKED" in text:
+            context["cursor"].execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {text}", params)
+            plans.append(context["cursor"].fetchone()[0])
+            context["cursor"].execute("ROLLBACK TO SAVEPOINT scale_explain")
+        return execute(text, params, many, context)
+
+    for _ in range(repeats):
+        connection.close()  # a fresh session: the claim's first use is not prepared
+        with transaction.atomic(), connection.execute_wrapper(explain):
+            connection.cursor().execute("SAVEPOINT scale_explain")
+            engine.task_claim(worker=user, project=project)
+            transaction.set_rollback(True)
+    if len(plans) != repeats:
+        raise SystemExit(f"claim part: the claim statement was seen {len(plans)} times in "
+                         f"{repeats} claims (annotation/slots.py changed its form?)")
+
+    def buffers(node: dict) -> int:
+        return (node.get("Shared Hit Blocks", 0) + node.get("Shared Read Blocks", 0))
+
+    return {"execution_ms": statistics.median(p[0]["Execution Time"] for p in plans),
+            "buffers": statistics.median(buffers(p[0]["Plan"]) for p in plans),
+            "plan": plans[-1][0]}
 
 
 def part_claim(args) -> None:
@@ -377,6 +439,10 @@ def part_claim(args) -> None:
                          "submit_p50": percentile(submits, 0.5),
                          "submit_p95": percentile(submits, 0.95)}
         row["claim_p95"] = row["solo"]["claim_p95"]
+        explained = claim_explained(user=users[-1], project=project, repeats=20)
+        row["explain"] = {k: explained[k] for k in ("execution_ms", "buffers")}
+        if n == max(int(s) for s in args.slots.split(",")):
+            figures["plan_largest"] = explained["plan"]
         figures["sizes"][str(n)] = row
         save(args.results, "claim", figures)
         solo, busy = row["solo"], row["concurrent"]
@@ -385,7 +451,9 @@ def part_claim(args) -> None:
               f"{solo['submit_p50']:.1f}/{solo['submit_p95']:.1f} ms ({solo['cycles']} cycles);"
               f" {args.claim_workers} workers at once: claim {busy['claim_p50']:.1f}/"
               f"{busy['claim_p95']:.1f} ms, submit {busy['submit_p50']:.1f}/"
-              f"{busy['submit_p95']:.1f} ms ({busy['per_s']:.0f} submits/s)", flush=True)
+              f"{busy['submit_p95']:.1f} ms ({busy['per_s']:.0f} submits/s); the claim statement"
+              f" alone (EXPLAIN ANALYZE, median of 20): {explained['execution_ms']:.2f} ms, "
+              f"{explained['buffers']:.0f} buffers", flush=True)
         answer_stage_clear(stage)
         project_drop(project)
 
@@ -409,6 +477,84 @@ def part_export(args) -> None:
           f"peak RSS {built['peak_rss_mb']:.0f} MB", flush=True)
 
 
+def svg_write(path: Path, plot) -> None:
+    """One plot of ``annotation.plots`` as a stand-alone SVG file (the pages' template, with
+    the namespace and the stylesheet's plot rules it needs outside a page)."""
+    from django.template.loader import render_to_string
+
+    body = render_to_string("annotation/_plot.html", {"plot": plot}).strip()
+    style = ("<style>text{font:13px sans-serif}text:not([fill]){fill:#1f2328}"
+             ".bar{fill:#0b5cad}</style>"
+             f'<rect x="0" y="0" width="{plot.width}" height="{plot.height}" fill="#fff"/>')
+    body = body.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
+    body = body.replace(">", ">" + style, 1)
+    path.write_text(body + "\n", encoding="utf-8")
+
+
+def plots_write(path: Path) -> list[Path]:
+    """The curves of every part measured so far, as SVG files beside the results file."""
+    from annotation.plots import WIDTH, hbar, line_plot
+
+    results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    written = []
+
+    def size_name(n: str) -> str:
+        n = int(n)
+        return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
+
+    def curve(name: str, table: dict, series: dict, *, what: str, **kwargs) -> None:
+        sizes = sorted(table, key=int)
+        if len(sizes) < 2:
+            return
+        plot = line_plot({label: [get(table[n]) for n in sizes]
+                          for label, get in series.items()}, width=WIDTH,
+                         x_span=(size_name(sizes[0]), size_name(sizes[-1])),
+                         x_label=f"{what} ({', '.join(size_name(n) for n in sizes)})",
+                         **kwargs)
+        svg_write(path.parent / name, plot)
+        written.append(path.parent / name)
+
+    search = results.get("search", {})
+    if search.get("sizes"):
+        bare = search.get("bare_rate")
+        curve("scale-index-rate.svg", search["sizes"],
+              {"PostgreSQL backend": lambda r: round(r["pg_rate"]),
+               "Whoosh backend": lambda r: round(r["whoosh_rate"])},
+              label="index build, passages/s by corpus size",
+              threshold=round(3 * bare) if bare else None, lo=0,
+              what="passages; dashed: 3 x the bare Whoosh writer; sizes",
+              y_label="passages/s")
+        curve("scale-search-p95.svg", search["sizes"],
+              {"PostgreSQL p95": lambda r: round(r["pg_p95"], 1),
+               "Whoosh p95": lambda r: round(r["whoosh_p95"], 1),
+               "PostgreSQL p50": lambda r: round(r["pg_p50"], 1),
+               "Whoosh p50": lambda r: round(r["whoosh_p50"], 1)},
+              label="top-10 OR search latency by corpus size", lo=0,
+              what="passages", y_label="ms")
+    claim = results.get("claim", {})
+    if claim.get("sizes"):
+        workers = claim.get("workers", "")
+        curve("scale-claim-p95.svg", claim["sizes"],
+              {"claim p95, alone": lambda r: round(r["solo"]["claim_p95"], 1),
+               "submit p95, alone": lambda r: round(r["solo"]["submit_p95"], 1),
+               f"claim p95, {workers} at once": lambda r: round(r["concurrent"]["claim_p95"], 1),
+               f"submit p95, {workers} at once":
+                   lambda r: round(r["concurrent"]["submit_p95"], 1)},
+              label="claim and submit p95 by open slots", lo=0,
+              what="open slots", y_label="ms")
+    export = results.get("export", {})
+    if export:
+        rows = [(name, [(round(export[key], 1), "bar", f"{name}: {export[key]:.1f} s")])
+                for name, key in (("datasheet", "datasheet_s"), ("SQuAD v2.0", "squad_s"),
+                                  ("NewsQA JSON", "newsqa_s"), ("whole release", "seconds"))]
+        plot = hbar(rows, total=" s", width=WIDTH,
+                    label=f"release export of {export['questions']:,} questions, seconds "
+                          f"(peak RSS {export['rss_mb']:.0f} MB)")
+        svg_write(path.parent / "scale-export.svg", plot)
+        written.append(path.parent / "scale-export.svg")
+    return written
+
+
 def result_line(path: Path) -> str:
     """The RESULT line from every part's latest figures in the results file."""
     results = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -421,15 +567,19 @@ def result_line(path: Path) -> str:
     def get(table: dict, size: str, name: str) -> float:
         return table.get(size, {}).get(name, nan)
 
-    rate = search.get("pg_rate", nan)
+    bare = str(search.get("bare_size", ""))
+    rate = get(sizes, bare, "pg_rate")
+    quality_ = search.get("quality", {})
+    same = (set(quality_) == {"pg", "whoosh"} and all("zh" in q for q in quality_.values())
+            and quality_["pg"].get("size") == quality_["whoosh"].get("size"))
     values = {
         "pg_index_docs_per_s": f"{rate:.0f}" if rate == rate else "nan",
         "pg_index_ratio": rate / search["bare_rate"] if "bare_rate" in search else nan,
         "pg_or_p95_ms_100k": get(sizes, "100000", "pg_p95"),
         "pg_or_p95_ms_1m": get(sizes, "1000000", "pg_p95"),
         "whoosh_or_p95_ms_1m": get(sizes, "1000000", "whoosh_p95"),
-        "pg_mrr_ratio": (search["pg_mrr"] / search["whoosh_mrr"] if "pg_mrr" in search
-                         else nan),
+        "pg_mrr_ratio": (mrr_pooled(quality_["pg"]) / mrr_pooled(quality_["whoosh"])
+                         if same else nan),
         "claim_p95_ms_10k": get(claim, "10000", "claim_p95"),
         "claim_p95_ms_1m": get(claim, "1000000", "claim_p95"),
         "export_1m_s": export.get("seconds", nan),
@@ -449,7 +599,8 @@ def result_line(path: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="search,claim,export",
-                        help="comma-separated parts to run: search, claim, export")
+                        help="comma-separated parts to run: search, claim, export; report "
+                             "alone writes the plots and the RESULT line from --results")
     parser.add_argument("--sizes", default="10000,100000",
                         help="comma-separated passage counts (English corpus)")
     parser.add_argument("--million", action="store_true", help="add 1,000,000 to the sizes")
@@ -459,6 +610,8 @@ def main() -> None:
                         help="the subset the bare Whoosh writer indexes")
     parser.add_argument("--database", default=DEFAULT_DB)
     parser.add_argument("--procs", type=int, default=2)
+    parser.add_argument("--backends", default="pg,whoosh",
+                        help="search part: the backends to build and query (pg, whoosh)")
     parser.add_argument("--slots", default="10000,100000,1000000",
                         help="claim part: comma-separated numbers of open slots")
     parser.add_argument("--claim-workers", type=int, default=4,
@@ -473,7 +626,7 @@ def main() -> None:
                         help="JSON file each part's figures are merged into")
     args = parser.parse_args()
     parts = args.parts.split(",")
-    unknown = set(parts) - {"search", "claim", "export"}
+    unknown = set(parts) - {"search", "claim", "export", "report"}
     if unknown:
         parser.error(f"--parts: unknown part(s) {', '.join(sorted(unknown))}")
     sizes = sorted({int(s) for s in args.sizes.split(",")} | ({1_000_000} if args.million
@@ -486,6 +639,8 @@ def main() -> None:
         part_claim(args)
     if "export" in parts:
         part_export(args)
+    for plot in plots_write(args.results):
+        print(f"plot: {plot.relative_to(REPO) if plot.is_relative_to(REPO) else plot}")
     print(result_line(args.results))
 
 
