@@ -394,7 +394,9 @@ def claim_explained(*, user, project, repeats: int) -> dict:
 
 def part_claim(args) -> None:
     """Claim + submit through the engine (bench/assign.py's ``EngineWorker`` and phases)
-    with each number of open slots: one worker alone, then ``--claim-workers`` at once."""
+    with each number of open slots, one project per size built first; then rounds over the
+    sizes in turn (so the machine's load drifts over every size alike), each size one
+    worker alone, then ``--claim-workers`` at once; latencies pooled over the rounds."""
     import random
     from functools import partial
 
@@ -407,53 +409,72 @@ def part_claim(args) -> None:
     from annotation.roles import Role
     from annotation.services import user_ensure
 
-    figures: dict = {"sizes": {}, "workers": args.claim_workers,
-                     "seconds": args.claim_seconds}
-    for n in sorted(int(s) for s in args.slots.split(",")):
+    sizes = sorted(int(s) for s in args.slots.split(","))
+    built = {}
+    for n in sizes:
         started = time.perf_counter()
         project, stage = news_answer_project(
-            name="bench-scale", docs=20, items=n // 2, rng=random.Random(SEED),
+            name=f"bench-scale-{n}", docs=20, items=n // 2, rng=random.Random(SEED),
             article=article, title=lambda k: f"Scale article {k}",
             question=lambda k: f"What did the report say about question {k}?")
-        built = time.perf_counter() - started
         users = []
         for w in range(args.claim_workers + 1):
-            user, _ = user_ensure(username=f"bench-scale-{w}", password="bench-password-0123",  # noqa: S106
+            user, _ = user_ensure(username=f"bench-scale-{n}-{w}",
+                                  password="bench-password-0123",  # noqa: S106
                                   roles=(Role.ANNOTATOR,))
             engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
             users.append(user)
-        with connection.cursor() as cursor:
-            for table in ENGINE_TABLES:
-                cursor.execute(f"VACUUM (ANALYZE) {table}")
-        make = partial(EngineWorker, project_id=project.pk)
-        row = {"build_s": built}
-        for name, ids, procs in (("solo", users[-1:], 1),
-                                 ("concurrent", users[:-1], min(2, args.claim_workers))):
-            connections.close_all()  # forked children must not share this connection
-            claims, submits, errors, elapsed, _ = _phase(make, ids, args.claim_seconds, procs)
-            if errors:
-                raise SystemExit(f"claim part, {n:,} open slots, {name}: {errors[:3]}")
-            row[name] = {"cycles": len(submits), "per_s": len(submits) / elapsed,
-                         "claim_p50": percentile(claims, 0.5),
-                         "claim_p95": percentile(claims, 0.95),
-                         "submit_p50": percentile(submits, 0.5),
-                         "submit_p95": percentile(submits, 0.95)}
+        built[n] = (project, stage, users, time.perf_counter() - started)
+        print(f"{n:,} open slots built in {built[n][3]:.1f} s", flush=True)
+    with connection.cursor() as cursor:
+        for table in ENGINE_TABLES:
+            cursor.execute(f"VACUUM (ANALYZE) {table}")
+    timings: dict = {(n, phase): ([], [], [0.0]) for n in sizes
+                     for phase in ("solo", "concurrent")}
+    for _ in range(args.claim_rounds):
+        for n in sizes:
+            project, _, users, _ = built[n]
+            make = partial(EngineWorker, project_id=project.pk)
+            for phase, ids, procs in (("solo", users[-1:], 1),
+                                      ("concurrent", users[:-1], min(2, args.claim_workers))):
+                connections.close_all()  # forked children must not share this connection
+                claims, submits, errors, elapsed, _ = _phase(make, ids, args.claim_seconds,
+                                                             procs)
+                if errors:
+                    raise SystemExit(f"claim part, {n:,} open slots, {phase}: {errors[:3]}")
+                pooled = timings[(n, phase)]
+                pooled[0].extend(claims)
+                pooled[1].extend(submits)
+                pooled[2][0] += elapsed
+    figures: dict = {"sizes": {}, "workers": args.claim_workers, "rounds": args.claim_rounds,
+                     "seconds": args.claim_seconds}
+    for n in sizes:
+        project, stage, users, build_s = built[n]
+        row: dict = {"build_s": build_s}
+        for phase in ("solo", "concurrent"):
+            claims, submits, (elapsed,) = timings[(n, phase)]
+            row[phase] = {"cycles": len(submits), "per_s": len(submits) / elapsed,
+                          "claim_p50": percentile(claims, 0.5),
+                          "claim_p95": percentile(claims, 0.95),
+                          "submit_p50": percentile(submits, 0.5),
+                          "submit_p95": percentile(submits, 0.95)}
         row["claim_p95"] = row["solo"]["claim_p95"]
         explained = claim_explained(user=users[-1], project=project, repeats=20)
         row["explain"] = {k: explained[k] for k in ("execution_ms", "buffers")}
-        if n == max(int(s) for s in args.slots.split(",")):
+        if n == sizes[-1]:
             figures["plan_largest"] = explained["plan"]
         figures["sizes"][str(n)] = row
-        save(args.results, "claim", figures)
         solo, busy = row["solo"], row["concurrent"]
-        print(f"{n:,} open slots (built in {built:.1f} s): alone claim p50/p95 "
-              f"{solo['claim_p50']:.1f}/{solo['claim_p95']:.1f} ms, submit "
-              f"{solo['submit_p50']:.1f}/{solo['submit_p95']:.1f} ms ({solo['cycles']} cycles);"
-              f" {args.claim_workers} workers at once: claim {busy['claim_p50']:.1f}/"
-              f"{busy['claim_p95']:.1f} ms, submit {busy['submit_p50']:.1f}/"
-              f"{busy['submit_p95']:.1f} ms ({busy['per_s']:.0f} submits/s); the claim statement"
-              f" alone (EXPLAIN ANALYZE, median of 20): {explained['execution_ms']:.2f} ms, "
+        print(f"{n:,} open slots: alone claim p50/p95 {solo['claim_p50']:.1f}/"
+              f"{solo['claim_p95']:.1f} ms, submit {solo['submit_p50']:.1f}/"
+              f"{solo['submit_p95']:.1f} ms ({solo['cycles']} cycles); {args.claim_workers} "
+              f"workers at once: claim {busy['claim_p50']:.1f}/{busy['claim_p95']:.1f} ms, "
+              f"submit {busy['submit_p50']:.1f}/{busy['submit_p95']:.1f} ms "
+              f"({busy['per_s']:.0f} submits/s); the claim statement alone (EXPLAIN ANALYZE, "
+              f"median of 20): {explained['execution_ms']:.2f} ms, "
               f"{explained['buffers']:.0f} buffers", flush=True)
+    save(args.results, "claim", figures)
+    for project, stage, _, _ in built.values():
         answer_stage_clear(stage)
         project_drop(project)
 
@@ -616,8 +637,10 @@ def main() -> None:
                         help="claim part: comma-separated numbers of open slots")
     parser.add_argument("--claim-workers", type=int, default=4,
                         help="claim part: workers claiming at once after the one alone")
-    parser.add_argument("--claim-seconds", type=float, default=10.0,
-                        help="claim part: seconds of each phase (alone, at once)")
+    parser.add_argument("--claim-seconds", type=float, default=5.0,
+                        help="claim part: seconds of each phase (alone, at once) per round")
+    parser.add_argument("--claim-rounds", type=int, default=3,
+                        help="claim part: rounds over the sizes in turn")
     parser.add_argument("--questions", type=int, default=1_000_000,
                         help="export part: consolidated questions of the release")
     parser.add_argument("--documents", type=int, default=100_000,
