@@ -291,7 +291,7 @@ def part_search(args, sizes: list[int], workdir: Path) -> None:
             save(args.results, "search", {"sizes": {str(n): row}})
             if n == max(sizes):
                 scores = quality(backend, key, "en", english)
-                save(args.results, "search", {"quality": {name: {"size": n, "en": scores}}})
+                save(args.results, "search", {"quality": {str(n): {name: scores}}})
             backend.drop(key=key)
     if not args.zh_docs:
         return
@@ -301,36 +301,41 @@ def part_search(args, sizes: list[int], workdir: Path) -> None:
         if name == "pg":
             vacuum()
         scores = quality(backend, "scale-zh", "zh", chinese)
-        save(args.results, "search", {"quality": {name: {"zh_size": len(zh_items),
-                                                         "zh": scores}}})
+        save(args.results, "search", {"quality_zh": {name: scores},
+                                      "zh_size": len(zh_items)})
         print(f"Chinese, {len(zh_items):,} passages, {name}: index {seconds:.1f} s "
               f"({len(zh_items) / seconds:,.0f}/s)", flush=True)
         backend.drop(key="scale-zh")
     search_report(args.results)
 
 
+def quality_pair(search: dict) -> tuple[int, dict, dict] | None:
+    """The largest English corpus size whose quality both backends measured, and each
+    backend's scores there with the Chinese ones: (size, PostgreSQL, Whoosh)."""
+    zh = search.get("quality_zh", {})
+    both = [int(n) for n, q in search.get("quality", {}).items() if set(q) == {"pg", "whoosh"}]
+    if not both or set(zh) != {"pg", "whoosh"}:
+        return None
+    n = max(both)
+    at = search["quality"][str(n)]
+    return n, {**at["pg"], **zh["pg"]}, {**at["whoosh"], **zh["whoosh"]}
+
+
 def search_report(path: Path) -> None:
     """Quality per dataset and backend, and the pooled MRR@10 ratio, from the results."""
-    quality_ = json.loads(path.read_text(encoding="utf-8"))["search"].get("quality", {})
-    if set(quality_) != {"pg", "whoosh"}:
+    pair = quality_pair(json.loads(path.read_text(encoding="utf-8"))["search"])
+    if pair is None:
         return
-    pg, wh = quality_["pg"], quality_["whoosh"]
-    print(f"quality (English at {pg.get('size', 0):,} / {wh.get('size', 0):,} passages, "
-          f"Chinese at {pg.get('zh_size', 0):,} / {wh.get('zh_size', 0):,}; PostgreSQL / "
-          "Whoosh):")
-    for dataset in {**pg.get("en", {}), **pg.get("zh", {})}:
+    n, pg, wh = pair
+    print(f"quality (English corpus of {n:,} passages, Chinese of the --zh-docs run):")
+    for dataset in pg:
         row = []
         for name, scores in (("pg", pg), ("whoosh", wh)):
-            mrr, recall, count = {**scores.get("en", {}), **scores.get("zh", {})}[dataset]
+            mrr, recall, count = scores[dataset]
             row.append(f"{name} MRR@10 {mrr:.3f} recall@10 {recall:.3f}")
         print(f"  {dataset} ({count} questions): " + "; ".join(row))
-    print(f"  all judged questions: PostgreSQL MRR@10 {mrr_pooled(pg):.3f}, Whoosh "
-          f"{mrr_pooled(wh):.3f}, ratio {mrr_pooled(pg) / mrr_pooled(wh):.3f}")
-
-
-def mrr_pooled(scores: dict) -> float:
-    """MRR@10 over every judged question of a backend's quality record (both languages)."""
-    return pooled_mrr({**scores.get("en", {}), **scores.get("zh", {})})
+    print(f"  all judged questions: PostgreSQL MRR@10 {pooled_mrr(pg):.3f}, Whoosh "
+          f"{pooled_mrr(wh):.3f}, ratio {pooled_mrr(pg) / pooled_mrr(wh):.3f}")
 
 
 ENGINE_TABLES = ("annotation_item", "annotation_assignment", "annotation_submission",
@@ -590,17 +595,14 @@ def result_line(path: Path) -> str:
 
     bare = str(search.get("bare_size", ""))
     rate = get(sizes, bare, "pg_rate")
-    quality_ = search.get("quality", {})
-    same = (set(quality_) == {"pg", "whoosh"} and all("zh" in q for q in quality_.values())
-            and quality_["pg"].get("size") == quality_["whoosh"].get("size"))
+    pair = quality_pair(search)
     values = {
         "pg_index_docs_per_s": f"{rate:.0f}" if rate == rate else "nan",
         "pg_index_ratio": rate / search["bare_rate"] if "bare_rate" in search else nan,
         "pg_or_p95_ms_100k": get(sizes, "100000", "pg_p95"),
         "pg_or_p95_ms_1m": get(sizes, "1000000", "pg_p95"),
         "whoosh_or_p95_ms_1m": get(sizes, "1000000", "whoosh_p95"),
-        "pg_mrr_ratio": (mrr_pooled(quality_["pg"]) / mrr_pooled(quality_["whoosh"])
-                         if same else nan),
+        "pg_mrr_ratio": pooled_mrr(pair[1]) / pooled_mrr(pair[2]) if pair else nan,
         "claim_p95_ms_10k": get(claim, "10000", "claim_p95"),
         "claim_p95_ms_1m": get(claim, "1000000", "claim_p95"),
         "export_1m_s": export.get("seconds", nan),
