@@ -453,6 +453,14 @@ def part_claim(args) -> None:
                 pooled[2][0] += elapsed
     figures: dict = {"sizes": {}, "workers": args.claim_workers, "rounds": args.claim_rounds,
                      "seconds": args.claim_seconds}
+    # The claim statement's plan twice: with the statistics of the bulk load (this
+    # machine's PostgreSQL runs with autovacuum off), then after ANALYZE, as autovacuum
+    # would have run after the rounds' claims and submits.
+    stale = {n: claim_explained(user=built[n][2][-1], project=built[n][0], repeats=20)
+             for n in sizes}
+    with connection.cursor() as cursor:
+        for table in ENGINE_TABLES:
+            cursor.execute(f"ANALYZE {table}")
     for n in sizes:
         project, stage, users, build_s = built[n]
         row: dict = {"build_s": build_s}
@@ -466,8 +474,10 @@ def part_claim(args) -> None:
         row["claim_p95"] = row["solo"]["claim_p95"]
         explained = claim_explained(user=users[-1], project=project, repeats=20)
         row["explain"] = {k: explained[k] for k in ("execution_ms", "buffers")}
+        row["explain_stale"] = {k: stale[n][k] for k in ("execution_ms", "buffers")}
         if n == sizes[-1]:
             figures["plan_largest"] = explained["plan"]
+            figures["plan_largest_stale"] = stale[n]["plan"]
         figures["sizes"][str(n)] = row
         solo, busy = row["solo"], row["concurrent"]
         print(f"{n:,} open slots: alone claim p50/p95 {solo['claim_p50']:.1f}/"
@@ -476,8 +486,9 @@ def part_claim(args) -> None:
               f"workers at once: claim {busy['claim_p50']:.1f}/{busy['claim_p95']:.1f} ms, "
               f"submit {busy['submit_p50']:.1f}/{busy['submit_p95']:.1f} ms "
               f"({busy['per_s']:.0f} submits/s); the claim statement alone (EXPLAIN ANALYZE, "
-              f"median of 20): {explained['execution_ms']:.2f} ms, "
-              f"{explained['buffers']:.0f} buffers", flush=True)
+              f"median of 20): {stale[n]['execution_ms']:.2f} ms, {stale[n]['buffers']:.0f} "
+              f"buffers with the bulk load's statistics, {explained['execution_ms']:.2f} ms, "
+              f"{explained['buffers']:.0f} buffers after ANALYZE", flush=True)
     save(args.results, "claim", figures)
     for project, stage, _, _ in built.values():
         answer_stage_clear(stage)
