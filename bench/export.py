@@ -112,8 +112,9 @@ def export_child(project_id: int, version: str) -> None:
     result = releases.release_build(release=release)
     total = time.perf_counter() - t0
     sizes = {f.format: f.bytes for f in release.files.all()}
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({**result["timings"], "total_s": total, "sizes": sizes,
-                      "peak_rss_mb": peak_rss_mb()}))
+                      "peak_rss_mb": peak_rss_mb(), "cpu_s": usage.ru_utime + usage.ru_stime}))
 
 
 def naive_child(project_id: int, limit: int) -> None:
