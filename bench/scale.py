@@ -1,9 +1,20 @@
-"""Benchmark: growth to MS MARCO scale, the search part (issue 18, sections 2 and 4).
+"""Benchmark: growth to MS MARCO scale (issue 18, sections 2 and 4): search, claim, export.
 
 Run from the repository root (PostgreSQL at 127.0.0.1:5432)::
 
-    .venv/bin/python bench/scale.py [--sizes 10000,100000] [--million] [--zh-docs 10000]
-        [--database postgres://postgres@127.0.0.1:5432/crowdqa_scale] [--procs 2]
+    .venv/bin/python bench/scale.py [--parts search,claim,export] [--results PATH]
+        [--database postgres://postgres@127.0.0.1:5432/crowdqa_scale]
+        search: [--sizes 10000,100000] [--million] [--ratio-size 100000] [--zh-docs 10000]
+                [--backends pg,whoosh] [--procs 2]
+        claim:  [--slots 10000,100000,1000000] [--claim-workers 4] [--claim-seconds 5]
+                [--claim-rounds 3]
+        export: [--questions 1000000] [--documents 100000]
+
+Each part merges its figures into ``--results`` (``docs/benchmarks/scale.json``); every
+run ends with the SVG plots of the curves measured so far (beside that file) and the
+RESULT line made from all of them, so parts, sizes and backends may run in separate
+processes (``--parts report`` only redraws and prints). ``part_claim`` and
+``part_export`` say what those parts measure; the search part:
 
 1. **Corpora**: synthetic English passages of 90-110 words from bench/ingest.py's generator
    (Zipfian vocabulary: function words, then invented words, weights 1/rank; titles of 3
@@ -18,21 +29,23 @@ Run from the repository root (PostgreSQL at 127.0.0.1:5432)::
    COPY, one transaction) fed the corpus's entries: passages/s. **Baseline, same run**: a
    bare Whoosh writer (``ix.writer()``, default ``TEXT`` field with the same stemming
    analyzer, ``commit()``) fed the same texts, on the 100k subset (the largest size when
-   smaller): ``pg_index_ratio`` = PostgreSQL / bare Whoosh. The Whoosh backend's index
+   smaller; ``--ratio-size 0``: none): ``pg_index_ratio`` = PostgreSQL / bare Whoosh, both
+   on that subset (the rate at that size, from whichever run measured it). The Whoosh
+   backend's index
    (what searches compare with) is built too, with ``--procs`` writer processes.
 3. **Top-10 OR latency** per backend and size: ``backend.search(limit=10)`` (the index
    alone, as the issue measures it) for the 200 Natural Questions of
    ``data/datasets/search_queries`` and the judged questions, one by one after a
    warm-up: p50 / p95. PostgreSQL figures are taken after ``VACUUM ANALYZE`` of the
    search tables (what autovacuum does after a bulk insert).
-4. **Quality** at the largest size: MRR@10 and recall@10 of the relevant passages
-   (documents for DuReader) for both backends; ``pg_mrr_ratio`` = PostgreSQL / Whoosh
-   MRR@10 over all judged questions.
+4. **Quality** at the largest size of the run: MRR@10 and recall@10 of the relevant
+   passages (documents for DuReader) per backend, kept per corpus size; ``pg_mrr_ratio`` =
+   PostgreSQL / Whoosh MRR@10 over all judged questions at the largest size both
+   backends measured.
 
 The last line is ``RESULT scale pg_index_docs_per_s=… pg_index_ratio=… pg_or_p95_ms_100k=…
 pg_or_p95_ms_1m=… whoosh_or_p95_ms_1m=… pg_mrr_ratio=… claim_p95_ms_10k=… claim_p95_ms_1m=…
-export_1m_s=… export_1m_rss_mb=…`` (``nan`` for what this run did not measure: the 1M
-figures without ``--million``; claim and export belong to other parts of the benchmark).
+export_1m_s=… export_1m_rss_mb=…`` (``nan`` for what no run has measured yet).
 """
 
 from __future__ import annotations
