@@ -575,7 +575,7 @@ def plots_write(path: Path) -> list[Path]:
                "Whoosh backend": lambda r: round(r["whoosh_rate"])},
               label="index build, passages/s by corpus size",
               threshold=round(3 * bare) if bare else None, lo=0,
-              what="passages; dashed: 3 x the bare Whoosh writer; sizes",
+              what="passages; dashed: 3 × bare Whoosh",
               y_label="passages/s")
         curve("scale-search-p95.svg", search["sizes"],
               {"PostgreSQL p95": lambda r: round(r["pg_p95"], 1),
