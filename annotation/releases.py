@@ -32,6 +32,7 @@ from annotation import release_records as rr
 from annotation.models import Inspection, Item, Project, Release, ReleaseFile, Submission
 from annotation.workflow import transition
 from collector.exporters import (
+    CharSpan,
     ManifestEntry,
     Pseudonymizer,
     new_release_salt,
@@ -48,6 +49,7 @@ from collector.exporters import (
     write_squad_v2,
 )
 from collector.jobs import JobError, Progress, job_create, job_handler
+from collector.metrics.squad import exact_match, f1_v1
 from collector.models import Job
 
 # format -> (recipes it applies to, file name)
@@ -466,8 +468,7 @@ def datasheet_build(*, release: Release) -> dict[str, Any]:
                   if not release.omit_workers else "Worker identities are omitted."],
     }
     if project.recipe == "newsqa":
-        sheet["human_performance"] = human_performance(project)
-        consensus, ids = newsqa_consensus_statistics(project)
+        sheet["human_performance"], consensus, ids = newsqa_row_statistics(project)
         sheet["agreement"] = {**sheet["agreement"], **consensus}
         sheet["notes"] = [*sheet["notes"], *newsqa_notes(release, consensus, ids)]
     if project.recipe == "judgment":
@@ -478,35 +479,47 @@ def datasheet_build(*, release: Release) -> dict[str, Any]:
 
 
 def _choice_label(choice: Any) -> str:
-    from collector.exporters import CharSpan
-
     return f"{choice.s}:{choice.e}" if isinstance(choice, CharSpan) else str(choice)
 
 
-def newsqa_consensus_statistics(project: Project) -> tuple[dict[str, int], dict[str, int]]:
+def newsqa_row_statistics(project: Project
+                          ) -> tuple[dict[str, Any], dict[str, int], dict[str, int]]:
+    """The datasheet's figures that read every final question with its document, in one
+    pass over them (a release of a million questions reads them once here, not once per
+    figure): human performance (``HumanPerformance``) and where the platform's consensus
+    and the official one differ, with the story-id rules (``ConsensusStatistics``)."""
+    performance, consensus = HumanPerformance(), ConsensusStatistics()
+    for row, doc in rr._rows_with_documents(project):
+        performance.add(row, doc)
+        consensus.add(row, doc)
+    return performance.result(), consensus.stats, consensus.ids
+
+
+class ConsensusStatistics:
     """Where the platform's consensus (its agreement over normalised merged spans, kept in
     the record) and the official NewsQA consensus (``rr.newsqa_question``) differ, and
-    which story-id rule the released documents follow (``rr.story_id_kind``)."""
-    from collector.exporters import CharSpan
+    which story-id rule the released documents follow (``rr.story_id_kind``): ``add``
+    each final (row, document), then read ``stats`` and ``ids``."""
 
-    stats = {"consensus_differs": 0, "consensus_differs_span": 0,
-             "consensus_differs_answerable": 0}
-    ids: dict[str, int] = {"newsqa": 0, "cnn": 0, "source": 0}
-    seen: set[int] = set()
-    for row, doc in rr._rows_with_documents(project):
-        if doc is not None and doc.pk not in seen:
-            seen.add(doc.pk)
-            ids[rr.story_id_kind(doc)] += 1
+    def __init__(self) -> None:
+        self.stats = {"consensus_differs": 0, "consensus_differs_span": 0,
+                      "consensus_differs_answerable": 0}
+        self.ids: dict[str, int] = {"newsqa": 0, "cnn": 0, "source": 0}
+        self._seen: set[int] = set()
+
+    def add(self, row: dict[str, Any], doc: Any) -> None:
+        if doc is not None and doc.pk not in self._seen:
+            self._seen.add(doc.pk)
+            self.ids[rr.story_id_kind(doc)] += 1
         official = rr.newsqa_question(row["result"]).consensus
         platform = rr._choice(row["result"].get("consensus")) or official
         if _choice_label(platform) == _choice_label(official):
-            continue
-        stats["consensus_differs"] += 1
+            return
+        self.stats["consensus_differs"] += 1
         if isinstance(platform, CharSpan) and isinstance(official, CharSpan):
-            stats["consensus_differs_span"] += 1
+            self.stats["consensus_differs_span"] += 1
         elif isinstance(platform, CharSpan) or isinstance(official, CharSpan):
-            stats["consensus_differs_answerable"] += 1
-    return stats, ids
+            self.stats["consensus_differs_answerable"] += 1
 
 
 def newsqa_notes(release: Release, consensus: dict[str, int], ids: dict[str, int]
@@ -581,22 +594,31 @@ def agreement_statistics(project: Project) -> dict[str, Any]:
     return stats
 
 
-def human_performance(project: Project) -> dict[str, Any]:
+class HumanPerformance:
     """NewsQA section 6.1: EM/F1 of one held-out human answer (the first answerer's)
-    against the others, over questions with at least two span answers."""
-    from collector.metrics.squad import exact_match, f1_v1
+    against the others, over questions with at least two span answers: ``add`` each final
+    (row, document), then ``result``."""
 
-    per_split: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for row, doc in rr._rows_with_documents(project):
+    def __init__(self) -> None:
+        self._per_split: dict[str, list[tuple[float, float]]] = defaultdict(list)
+
+    def add(self, row: dict[str, Any], doc: Any) -> None:
         answers = [a["sourcerAnswers"] for a in row["result"]["answers"]]
         texts = [doc.body[a[0]["s"]:a[-1]["e"]] for a in answers if "s" in a[0]]
         if len(texts) < 2:
-            continue
+            return
         held_out, others = texts[0], texts[1:]
-        per_split[row["split"] or "train"].append((
+        self._per_split[row["split"] or "train"].append((
             max(exact_match(held_out, g) for g in others),
             max(f1_v1(held_out, g) for g in others),
         ))
+
+    def result(self) -> dict[str, Any]:
+        return _human_performance_result(self._per_split)
+
+
+def _human_performance_result(per_split: dict[str, list[tuple[float, float]]]
+                              ) -> dict[str, Any]:
     scores = [s for v in per_split.values() for s in v]
     if not scores:
         return {"questions": 0, "method": "no question had two span answers"}
