@@ -17,6 +17,8 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import engine, invites
@@ -28,19 +30,26 @@ MEMBERS_TEMPLATE = "annotation/invites/members.html"
 IMPORT_MAX_BYTES = 2 * 1024 * 1024
 
 
+#: The roles an invite gives, as the welcome message names them.
+ROLE_NAMES = {Role.ANNOTATOR: gettext_lazy("annotator"), Role.CHECKER: gettext_lazy("checker"),
+              Role.ADMIN: gettext_lazy("admin")}
+
+
 class SignupForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    email = forms.EmailField(required=False, label="E-mail")
-    password1 = forms.CharField(widget=forms.PasswordInput, strip=False, label="Password")
+    username = forms.CharField(max_length=150, label=gettext_lazy("Username"))
+    email = forms.EmailField(required=False, label=gettext_lazy("E-mail"))
+    password1 = forms.CharField(widget=forms.PasswordInput, strip=False,
+                                label=gettext_lazy("Password"))
     password2 = forms.CharField(widget=forms.PasswordInput, strip=False,
-                                label="Password again")
+                                label=gettext_lazy("Password again"))
     agree = forms.BooleanField(
-        label="I agree", error_messages={"required": "Tick “I agree” to join."})
+        label=gettext_lazy("I agree"),
+        error_messages={"required": gettext_lazy("Tick “I agree” to join.")})
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if data.get("password1") and data.get("password1") != data.get("password2"):
-            self.add_error("password2", "The two passwords differ.")
+            self.add_error("password2", _("The two passwords differ."))
         return data
 
 
@@ -48,7 +57,8 @@ class JoinForm(forms.Form):
     """A logged-in user joins with one button; consent is still asked."""
 
     agree = forms.BooleanField(
-        label="I agree", error_messages={"required": "Tick “I agree” to join."})
+        label=gettext_lazy("I agree"),
+        error_messages={"required": gettext_lazy("Tick “I agree” to join.")})
 
 
 class InviteCreateForm(forms.Form):
@@ -116,8 +126,9 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
             if user is None:
                 # Named: django-axes' login throttling is a second authentication backend.
                 login(request, member.user, backend="annotation.roles.RoleBackend")
-            messages.success(request, f"Welcome to {invite.project.name}: you joined as "
-                                      f"{member.role}.")
+            messages.success(request, _("Welcome to %(project)s: you joined as %(role)s.")
+                             % {"project": invite.project.name,
+                                "role": ROLE_NAMES.get(member.role, member.role)})
             return redirect(_landing(member.role))
     return render(request, "annotation/invites/join.html", {
         "invite": invite, "project": invite.project, "form": form, "joined": joined,

@@ -34,6 +34,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from django.utils.translation import gettext as _
 
 from annotation.models import Invite, InviteUse, Project, ProjectMember, Submission
 from annotation.roles import Role
@@ -148,11 +149,13 @@ def _domain_check(invite: Invite, email: str) -> None:
         return
     allowed = ", ".join(invite.allowed_domains)
     if not email:
-        raise ValidationError({"email": f"This link needs an e-mail address at {allowed}."})
+        raise ValidationError({"email": _("This link needs an e-mail address at %(allowed)s.")
+                               % {"allowed": allowed}})
     domain = email.rpartition("@")[2].lower()
     if domain not in invite.allowed_domains:
         raise ValidationError(
-            {"email": f"This link only accepts e-mail addresses at {allowed}, not {domain}."})
+            {"email": _("This link only accepts e-mail addresses at %(allowed)s, not %(domain)s.")
+             % {"allowed": allowed, "domain": domain}})
 
 
 def _user_new(*, username: str, email: str, password: str) -> Any:
@@ -162,25 +165,26 @@ def _user_new(*, username: str, email: str, password: str) -> Any:
     username = (username or "").strip()
     email = (email or "").strip()
     if not username:
-        errors["username"] = ["Choose a username."]
+        errors["username"] = [_("Choose a username.")]
     else:
         try:
             user_model.username_validator(username)
             if len(username) > 150:
-                raise ValidationError("Use at most 150 characters.")
+                raise ValidationError(_("Use at most 150 characters."))
         except ValidationError as exc:
             errors["username"] = exc.messages
         else:
             if user_model.objects.filter(username__iexact=username).exists():
-                errors["username"] = [f"The username {username!r} is taken; choose another."]
+                errors["username"] = [_("The username %(username)r is taken; choose another.")
+                                      % {"username": username}]
     if email:
         try:
             validate_email(email)
         except ValidationError:
-            errors["email"] = [f"{email!r} is not an e-mail address."]
+            errors["email"] = [_("%(email)r is not an e-mail address.") % {"email": email}]
     user = user_model(username=username, email=email)
     if not password:
-        errors["password"] = ["Choose a password."]
+        errors["password"] = [_("Choose a password.")]
     else:
         try:
             password_validation.validate_password(password, user=user)
@@ -194,7 +198,8 @@ def _user_new(*, username: str, email: str, password: str) -> Any:
             user.save()
     except IntegrityError as exc:  # someone took the name a moment ago
         raise ValidationError(
-            {"username": [f"The username {username!r} is taken; choose another."]}) from exc
+            {"username": [_("The username %(username)r is taken; choose another.")
+                          % {"username": username}]}) from exc
     return user
 
 

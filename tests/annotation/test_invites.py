@@ -495,3 +495,21 @@ def test_ten_concurrent_accepts_of_a_three_use_invite_make_three_members():
     assert ProjectMember.objects.filter(project=project).count() == 3
     assert InviteUse.objects.filter(invite=invite).count() == 3
     assert User.objects.filter(username__startswith="rush").count() == 3
+
+
+def test_a_chinese_newcomer_signs_up_in_chinese(project, client, annotator):
+    """The sign-up form, its errors and the welcome follow the browser's language."""
+    invite = invites.invite_create(project=project, role="annotator")
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-CN,zh;q=0.9"
+    page = client.get(reverse("annotation:invite_join", args=[invite.token])).content.decode()
+    assert "再次输入密码" in page and "我同意" in page
+    users = User.objects.count()
+    refused = _signup(client, invite, username=annotator.username, password2="other-words-93")
+    text = refused.content.decode()
+    assert refused.status_code == 200
+    assert "两次输入的密码不一致。" in text
+    _nothing_written(users)
+    joined = _signup(client, invite)
+    assert joined.status_code == 302
+    welcome = [str(m) for m in client.get(joined["Location"], follow=True).context["messages"]]
+    assert "欢迎加入 Harbor news：你的角色是标注员。" in welcome
