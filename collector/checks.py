@@ -7,7 +7,8 @@ and ``check --deploy`` too; docs/deployment.md).
   (``annotation.auth``) is dropped there too. A per-process cache (local memory, dummy) is
   refused: the job pages would never see progress, and a changed user or token would stay
   valid in the other processes. A file cache is shared by the processes of one host only:
-  a warning.
+  a warning of ``check --deploy`` (on one host with a broker it is right, and every
+  management command would print it).
 """
 
 from __future__ import annotations
@@ -54,27 +55,37 @@ def storages_importable(app_configs: Any = None, **kwargs: Any) -> list[checks.C
     return errors
 
 
+def _progress_cache() -> str | None:
+    """The cache backend job progress goes through, when jobs run in worker processes."""
+    return settings.CACHES["default"]["BACKEND"] if broker_configured() else None
+
+
 @checks.register("crowdqa")
 def progress_cache_shared(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if not broker_configured():
+    backend = _progress_cache()
+    if backend not in PROCESS_LOCAL_CACHES:
         return []
-    backend = settings.CACHES["default"]["BACKEND"]
-    if backend in PROCESS_LOCAL_CACHES:
-        return [checks.Error(
-            f"CELERY_BROKER_URL is set (jobs run in worker processes) but the cache is "
-            f"{backend}, private to each process: job progress written by a worker would "
-            "never reach the web processes, nor would a changed user reach the others.",
-            hint="Set CACHE_URL to a cache every web and worker process shares, e.g. "
-                 "redis://host:6379/1 (docs/deployment.md).",
-            id="crowdqa.E002",
-        )]
-    if backend in HOST_LOCAL_CACHES:
-        return [checks.Warning(
-            f"CELERY_BROKER_URL is set but the cache is {backend} "
-            f"({settings.CACHES['default'].get('LOCATION')}): only processes on this host "
-            "share it (job progress, signed-in users).",
-            hint="With web or worker processes on more than one host, set CACHE_URL to "
-                 "redis://... (docs/deployment.md).",
-            id="crowdqa.W003",
-        )]
-    return []
+    return [checks.Error(
+        f"CELERY_BROKER_URL is set (jobs run in worker processes) but the cache is "
+        f"{backend}, private to each process: job progress written by a worker would "
+        "never reach the web processes, nor would a changed user reach the others.",
+        hint="Set CACHE_URL to a cache every web and worker process shares, e.g. "
+             "redis://host:6379/1 (docs/deployment.md).",
+        id="crowdqa.E002",
+    )]
+
+
+@checks.register("crowdqa", deploy=True)
+def progress_cache_across_hosts(app_configs: Any = None,
+                                **kwargs: Any) -> list[checks.CheckMessage]:
+    backend = _progress_cache()
+    if backend not in HOST_LOCAL_CACHES:
+        return []
+    return [checks.Warning(
+        f"CELERY_BROKER_URL is set but the cache is {backend} "
+        f"({settings.CACHES['default'].get('LOCATION')}): only processes on this host "
+        "share it (job progress, signed-in users).",
+        hint="With web or worker processes on more than one host, set CACHE_URL to "
+             "redis://... (docs/deployment.md).",
+        id="crowdqa.W003",
+    )]

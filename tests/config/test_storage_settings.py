@@ -61,12 +61,12 @@ def test_bad_configuration_is_refused_naming_the_variable(environ, message):
     assert str(caught.value).startswith(message)
 
 
-def _check(**environ: str) -> subprocess.CompletedProcess:
+def _check(*options: str, **environ: str) -> subprocess.CompletedProcess:
     """``manage.py check`` in a fresh process with ``environ`` over the test run's own."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("CELERY_BROKER_URL", "CACHE_URL") and not k.startswith("CROWDQA_STOR")}
     return subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=REPO, capture_output=True, text=True,
+        [sys.executable, "manage.py", "check", *options], cwd=REPO, capture_output=True, text=True,
         env={**env, **environ, "DJANGO_SETTINGS_MODULE": "config.settings"}, timeout=120,
     )
 
@@ -93,7 +93,12 @@ def test_a_per_process_cache_with_a_broker_is_an_error(tmp_path):
     assert result.returncode == 1
     assert "(crowdqa.E002) CELERY_BROKER_URL is set" in result.stderr
     assert "LocMemCache, private to each process" in result.stderr
-    result = _check(CELERY_BROKER_URL=broker, CACHE_URL=f"filecache://{tmp_path}")
+    # A file cache serves one host: right there, so only the deployment check warns (every
+    # management command of a one-host install would print it otherwise).
+    filecache = {"CELERY_BROKER_URL": broker, "CACHE_URL": f"filecache://{tmp_path}"}
+    result = _check(**filecache)
+    assert result.returncode == 0 and "no issues" in result.stdout, result.stderr
+    result = _check("--deploy", **filecache)
     assert result.returncode == 0
     assert "(crowdqa.W003)" in result.stderr + result.stdout
     assert "only processes on this host share it" in result.stderr + result.stdout
@@ -112,3 +117,8 @@ def test_the_cache_check_in_process(settings):
     assert [m.id for m in checks.progress_cache_shared()] == ["crowdqa.E002"]
     settings.CELERY_BROKER_URL = "memory://"  # Celery's in-process broker: no other process
     assert checks.progress_cache_shared() == []
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:6379/15"
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": "/tmp/c"}}
+    assert checks.progress_cache_shared() == []
+    assert [m.id for m in checks.progress_cache_across_hosts()] == ["crowdqa.W003"]
