@@ -339,9 +339,13 @@ class Assignment(models.Model):
         constraints = [
             _status_check("annotation_assignment_status_valid", AssignmentStatus.values),
             # A worker holds at most one live slot of an item per round (a returned batch's
-            # annotator labels its items again in the next round).
+            # annotator labels its items again in the next round). The worker first: a plan
+            # that picks this index for a worker's live slot (statistics of a bulk load,
+            # before autovacuum analyses) reads that worker's slots, never the whole
+            # history (docs/benchmarks.md, "Claim + submit with 10k, 100k and 1M open
+            # slots"); lookups by item use annotation_slot_item_worker.
             models.UniqueConstraint(
-                fields=("item", "worker", "round"),
+                fields=("worker", "item", "round"),
                 condition=Q(status__in=["active", "submitted"]),
                 name="annotation_assignment_one_per_worker",
             ),
