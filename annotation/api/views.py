@@ -88,10 +88,11 @@ class TaskNextApi(APIView):
         data = TaskNextInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         # The claim loads what the task shows (item, document, stage, project) itself.
-        assignment = engine.task_claim(worker=request.user,
-                                       project=data.validated_data.get("project"),
-                                       related=True)
+        project = data.validated_data.get("project")
+        assignment = engine.task_claim(worker=request.user, project=project, related=True)
         if assignment is None:
+            if project is not None:  # no task, or no such project (400)
+                data.fields["project"].project_exists(project)
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(TaskOutputSerializer(assignment).data)
 

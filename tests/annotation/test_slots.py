@@ -331,9 +331,9 @@ def test_a_claim_is_one_statement_and_a_submit_two_or_three(answer_items, worker
 
 def test_the_api_claim_answers_from_the_claim_statement_alone(answer_items, workers):
     """``POST /api/v1/tasks/next/``: once the worker's token is cached and the statement
-    prepared, the project lookup and the claim, which loads the slot's item, document,
-    stage and project itself; the answer is the task the ORM would give. A live slot is
-    answered the same way."""
+    prepared, the claim alone, which scopes by the project's id and loads the slot's item,
+    document, stage and project itself; the answer is the task the ORM would give. A live
+    slot is answered the same way."""
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
@@ -350,9 +350,9 @@ def test_the_api_claim_answers_from_the_claim_statement_alone(answer_items, work
         claimed = api.post(url, {"project": project.pk}, format="json")
     assert claimed.status_code == 200
     sqls = [q["sql"] for q in seen.captured_queries]
-    assert len(sqls) == (2 if connection.vendor == "postgresql" else len(sqls))
+    assert len(sqls) == (1 if connection.vendor == "postgresql" else len(sqls))
     if connection.vendor == "postgresql":
-        assert sqls[1].startswith("EXECUTE")
+        assert sqls[0].startswith("EXECUTE")
     from annotation.api.serializers import TaskOutputSerializer
 
     expected = TaskOutputSerializer(engine.assignment_for_worker(
@@ -361,3 +361,32 @@ def test_the_api_claim_answers_from_the_claim_statement_alone(answer_items, work
     assert claimed.json()["task"]["tokens"] and claimed.json()["project"] == project.name
     # Claiming again while it is live gives the same task, as fully loaded.
     assert api.post(url, {"project": project.pk}, format="json").json() == expected
+
+
+@pytest.mark.parametrize(("project", "message"), [
+    (10**12, 'Invalid pk "1000000000000" - object does not exist.'),
+    (0, 'Invalid pk "0" - object does not exist.'),
+    (2**63, f'Invalid pk "{2**63}" - object does not exist.'),
+    ("seven", "Incorrect type. Expected pk value, received str."),
+    (True, "Incorrect type. Expected pk value, received bool."),
+    ([1], "Incorrect type. Expected pk value, received list."),
+])
+def test_the_api_claim_refuses_a_project_that_is_not_there(answer_items, workers, project,
+                                                           message):
+    """The claim reads no project before its statement; a project that does not exist is
+    still a 400 naming the field (checked once the claim found nothing), and a live slot
+    of the worker elsewhere is not handed out for it."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    worker = workers["ann1"]
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=worker).key}")
+    live = api.post("/api/v1/tasks/next/", {"project": answer_items[0].project.pk},
+                    format="json")
+    assert live.status_code == 200
+    refused = api.post("/api/v1/tasks/next/", {"project": project}, format="json")
+    assert refused.status_code == 400, refused.content
+    assert refused.json() == {"project": [message]}
+    # Without a project: the worker's live slot, whatever the project.
+    assert api.post("/api/v1/tasks/next/", {}, format="json").json()["id"] == live.json()["id"]
