@@ -79,6 +79,18 @@ def _jobs_inline(request, settings):
         settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the default language and leaves it so: a request in Chinese
+    activates zh-hans in the test's thread (LocaleMiddleware, as in a server's worker
+    thread), and the next test's messages would be Chinese."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def password() -> str:
     return PASSWORD
