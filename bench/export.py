@@ -46,7 +46,29 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _copy_rows(table: str, columns: tuple[str, ...], rows) -> None:
+    """Insert ``rows`` (tuples of ``columns``) by COPY in batches of 50,000, in one
+    transaction (PostgreSQL; a million rows in about a minute where ``bulk_create`` took
+    25 minutes). The same rows ``bulk_create`` wrote before, in the same order."""
+    import io
+    from itertools import islice
+
+    from django.db import connection, transaction
+
+    from collector.search.postgres_backend import _copy_text
+
+    names = ", ".join(columns)
+    rows = iter(rows)
+    with transaction.atomic(), connection.cursor() as cursor:
+        while batch := list(islice(rows, 50_000)):
+            text = "".join("\t".join(_copy_text(str(v)) for v in row) + "\n" for row in batch)
+            cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN", io.StringIO(text),
+                               1 << 20)
+
+
 def setup(questions: int, documents: int) -> int:
+    from django.utils import timezone
+
     from annotation import engine
     from annotation.models import Item, Project
     from collector.models import Corpus, Document
@@ -63,35 +85,36 @@ def setup(questions: int, documents: int) -> int:
     if Document.objects.filter(corpus=corpus).count() != documents:
         Document.objects.filter(corpus=corpus).delete()
         t0 = time.perf_counter()
-        Document.objects.bulk_create([
-            Document(corpus=corpus, external_id=f"{n:040x}", title=f"Story {n}",
-                     body=" ".join(rng.choice(WORDS) for _ in range(400)), source_type="news")
-            for n in range(documents)
-        ], batch_size=2000)
+        _copy_rows("collector_document", ("corpus_id", "external_id", "title", "url",
+                                          "source_type", "body", "highlights", "metadata"),
+                   ((corpus.pk, f"{n:040x}", f"Story {n}", "", "news",
+                     " ".join(rng.choice(WORDS) for _ in range(400)), "[]", "{}")
+                    for n in range(documents)))
         print(f"documents: {documents:,} in {time.perf_counter() - t0:.1f} s")
     project = engine.project_create(name=name, recipe="newsqa", corpus=corpus)
     stage = project.stages.get(kind="newsqa_consolidate")
     docs = list(Document.objects.filter(corpus=corpus).order_by("id").values_list("id", "body"))
     per_doc = questions // documents
     t0 = time.perf_counter()
-    batch = []
-    for d, (doc_id, body) in enumerate(docs):
-        for q in range(per_doc):
-            s = rng.randrange(0, len(body) - 40)
-            s = body.index(" ", s) + 1
-            e = body.index(" ", s + 5)
-            span = {"s": s, "e": e}
-            record = {"q": f"What happened {d}-{q}?",
-                      "answers": [{"sourcerAnswers": [span]}, {"sourcerAnswers": [span]}],
-                      "isAnswerAbsent": 0.0, "isQuestionBad": 0.0, "consensus": span,
-                      "agreed": True, "validated": False}
-            batch.append(Item(project=project, stage=stage, status=Item.Status.DONE,
-                              document_id=doc_id, key=f"{d}/{q}", data={}, result=record,
-                              split="train" if d % 20 else "dev"))
-            if len(batch) >= 5000:
-                Item.objects.bulk_create(batch)
-                batch = []
-    Item.objects.bulk_create(batch)
+    now = timezone.now().isoformat()
+
+    def rows():
+        for d, (doc_id, body) in enumerate(docs):
+            for q in range(per_doc):
+                s = rng.randrange(0, len(body) - 40)
+                s = body.index(" ", s) + 1
+                e = body.index(" ", s + 5)
+                span = {"s": s, "e": e}
+                record = {"q": f"What happened {d}-{q}?",
+                          "answers": [{"sourcerAnswers": [span]}, {"sourcerAnswers": [span]}],
+                          "isAnswerAbsent": 0.0, "isQuestionBad": 0.0, "consensus": span,
+                          "agreed": True, "validated": False}
+                yield (project.pk, stage.pk, Item.Status.DONE, doc_id, f"{d}/{q}", "{}",
+                       json.dumps(record), 1, 0, "train" if d % 20 else "dev", "", now)
+
+    _copy_rows("annotation_item", ("project_id", "stage_id", "status", "document_id", "key",
+                                   "data", "result", "overlap", "priority", "split", "gold",
+                                   "created_at"), rows())
     print(f"consolidated questions: {questions:,} in {time.perf_counter() - t0:.1f} s")
     return project.pk
 
@@ -154,6 +177,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=300_000)
     parser.add_argument("--documents", type=int, default=30_000)
+    parser.add_argument("--setup-only", action="store_true",
+                        help="build (or find) the project and stop")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
@@ -175,6 +200,9 @@ def main() -> int:
 
     call_command("migrate", verbosity=0)
     project_id = setup(args.questions, args.documents)
+    if args.setup_only:
+        print(f"project {project_id} ready")
+        return 0
     stamp = time.strftime("%H%M%S")
     built = child("--child", "export", str(project_id), f"9.{stamp[:2]}.{stamp[2:]}")
     naive = child("--child", "naive", str(project_id), str(args.questions // 10))
