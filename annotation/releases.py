@@ -34,7 +34,9 @@ from annotation.workflow import transition
 from collector.exporters import (
     CharSpan,
     ManifestEntry,
+    NewsqaJsonWriter,
     Pseudonymizer,
+    SquadWriter,
     new_release_salt,
     write_checksums,
     write_dataset_card,
@@ -49,7 +51,7 @@ from collector.exporters import (
     write_squad_v2,
 )
 from collector.jobs import JobError, Progress, job_create, job_handler
-from collector.metrics.squad import exact_match, f1_v1
+from collector.metrics.squad import exact_match_tokens, f1_v1_tokens, squad_tokens
 from collector.models import Job
 
 # format -> (recipes it applies to, file name)
@@ -314,16 +316,32 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
         return report
 
     pseudonyms = Pseudonymizer(release.pseudonym_salt, omit=release.omit_workers)
-    started = time.perf_counter()
-    datasheet = datasheet_build(release=release)
-    timings = {"datasheet_s": round(time.perf_counter() - started, 2)}
-    entries: list[tuple[str, str, ManifestEntry]] = []
-    for name in release.formats:
+    built: dict[str, list[tuple[str, str, ManifestEntry]]] = {}
+    timings: dict[str, float] = {}
+    statistics = None
+    one_pass = [name for name in release.formats if name in ONE_PASS_FORMATS]
+    if project.recipe == "newsqa":
+        # One read of the final rows feeds the datasheet's figures and these formats.
         started = time.perf_counter()
-        entries.extend(_write_format(release, name, root, tick(f"writing {name}"),
-                                     pseudonyms, datasheet))
+        statistics = NewsqaRowStatistics()
+        built.update(_newsqa_one_pass(release, one_pass, root, statistics, timings,
+                                      tick(f"writing {', '.join(one_pass) or 'the datasheet'}"),
+                                      steps=len(one_pass)))
+        timings["one_pass_s"] = round(time.perf_counter() - started, 2)
+        base += total * len(one_pass)
+    started = time.perf_counter()
+    datasheet = datasheet_build(release=release, newsqa_statistics=statistics)
+    timings["datasheet_s"] = round(timings.get("datasheet_s", 0.0)
+                                   + time.perf_counter() - started, 2)
+    for name in release.formats:
+        if name in built:
+            continue
+        started = time.perf_counter()
+        built[name] = _write_format(release, name, root, tick(f"writing {name}"),
+                                    pseudonyms, datasheet)
         timings[f"{name}_s"] = round(time.perf_counter() - started, 2)
         base += total
+    entries = [entry for name in release.formats for entry in built[name]]
     entries.append(("datasheet", "", write_datasheet(root / "DATASHEET.md", datasheet,
                                                      pseudonyms=pseudonyms)))
     write_checksums(root / CHECKSUMS, [e for _, _, e in entries], root=root)
@@ -341,6 +359,68 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
     if progress:
         progress.set(total * steps, message="done")
     return {"files": len(entries), "records": total, "splits": splits, "timings": timings}
+
+
+# The formats written in the one pass over a NewsQA project's rows (with the datasheet's
+# figures); the others read the rows themselves.
+ONE_PASS_FORMATS = frozenset({"squad-v1", "squad-v2", "newsqa-json"})
+
+
+def _newsqa_one_pass(release: Release, names: list[str], root: Path,
+                     statistics: NewsqaRowStatistics, timings: dict[str, float],
+                     report: Callable[[int], None], *, steps: int
+                     ) -> dict[str, list[tuple[str, str, ManifestEntry]]]:
+    """Read the final rows of a NewsQA release once, by document, build each question's
+    official record once (``rr.newsqa_question``) and feed the datasheet's
+    ``statistics`` and the writers of ``names`` (a subset of ``ONE_PASS_FORMATS``) from
+    them. ``timings`` gets the seconds spent in each consumer (``datasheet_s``,
+    ``<format>_s``), in reading and building the records (``read_s``) and in closing the
+    files (``close_s``)."""
+    from contextlib import ExitStack
+
+    project = release.project
+    namespace = f"{project.pk}:{project.name}"
+    unagreed = release.unagreed_questions
+    squad = {name: SquadWriter(root / FORMATS[name][1], v2=name == "squad-v2",
+                               skip_unanswerable=name == "squad-v1")
+             for name in names if name.startswith("squad-")}
+    newsqa = {name: NewsqaJsonWriter(root / FORMATS[name][1])
+              for name in names if name == "newsqa-json"}
+    spent = dict.fromkeys(["read_s", "datasheet_s", *(f"{name}_s" for name in names)], 0.0)
+    clock = time.perf_counter
+    done = 0
+    with ExitStack() as stack:
+        for writer in [*squad.values(), *newsqa.values()]:
+            stack.enter_context(writer)
+        started = clock()
+        for doc, rows in rr.documents_with_rows(project):
+            questions = [rr.newsqa_question(row["result"]) for row in rows]
+            now = clock()
+            spent["read_s"] += now - started
+            statistics.add_document(doc, rows, questions)
+            started, now = now, clock()
+            spent["datasheet_s"] += now - started
+            if squad:
+                article = rr.squad_article(doc, rows, questions, namespace=namespace,
+                                           unagreed=unagreed)
+                if article is not None:
+                    for name, writer in squad.items():
+                        writer.add(article)
+                        started, now = now, clock()
+                        spent[f"{name}_s"] += now - started
+            if newsqa:
+                story = rr.newsqa_story(doc, rows, questions)
+                for name, writer in newsqa.items():
+                    writer.add(story)
+                    started, now = now, clock()
+                    spent[f"{name}_s"] += now - started
+            done += len(rows)
+            report(done * steps)
+            started = clock()
+        finishing = clock()
+    spent["close_s"] = clock() - finishing  # the files' ends, fsync and rename
+    timings.update({key: round(value, 2) for key, value in spent.items()})
+    return {name: [(name, "", writer.entry)] for name, writer in {**squad, **newsqa}.items()}
 
 
 def _write_format(release: Release, name: str, root: Path, report: Callable[[int], None],
@@ -428,7 +508,11 @@ PROTOCOLS = {
 }
 
 
-def datasheet_build(*, release: Release) -> dict[str, Any]:
+def datasheet_build(*, release: Release,
+                    newsqa_statistics: NewsqaRowStatistics | None = None) -> dict[str, Any]:
+    """The release's datasheet. A NewsQA project's figures that read every final question
+    come from ``newsqa_statistics`` when the caller fed it the rows already (the release
+    build's one pass), else from a read of the rows here."""
     project = release.project
     stages = list(project.stages.order_by("order"))
     counts: dict[str, dict[str, int]] = defaultdict(dict)
@@ -468,7 +552,12 @@ def datasheet_build(*, release: Release) -> dict[str, Any]:
                   if not release.omit_workers else "Worker identities are omitted."],
     }
     if project.recipe == "newsqa":
-        sheet["human_performance"], consensus, ids = newsqa_row_statistics(project)
+        if newsqa_statistics is None:
+            newsqa_statistics = NewsqaRowStatistics()
+            for doc, rows in rr.documents_with_rows(project):
+                newsqa_statistics.add_document(
+                    doc, rows, [rr.newsqa_question(row["result"]) for row in rows])
+        sheet["human_performance"], consensus, ids = newsqa_statistics.result()
         sheet["agreement"] = {**sheet["agreement"], **consensus}
         sheet["notes"] = [*sheet["notes"], *newsqa_notes(release, consensus, ids)]
     if project.recipe == "judgment":
@@ -488,11 +577,28 @@ def newsqa_row_statistics(project: Project
     pass over them (a release of a million questions reads them once here, not once per
     figure): human performance (``HumanPerformance``) and where the platform's consensus
     and the official one differ, with the story-id rules (``ConsensusStatistics``)."""
-    performance, consensus = HumanPerformance(), ConsensusStatistics()
-    for row, doc in rr._rows_with_documents(project):
-        performance.add(row, doc)
-        consensus.add(row, doc)
-    return performance.result(), consensus.stats, consensus.ids
+    statistics = NewsqaRowStatistics()
+    for doc, rows in rr.documents_with_rows(project):
+        statistics.add_document(doc, rows, [rr.newsqa_question(row["result"]) for row in rows])
+    return statistics.result()
+
+
+class NewsqaRowStatistics:
+    """``HumanPerformance`` and ``ConsensusStatistics`` fed together, a document at a
+    time, with the official questions the caller built for its writers."""
+
+    def __init__(self) -> None:
+        self.performance, self.consensus = HumanPerformance(), ConsensusStatistics()
+
+    def add_document(self, doc: Any, rows: list[dict[str, Any]], questions: list[Any]
+                     ) -> None:
+        performance, consensus = self.performance.add, self.consensus.add
+        for row, question in zip(rows, questions, strict=True):
+            performance(row, doc)
+            consensus(row, doc, question)
+
+    def result(self) -> tuple[dict[str, Any], dict[str, int], dict[str, int]]:
+        return self.performance.result(), self.consensus.stats, self.consensus.ids
 
 
 class ConsensusStatistics:
@@ -507,11 +613,12 @@ class ConsensusStatistics:
         self.ids: dict[str, int] = {"newsqa": 0, "cnn": 0, "source": 0}
         self._seen: set[int] = set()
 
-    def add(self, row: dict[str, Any], doc: Any) -> None:
+    def add(self, row: dict[str, Any], doc: Any, question: Any = None) -> None:
+        """``question``: the row's ``rr.newsqa_question`` when the caller has it."""
         if doc is not None and doc.pk not in self._seen:
             self._seen.add(doc.pk)
             self.ids[rr.story_id_kind(doc)] += 1
-        official = rr.newsqa_question(row["result"]).consensus
+        official = (question or rr.newsqa_question(row["result"])).consensus
         platform = rr._choice(row["result"].get("consensus")) or official
         if _choice_label(platform) == _choice_label(official):
             return
@@ -560,8 +667,6 @@ def agreement_statistics(project: Project) -> dict[str, Any]:
     """Share agreed without validation, share needing validation, share without agreement
     after it, and Krippendorff's alpha (nominal) over the answerers' answer keys."""
     from collector.consolidation import Answer, answer_key
-    from collector.metrics import krippendorff_alpha
-    from collector.metrics.errors import MetricsInputError
 
     if project.recipe != "newsqa":
         return {}
@@ -585,6 +690,10 @@ def agreement_statistics(project: Project) -> dict[str, Any]:
         keys = ["|".join(answer_key(body, Answer.from_record(a))) for a in item.data["answers"]]
         columns.append([f"{item.pk}:{k}" for k in keys])
     if columns:
+        # Imported only when needed: it loads scipy.stats, seconds of a release build.
+        from collector.metrics import krippendorff_alpha
+        from collector.metrics.errors import MetricsInputError
+
         raters = max(len(c) for c in columns)
         data = [[c[r] if r < len(c) else None for c in columns] for r in range(raters)]
         try:
@@ -607,11 +716,20 @@ class HumanPerformance:
         texts = [doc.body[a[0]["s"]:a[-1]["e"]] for a in answers if "s" in a[0]]
         if len(texts) < 2:
             return
-        held_out, others = texts[0], texts[1:]
-        self._per_split[row["split"] or "train"].append((
-            max(exact_match(held_out, g) for g in others),
-            max(f1_v1(held_out, g) for g in others),
-        ))
+        # exact_match and f1_v1 of the held-out answer against each other one, each text
+        # normalised once (the answers of a question often repeat one span).
+        held_out = texts[0]
+        tokens = {held_out: squad_tokens(held_out)}
+        mine = tokens[held_out]
+        em: int = 0
+        f1: float = 0
+        for g in texts[1:]:
+            theirs = tokens.get(g)
+            if theirs is None:
+                theirs = tokens[g] = squad_tokens(g)
+            em = max(em, exact_match_tokens(mine, theirs))
+            f1 = max(f1, f1_v1_tokens(mine, theirs))
+        self._per_split[row["split"] or "train"].append((em, f1))
 
     def result(self) -> dict[str, Any]:
         return _human_performance_result(self._per_split)

@@ -1,0 +1,153 @@
+"""The release build's one pass over a NewsQA project's rows (datasheet figures, SQuAD and
+NewsQA JSON from one read) gives what the separate computations give, on records made
+from the repository's real samples: the SQuAD dev samples' questions (several crowd
+answers each, often different spans) and the synthetic NewsQA story (validated answers,
+no-answer and multi-span answers)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+
+from annotation import engine, release_records, releases
+from annotation.models import Item, Release
+from collector.exporters import write_newsqa_json, write_squad_v1, write_squad_v2
+from collector.metrics.squad import exact_match, f1_v1
+from collector.models import Corpus, Document
+from tests.collector.exporters.samples import NEWSQA_JSON, SQUAD_V1, SQUAD_V2
+
+
+def _squad_records(path, split_of):
+    """(document fields, [(record, split)]) per paragraph of a SQuAD sample: each crowd
+    answer a sourcer answer, the first the consensus; every fifth question not agreed,
+    every seventh with validated answers."""
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    n = 0
+    for a, article in enumerate(data):
+        for p, paragraph in enumerate(article["paragraphs"]):
+            records = []
+            for qa in paragraph["qas"]:
+                answers = qa["answers"] or qa.get("plausible_answers") or []
+                spans = [{"s": x["answer_start"], "e": x["answer_start"] + len(x["text"])}
+                         for x in answers]
+                record = {"q": qa["question"],
+                          "answers": [{"sourcerAnswers": [span]} for span in spans]
+                          or [{"sourcerAnswers": [{"noAnswer": True}]}],
+                          "isAnswerAbsent": 0.0 if spans else 1.0, "isQuestionBad": 0.0,
+                          "consensus": spans[0] if spans else {"noAnswer": True},
+                          "agreed": n % 5 != 0, "validated": n % 7 == 0}
+                if n % 7 == 0 and spans:
+                    record["validatedAnswers"] = [{"count": 1, **spans[-1]},
+                                                  {"count": 1, "noAnswer": True}]
+                records.append((record, split_of(n)))
+                n += 1
+            yield ({"external_id": f"{path.stem}#{a}.{p}", "title": article["title"],
+                    "body": paragraph["context"]}, records)
+
+
+def _newsqa_records():
+    for story in json.loads(NEWSQA_JSON.read_text(encoding="utf-8"))["data"]:
+        yield ({"external_id": story["storyId"].rsplit("/", 1)[-1], "title": "",
+                "body": story["text"],
+                "metadata": {"story_file": story["storyId"].rsplit("/", 1)[-1]}},
+               [({**q, "agreed": True}, story["type"]) for q in story["questions"]])
+
+
+@pytest.fixture
+def sample_project(db, tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    corpus = Corpus.objects.create(name="one-pass samples", language="en")
+    project = engine.project_create(name="one pass", recipe="newsqa", corpus=corpus)
+    stage = project.stages.get(kind="newsqa_consolidate")
+    splits = ("train", "dev", "test")
+    sources = [*_squad_records(SQUAD_V1, lambda n: splits[n % 3]),
+               *_squad_records(SQUAD_V2, lambda n: ""), *_newsqa_records()]
+    for d, (fields, records) in enumerate(sources):
+        doc = Document.objects.create(corpus=corpus, source_type="news", **fields)
+        Item.objects.bulk_create([
+            Item(project=project, stage=stage, status=Item.Status.DONE, document=doc,
+                 key=f"{d}/{q}", data={}, result=record, split=split)
+            for q, (record, split) in enumerate(records)])
+    return project
+
+
+def _old_row_statistics(project):
+    """The datasheet figures as computed before the one pass: every text normalised by
+    exact_match / f1_v1, the official question rebuilt per row."""
+    per_split = defaultdict(list)
+    performance_rows = []
+    stats = {"consensus_differs": 0, "consensus_differs_span": 0,
+             "consensus_differs_answerable": 0}
+    ids = {"newsqa": 0, "cnn": 0, "source": 0}
+    seen = set()
+    for row, doc in release_records._rows_with_documents(project):
+        answers = [a["sourcerAnswers"] for a in row["result"]["answers"]]
+        texts = [doc.body[a[0]["s"]:a[-1]["e"]] for a in answers if "s" in a[0]]
+        if len(texts) >= 2:
+            held_out, others = texts[0], texts[1:]
+            per_split[row["split"] or "train"].append((
+                max(exact_match(held_out, g) for g in others),
+                max(f1_v1(held_out, g) for g in others)))
+            performance_rows.append(texts)
+        if doc.pk not in seen:
+            seen.add(doc.pk)
+            ids[release_records.story_id_kind(doc)] += 1
+        official = release_records.newsqa_question(row["result"]).consensus
+        platform = release_records._choice(row["result"].get("consensus")) or official
+        if releases._choice_label(platform) != releases._choice_label(official):
+            stats["consensus_differs"] += 1
+            if isinstance(platform, releases.CharSpan) and isinstance(official,
+                                                                      releases.CharSpan):
+                stats["consensus_differs_span"] += 1
+            elif isinstance(platform, releases.CharSpan) or isinstance(official,
+                                                                       releases.CharSpan):
+                stats["consensus_differs_answerable"] += 1
+    return releases._human_performance_result(per_split), stats, ids, performance_rows
+
+
+@pytest.mark.parametrize("unagreed", ["unanswerable", "omit", "consensus"])
+def test_one_pass_release_equals_the_separate_passes(sample_project, tmp_path, unagreed):
+    project = sample_project
+    human, consensus, ids, scored = _old_row_statistics(project)
+    # The samples exercise what the fast paths skip: unequal answers, repeated texts.
+    assert len(scored) > 100
+    assert any(len(set(texts)) > 1 for texts in scored)
+    assert any(len(set(texts)) < len(texts) for texts in scored)
+    assert 0 < human["exact_match"] < 100 and 0 < human["f1"] < 100
+    assert consensus["consensus_differs"] > 0 and ids["cnn"] == 1
+
+    assert releases.newsqa_row_statistics(project) == (human, consensus, ids)
+    release = releases.release_create(
+        project=project, version="1.0.0", build=False, unagreed_questions=unagreed,
+        formats=["newsqa-json", "squad-v2", "squad-v1", "newsqa-csv"])
+    result = releases.release_build(release=release)
+    release.refresh_from_db()
+    assert release.status == Release.Status.READY
+    assert release.datasheet["human_performance"] == human
+    assert {k: release.datasheet["agreement"][k] for k in consensus} == consensus
+    for key in ("read_s", "datasheet_s", "squad-v2_s", "squad-v1_s", "newsqa-json_s",
+                "newsqa-csv_s"):
+        assert result["timings"][key] >= 0
+    # Each file byte for byte what its writer makes from its own read of the rows.
+    namespace = f"{project.pk}:{project.name}"
+    expected = {
+        "squad-v2.0.json": lambda path: write_squad_v2(path, release_records.squad_articles(
+            project, namespace=namespace, unagreed=unagreed)),
+        "squad-v1.1.json": lambda path: write_squad_v1(path, release_records.squad_articles(
+            project, namespace=namespace, unagreed=unagreed), skip_unanswerable=True),
+        "combined-newsqa-data-v1.json": lambda path: write_newsqa_json(
+            path, release_records.newsqa_stories(project)),
+    }
+    recorded = {f.path: f for f in release.files.order_by("id")}
+    assert list(recorded) == ["combined-newsqa-data-v1.json", "squad-v2.0.json",
+                              "squad-v1.1.json", "combined-newsqa-data-v1.csv",
+                              "DATASHEET.md"]
+    for name, write in expected.items():
+        entry = write(tmp_path / name)
+        assert (entry.sha256, entry.bytes, entry.records) == (
+            recorded[name].sha256, recorded[name].bytes, recorded[name].records), name
+    with releases.release_open(release, "SHA256SUMS") as sums:
+        listed = [line.split("  ")[1] for line in sums.read().decode().splitlines()]
+    assert listed == list(recorded)
