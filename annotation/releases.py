@@ -321,12 +321,28 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
     statistics = None
     one_pass = [name for name in release.formats if name in ONE_PASS_FORMATS]
     if project.recipe == "newsqa":
-        # One read of the final rows feeds the datasheet's figures and these formats.
+        # One read of the final rows feeds the datasheet's figures and these formats; the
+        # NewsQA JSON from a second process (its own read) when the database allows it.
         started = time.perf_counter()
         statistics = NewsqaRowStatistics()
-        built.update(_newsqa_one_pass(release, one_pass, root, statistics, timings,
-                                      tick(f"writing {', '.join(one_pass) or 'the datasheet'}"),
-                                      steps=len(one_pass)))
+        offload = [name for name in one_pass if name in CHILD_FORMATS] if _can_fork() else []
+        child = (_ForkedCall(lambda: _newsqa_one_pass_child(release, offload, root))
+                 if offload else None)
+        try:
+            here = [name for name in one_pass if name not in offload]
+            built.update(_newsqa_one_pass(
+                release, here, root, statistics, timings,
+                tick(f"writing {', '.join(one_pass) or 'the datasheet'}"),
+                steps=len(one_pass)))
+            if child is not None:
+                waited = time.perf_counter()
+                child_built, child_timings = child.result()
+                timings["child_wait_s"] = round(time.perf_counter() - waited, 2)
+                built.update(child_built)
+                timings.update(child_timings)
+        finally:
+            if child is not None:
+                child.stop()
         timings["one_pass_s"] = round(time.perf_counter() - started, 2)
         base += total * len(one_pass)
     started = time.perf_counter()
@@ -366,8 +382,118 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
 ONE_PASS_FORMATS = frozenset({"squad-v1", "squad-v2", "newsqa-json"})
 
 
+# Written by a second process when the build may fork (``_can_fork``): a release of a
+# million questions then uses two cores.
+CHILD_FORMATS = frozenset({"newsqa-json"})
+
+
+def _can_fork() -> bool:
+    """Whether the build may write formats from a forked process: on PostgreSQL (the
+    child opens its own connection; SQLite's test databases live in memory), outside any
+    transaction (the child could not see it), where ``os.fork`` exists, unless
+    ``settings.CROWDQA_RELEASE_PROCESSES`` is 1."""
+    import os
+
+    from django.db import connection
+
+    return (int(getattr(settings, "CROWDQA_RELEASE_PROCESSES", 2)) > 1
+            and hasattr(os, "fork") and connection.vendor == "postgresql"
+            and not connection.in_atomic_block)
+
+
+class _ForkedCall:
+    """``func()`` run in a forked child; ``result()`` waits for its (pickled) return value
+    and raises ``JobError`` with the child's error when it failed; ``stop()`` ends a child
+    still running (the parent failed) and reaps it. The parent's database connections are
+    closed before the fork (they reconnect when next used), so the child opens its own;
+    the child leaves by ``os._exit`` (no cleanup of what it inherited: the staging
+    folder, the parent's objects)."""
+
+    def __init__(self, func: Callable[[], Any]) -> None:
+        import os
+        import pickle
+        import traceback
+
+        from django.db import connections
+
+        connections.close_all()
+        read, write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child
+            code = 0
+            try:
+                os.close(read)
+                try:
+                    outcome: tuple[str, Any] = ("ok", func())
+                except BaseException as exc:  # reported to the parent
+                    outcome = ("error", f"{type(exc).__name__}: {exc}\n"
+                                        f"{traceback.format_exc()[-2000:]}")
+                    code = 1
+                connections.close_all()
+                with os.fdopen(write, "wb") as pipe:
+                    pickle.dump(outcome, pipe)
+            except BaseException:  # the child must never return
+                code = 2
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._pipe = os.fdopen(read, "rb")
+        self._reaped = False
+
+    def result(self) -> Any:
+        import os
+        import pickle
+
+        try:
+            outcome = pickle.load(self._pipe)  # noqa: S301 - our own child, a private pipe
+        except EOFError:
+            outcome = ("error", "the process writing a format ended without a result")
+        finally:
+            self._pipe.close()
+        _, status = os.waitpid(self.pid, 0)
+        self._reaped = True
+        kind, value = outcome
+        if kind != "ok":
+            raise JobError(f"writing in a second process failed: {value}")
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise JobError(f"the process writing a format exited with {status}")
+        return value
+
+    def stop(self) -> None:
+        import contextlib
+        import os
+        import signal
+
+        if self._reaped:
+            return
+        self._pipe.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        self._reaped = True
+
+
+def _newsqa_one_pass_child(release: Release, names: list[str], root: Path
+                           ) -> tuple[dict[str, list[tuple[str, str, ManifestEntry]]],
+                                      dict[str, float]]:
+    """The child's part: its own one pass writing ``names``; its timings prefixed
+    ``child_`` (but ``<format>_s``), with its peak RSS."""
+    import resource
+
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    built = _newsqa_one_pass(release, names, root, None, timings, lambda done: None,
+                             steps=len(names))
+    out = {key if key in {f"{name}_s" for name in names} else f"child_{key}": value
+           for key, value in timings.items() if key != "datasheet_s"}
+    out["child_s"] = round(time.perf_counter() - started, 2)
+    out["child_peak_rss_mb"] = round(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return built, out
+
+
 def _newsqa_one_pass(release: Release, names: list[str], root: Path,
-                     statistics: NewsqaRowStatistics, timings: dict[str, float],
+                     statistics: NewsqaRowStatistics | None, timings: dict[str, float],
                      report: Callable[[int], None], *, steps: int
                      ) -> dict[str, list[tuple[str, str, ManifestEntry]]]:
     """Read the final rows of a NewsQA release once, by document, build each question's
@@ -397,9 +523,10 @@ def _newsqa_one_pass(release: Release, names: list[str], root: Path,
             questions = [rr.newsqa_question(row["result"]) for row in rows]
             now = clock()
             spent["read_s"] += now - started
-            statistics.add_document(doc, rows, questions)
-            started, now = now, clock()
-            spent["datasheet_s"] += now - started
+            if statistics is not None:
+                statistics.add_document(doc, rows, questions)
+                started, now = now, clock()
+                spent["datasheet_s"] += now - started
             if squad:
                 article = rr.squad_article(doc, rows, questions, namespace=namespace,
                                            unagreed=unagreed)

@@ -151,3 +151,51 @@ def test_one_pass_release_equals_the_separate_passes(sample_project, tmp_path, u
     with releases.release_open(release, "SHA256SUMS") as sums:
         listed = [line.split("  ")[1] for line in sums.read().decode().splitlines()]
     assert listed == list(recorded)
+
+
+def test_forked_call_returns_the_value_or_the_childs_error():
+    from collector.jobs import JobError
+
+    assert releases._ForkedCall(lambda: {"built": [1, 2]}).result() == {"built": [1, 2]}
+
+    def fail():
+        raise ValueError("no story text")
+
+    with pytest.raises(JobError, match="ValueError: no story text"):
+        releases._ForkedCall(fail).result()
+
+
+def test_forked_call_stop_ends_a_child_still_running():
+    import os
+
+    read, write = os.pipe()
+    try:
+        call = releases._ForkedCall(lambda: os.read(read, 1))  # blocks: nothing is written
+        call.stop()
+        with pytest.raises(ChildProcessError):
+            os.waitpid(call.pid, os.WNOHANG)  # reaped
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_forked_newsqa_writer_writes_what_one_process_writes(sample_project, settings):
+    """On PostgreSQL the NewsQA JSON comes from a forked process with its own read of the
+    rows: the same bytes, records and datasheet as a build in one process."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("forks only on PostgreSQL (DATABASE_URL=postgres://...)")
+    built = {}
+    for processes, version in ((2, "1.0.0"), (1, "1.0.1")):
+        settings.CROWDQA_RELEASE_PROCESSES = processes
+        release = releases.release_create(project=sample_project, version=version,
+                                          formats=["squad-v2", "newsqa-json"], build=False)
+        timings = releases.release_build(release=release)["timings"]
+        assert ("child_s" in timings) == (processes == 2)
+        release.refresh_from_db()
+        sheet = {k: v for k, v in release.datasheet.items() if k not in ("created", "version")}
+        built[processes] = ({f.path: (f.sha256, f.bytes, f.records)
+                             for f in release.files.exclude(format="datasheet")}, sheet)
+    assert built[2] == built[1]
