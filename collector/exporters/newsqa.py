@@ -24,6 +24,7 @@ import math
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 from collector.exporters.errors import InvalidRecordError
 from collector.exporters.records import (
@@ -178,12 +179,22 @@ class NewsqaJsonWriter:
 
     def __init__(self, path: str | os.PathLike[str], *, ensure_ascii: bool = False,
                  progress: ProgressCallback | None = None,
-                 progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False):
+                 progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False,
+                 fragment: bool = False):
         self._enc = encode_ascii_json if ensure_ascii else encode_utf8_json
+        # A fragment: only the stories, for join_fragments (see SquadWriter).
+        self.fragment = fragment
+        self.head = '{"data": ['
+        self.tail = '], "version": "1"}'
         self._counter = Progress(progress, progress_every)
         self._output = AtomicOutput(path, overwrite=overwrite)
         self._story_sep = ""
         self._entry: ManifestEntry | None = None
+
+    @property
+    def path(self) -> Path:
+        """Where the file appears."""
+        return self._output.path
 
     @property
     def entry(self) -> ManifestEntry:
@@ -191,15 +202,21 @@ class NewsqaJsonWriter:
             raise RuntimeError("the file is not complete yet")
         return self._entry
 
+    @property
+    def empty(self) -> bool:
+        """No story written yet."""
+        return not self._story_sep
+
     def __enter__(self) -> NewsqaJsonWriter:
         self._output.__enter__()
-        self._output.write('{"data": [')
+        if not self.fragment:
+            self._output.write(self.head)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
+        if exc_type is None and not self.fragment:
             try:
-                self._output.write('], "version": "1"}')
+                self._output.write(self.tail)
             except BaseException as error:
                 self._output.__exit__(type(error), error, error.__traceback__)
                 raise

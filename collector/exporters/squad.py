@@ -24,6 +24,7 @@ import hashlib
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from itertools import chain, groupby
+from pathlib import Path
 
 from collector.exporters.errors import InvalidRecordError, RecordOrderError
 from collector.exporters.records import (
@@ -147,8 +148,14 @@ class SquadWriter:
 
     def __init__(self, path: str | os.PathLike[str], *, v2: bool,
                  skip_unanswerable: bool = False, progress: ProgressCallback | None = None,
-                 progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False):
+                 progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False,
+                 fragment: bool = False):
         self.v2 = v2
+        # A fragment: only the articles, comma-separated, for join_fragments to put
+        # between head and tail (a file written in parts by several processes).
+        self.fragment = fragment
+        self.head = '{"version": "v2.0", "data": [' if v2 else '{"data": ['
+        self.tail = "]}" if v2 else '], "version": "1.1"}'
         self.skip_unanswerable = skip_unanswerable
         self._counter = Progress(progress, progress_every)
         self._output = AtomicOutput(path, overwrite=overwrite)
@@ -156,20 +163,31 @@ class SquadWriter:
         self._entry: ManifestEntry | None = None
 
     @property
+    def path(self) -> Path:
+        """Where the file appears."""
+        return self._output.path
+
+    @property
     def entry(self) -> ManifestEntry:
         if self._entry is None:
             raise RuntimeError("the file is not complete yet")
         return self._entry
 
+    @property
+    def empty(self) -> bool:
+        """No article written yet."""
+        return not self._article_sep
+
     def __enter__(self) -> SquadWriter:
         self._output.__enter__()
-        self._output.write('{"version": "v2.0", "data": [' if self.v2 else '{"data": [')
+        if not self.fragment:
+            self._output.write(self.head)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
+        if exc_type is None and not self.fragment:
             try:
-                self._output.write("]}" if self.v2 else '], "version": "1.1"}')
+                self._output.write(self.tail)
             except BaseException as error:
                 self._output.__exit__(type(error), error, error.__traceback__)
                 raise
