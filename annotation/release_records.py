@@ -45,21 +45,31 @@ def final_items(project: Project) -> Any:
     return Item.objects.filter(stage=last, status=Item.Status.DONE)
 
 
-def _final_rows(project: Project, *, split: str | None = None
+def _final_rows(project: Project, *, split: str | None = None,
+                documents: tuple[int | None, int | None] = (None, None)
                 ) -> Iterator[tuple[int, str, str, Any, int | None]]:
     """``(id, key, split, result, document_id)`` of each final item in (document, id)
     order, ``result`` parsed here from the database's JSON text: the query the ORM builds,
     run on a server-side cursor (``chunked_cursor``) and fetched ``CHUNK`` rows at a time,
-    without a converter per row (a million rows read in a fraction of the time)."""
+    without a converter per row (a million rows read in a fraction of the time).
+    ``documents``: only the rows whose document id is in ``[low, high)`` (None: open);
+    rows without a document go with the last range (``high`` None), where PostgreSQL
+    sorts them."""
     import json
 
     from django.db import connections
+    from django.db.models import Q
 
     qs = final_items(project)
     if split is not None:
         # Records without a split (recipes with no split stage) are train, as in
         # split_counts and splits_of.
         qs = qs.filter(split__in=[split, ""]) if split == "train" else qs.filter(split=split)
+    low, high = documents
+    if low is not None:
+        qs = qs.filter(Q(document_id__gte=low) | Q(document_id__isnull=True))
+    if high is not None:
+        qs = qs.filter(document_id__lt=high)
     qs = qs.order_by("document_id", "id").values_list("id", "key", "split", "result",
                                                       "document_id")
     sql, params = qs.query.sql_with_params()
@@ -75,13 +85,15 @@ def _final_rows(project: Project, *, split: str | None = None
                        document_id)
 
 
-def _rows_with_documents(project: Project, *, split: str | None = None
+def _rows_with_documents(project: Project, *, split: str | None = None,
+                         documents: tuple[int | None, int | None] = (None, None)
                          ) -> Iterator[tuple[dict[str, Any], Document | None]]:
     """(row, document) for each final item in (document, id) order; documents loaded by
     chunk with only the fields exports need."""
     buffer: list[dict[str, Any]] = []
     cache: dict[int, Document] = {}
-    for pk, key, row_split, result, document_id in _final_rows(project, split=split):
+    for pk, key, row_split, result, document_id in _final_rows(project, split=split,
+                                                               documents=documents):
         buffer.append({"id": pk, "key": key, "split": row_split, "result": result,
                        "document_id": document_id})
         if len(buffer) >= CHUNK:
@@ -90,11 +102,13 @@ def _rows_with_documents(project: Project, *, split: str | None = None
     yield from _flush(buffer, cache)
 
 
-def documents_with_rows(project: Project, *, split: str | None = None
+def documents_with_rows(project: Project, *, split: str | None = None,
+                        documents: tuple[int | None, int | None] = (None, None)
                         ) -> Iterator[tuple[Document | None, list[dict[str, Any]]]]:
-    """(document, its final rows in id order) for each document of the final items: the
-    rows of one document, the unit every NewsQA and SQuAD record is built from."""
-    for _, group in groupby(_rows_with_documents(project, split=split),
+    """(document, its final rows in id order) for each document of the final items (those
+    in the ``documents`` id range, see ``_final_rows``): the rows of one document, the
+    unit every NewsQA and SQuAD record is built from."""
+    for _, group in groupby(_rows_with_documents(project, split=split, documents=documents),
                             key=lambda pair: pair[0]["document_id"]):
         rows = list(group)
         yield rows[0][1], [row for row, _ in rows]
@@ -114,6 +128,17 @@ def _flush(buffer: list[dict[str, Any]], cache: dict[int, Document]
                      .in_bulk(missing))
     for row in buffer:
         yield row, cache.get(row["document_id"])
+
+
+def document_pivot(project: Project) -> int | None:
+    """The document id that splits the final rows with a document into two halves (rows
+    of documents below it, rows of it and above), for two processes to write one release;
+    None without rows."""
+    qs = final_items(project).exclude(document_id=None)
+    n = qs.count()
+    if not n:
+        return None
+    return qs.order_by("document_id").values_list("document_id", flat=True)[n // 2]
 
 
 def split_counts(project: Project) -> dict[str, int]:

@@ -321,34 +321,26 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
     statistics = None
     one_pass = [name for name in release.formats if name in ONE_PASS_FORMATS]
     if project.recipe == "newsqa":
-        # One read of the final rows feeds the datasheet's figures and these formats; the
-        # NewsQA JSON from a second process (its own read) when the database allows it.
+        # One read of the final rows feeds the datasheet's figures and these formats; on
+        # PostgreSQL two processes each read and write half of the documents.
         started = time.perf_counter()
         statistics = NewsqaRowStatistics()
-        offload = [name for name in one_pass if name in CHILD_FORMATS] if _can_fork() else []
-        child = (_ForkedCall(lambda: _newsqa_one_pass_child(release, offload, root))
-                 if offload else None)
-        try:
-            here = [name for name in one_pass if name not in offload]
-            built.update(_newsqa_one_pass(
-                release, here, root, statistics, timings,
-                tick(f"writing {', '.join(one_pass) or 'the datasheet'}"),
-                steps=len(one_pass)))
-            if child is not None:
-                waited = time.perf_counter()
-                child_built, child_timings = child.result()
-                timings["child_wait_s"] = round(time.perf_counter() - waited, 2)
-                built.update(child_built)
-                timings.update(child_timings)
-        finally:
-            if child is not None:
-                child.stop()
+        report = tick(f"writing {', '.join(one_pass) or 'the datasheet'}")
+        pivot = rr.document_pivot(project) if _can_fork() else None
+        if pivot is None:
+            writers = _newsqa_one_pass(release, one_pass, root, statistics, timings, report,
+                                       steps=len(one_pass))
+            built.update({name: [(name, "", writer.entry)] for name, writer in writers.items()})
+        else:
+            built.update(_newsqa_two_processes(release, one_pass, root, statistics, timings,
+                                               report, pivot))
         timings["one_pass_s"] = round(time.perf_counter() - started, 2)
         base += total * len(one_pass)
     started = time.perf_counter()
     datasheet = datasheet_build(release=release, newsqa_statistics=statistics)
+    timings["datasheet_rest_s"] = round(time.perf_counter() - started, 2)
     timings["datasheet_s"] = round(timings.get("datasheet_s", 0.0)
-                                   + time.perf_counter() - started, 2)
+                                   + timings["datasheet_rest_s"], 2)
     for name in release.formats:
         if name in built:
             continue
@@ -382,15 +374,10 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
 ONE_PASS_FORMATS = frozenset({"squad-v1", "squad-v2", "newsqa-json"})
 
 
-# Written by a second process when the build may fork (``_can_fork``): a release of a
-# million questions then uses two cores.
-CHILD_FORMATS = frozenset({"newsqa-json"})
-
-
 def _can_fork() -> bool:
-    """Whether the build may write formats from a forked process: on PostgreSQL (the
-    child opens its own connection; SQLite's test databases live in memory), outside any
-    transaction (the child could not see it), where ``os.fork`` exists, unless
+    """Whether the build may write half of the rows from a forked process: on PostgreSQL
+    (the child opens its own connection; SQLite's test databases live in memory), outside
+    any transaction (the child could not see it), where ``os.fork`` exists, unless
     ``settings.CROWDQA_RELEASE_PROCESSES`` is 1."""
     import os
 
@@ -473,44 +460,95 @@ class _ForkedCall:
         self._reaped = True
 
 
-def _newsqa_one_pass_child(release: Release, names: list[str], root: Path
-                           ) -> tuple[dict[str, list[tuple[str, str, ManifestEntry]]],
-                                      dict[str, float]]:
-    """The child's part: its own one pass writing ``names``; its timings prefixed
-    ``child_`` (but ``<format>_s``), with its peak RSS."""
+def _newsqa_two_processes(release: Release, names: list[str], root: Path,
+                          statistics: NewsqaRowStatistics, timings: dict[str, float],
+                          report: Callable[[int], None], pivot: int
+                          ) -> dict[str, list[tuple[str, str, ManifestEntry]]]:
+    """The one pass in two processes: this one takes the documents below ``pivot``, a
+    forked child the others (its own read, its own connection); each writes its part of
+    every file as a fragment and feeds its own statistics, then the fragments are joined
+    in document order (the bytes one process writes) and the child's figures merged
+    after this one's (the same sums, in the same order)."""
+    from collector.exporters.stream import join_fragments
+
+    with tempfile.TemporaryDirectory(prefix="crowdqa-release-parts-") as parts:
+        folder = Path(parts)
+        child = _ForkedCall(lambda: _newsqa_part_child(release, names, folder, pivot))
+        try:
+            writers = _newsqa_one_pass(release, names, root, statistics, timings, report,
+                                       steps=len(names), fragments=folder / "a",
+                                       documents=(None, pivot))
+            waited = time.perf_counter()
+            theirs, their_statistics, their_timings = child.result()
+            timings["child_wait_s"] = round(time.perf_counter() - waited, 2)
+        finally:
+            child.stop()
+        statistics.merge(their_statistics)
+        timings.update(their_timings)
+        joining = time.perf_counter()
+        built = {}
+        for name, writer in writers.items():
+            path, records, empty = theirs[name]
+            entry = join_fragments(root / FORMATS[name][1], writer.head,
+                                   [(writer.path, writer.entry.records, writer.empty),
+                                    (path, records, empty)], writer.tail)
+            built[name] = [(name, "", entry)]
+        timings["join_s"] = round(time.perf_counter() - joining, 2)
+    return built
+
+
+def _newsqa_part_child(release: Release, names: list[str], folder: Path, pivot: int
+                       ) -> tuple[dict[str, tuple[str, int, bool]], NewsqaRowStatistics,
+                                  dict[str, float]]:
+    """The forked child's part: the documents from ``pivot`` on, each file's fragment in
+    ``folder`` (``b-<file>``), its statistics and timings (prefixed ``child_``, with its
+    peak RSS)."""
     import resource
 
     started = time.perf_counter()
+    statistics = NewsqaRowStatistics()
     timings: dict[str, float] = {}
-    built = _newsqa_one_pass(release, names, root, None, timings, lambda done: None,
-                             steps=len(names))
-    out = {key if key in {f"{name}_s" for name in names} else f"child_{key}": value
-           for key, value in timings.items() if key != "datasheet_s"}
+    writers = _newsqa_one_pass(release, names, folder, statistics, timings,
+                               lambda done: None, steps=len(names), fragments=folder / "b",
+                               documents=(pivot, None))
+    out = {f"child_{key}": value for key, value in timings.items()}
     out["child_s"] = round(time.perf_counter() - started, 2)
     out["child_peak_rss_mb"] = round(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    return built, out
+    return ({name: (str(writer.path), writer.entry.records, writer.empty)
+             for name, writer in writers.items()}, statistics, out)
 
 
 def _newsqa_one_pass(release: Release, names: list[str], root: Path,
                      statistics: NewsqaRowStatistics | None, timings: dict[str, float],
-                     report: Callable[[int], None], *, steps: int
-                     ) -> dict[str, list[tuple[str, str, ManifestEntry]]]:
-    """Read the final rows of a NewsQA release once, by document, build each question's
-    official record once (``rr.newsqa_question``) and feed the datasheet's
-    ``statistics`` and the writers of ``names`` (a subset of ``ONE_PASS_FORMATS``) from
-    them. ``timings`` gets the seconds spent in each consumer (``datasheet_s``,
-    ``<format>_s``), in reading and building the records (``read_s``) and in closing the
-    files (``close_s``)."""
+                     report: Callable[[int], None], *, steps: int,
+                     fragments: Path | None = None,
+                     documents: tuple[int | None, int | None] = (None, None)
+                     ) -> dict[str, SquadWriter | NewsqaJsonWriter]:
+    """Read the final rows of a NewsQA release once (those of the ``documents`` id
+    range), by document, build each question's official record once
+    (``rr.newsqa_question``) and feed the datasheet's ``statistics`` and the writers of
+    ``names`` (a subset of ``ONE_PASS_FORMATS``) from them: the release's files in
+    ``root``, or with ``fragments`` (a path prefix) fragments ``<prefix>-<file>`` for
+    ``join_fragments``. Returns the closed writers (``entry``, ``path``, ``empty``,
+    ``head``, ``tail``). ``timings`` gets the seconds spent in each consumer
+    (``datasheet_s``, ``<format>_s``), in reading and building the records (``read_s``)
+    and in closing the files (``close_s``)."""
     from contextlib import ExitStack
 
     project = release.project
     namespace = f"{project.pk}:{project.name}"
     unagreed = release.unagreed_questions
-    squad = {name: SquadWriter(root / FORMATS[name][1], v2=name == "squad-v2",
-                               skip_unanswerable=name == "squad-v1")
+
+    def path(name: str) -> Path:
+        filename = FORMATS[name][1]
+        return root / filename if fragments is None else Path(f"{fragments}-{filename}")
+
+    part = fragments is not None
+    squad = {name: SquadWriter(path(name), v2=name == "squad-v2",
+                               skip_unanswerable=name == "squad-v1", fragment=part)
              for name in names if name.startswith("squad-")}
-    newsqa = {name: NewsqaJsonWriter(root / FORMATS[name][1])
+    newsqa = {name: NewsqaJsonWriter(path(name), fragment=part)
               for name in names if name == "newsqa-json"}
     spent = dict.fromkeys(["read_s", "datasheet_s", *(f"{name}_s" for name in names)], 0.0)
     clock = time.perf_counter
@@ -519,7 +557,7 @@ def _newsqa_one_pass(release: Release, names: list[str], root: Path,
         for writer in [*squad.values(), *newsqa.values()]:
             stack.enter_context(writer)
         started = clock()
-        for doc, rows in rr.documents_with_rows(project):
+        for doc, rows in rr.documents_with_rows(project, documents=documents):
             questions = [rr.newsqa_question(row["result"]) for row in rows]
             now = clock()
             spent["read_s"] += now - started
@@ -547,7 +585,8 @@ def _newsqa_one_pass(release: Release, names: list[str], root: Path,
         finishing = clock()
     spent["close_s"] = clock() - finishing  # the files' ends, fsync and rename
     timings.update({key: round(value, 2) for key, value in spent.items()})
-    return {name: [(name, "", writer.entry)] for name, writer in {**squad, **newsqa}.items()}
+    writers: dict[str, SquadWriter | NewsqaJsonWriter] = {**squad, **newsqa}
+    return {name: writers[name] for name in names}
 
 
 def _write_format(release: Release, name: str, root: Path, report: Callable[[int], None],
@@ -723,6 +762,16 @@ class NewsqaRowStatistics:
         for row, question in zip(rows, questions, strict=True):
             performance(row, doc)
             consensus(row, doc, question)
+
+    def merge(self, later: NewsqaRowStatistics) -> None:
+        """Add the figures of ``later``, fed the documents after this one's (another
+        process's part of the rows): as if this one had been fed them all."""
+        for split, scores in later.performance._per_split.items():
+            self.performance._per_split[split].extend(scores)
+        for key, n in later.consensus.stats.items():
+            self.consensus.stats[key] += n
+        for key, n in later.consensus.ids.items():
+            self.consensus.ids[key] += n
 
     def result(self) -> tuple[dict[str, Any], dict[str, int], dict[str, int]]:
         return self.performance.result(), self.consensus.stats, self.consensus.ids
