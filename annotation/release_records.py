@@ -9,8 +9,9 @@ project is.
 
 from __future__ import annotations
 
+import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import groupby
 from typing import Any
 
@@ -40,13 +41,32 @@ from collector.models import Document
 CHUNK = 2000
 
 
+def _newsqa_loads(text: str | bytes) -> Any:
+    """``json.loads`` of a NewsQA record, by orjson when it is installed (a third of the
+    time); what orjson refuses (a lone surrogate escape) goes to ``json.loads``. orjson
+    reads an integer beyond 64 bits as a float (``json.loads`` as an int): in a NewsQA
+    record only an offset or a count could be one, and the writers refuse both unless
+    they are ints, so no file changes silently. Other records keep ``json.loads``."""
+    try:
+        return _fast_loads(text)
+    except ValueError:
+        return json.loads(text)
+
+
+try:
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is in requirements.txt
+    _fast_loads = json.loads
+
+
 def final_items(project: Project) -> Any:
     last = project.stages.order_by("-order").first()
     return Item.objects.filter(stage=last, status=Item.Status.DONE)
 
 
 def _final_rows(project: Project, *, split: str | None = None,
-                documents: tuple[int | None, int | None] = (None, None)
+                documents: tuple[int | None, int | None] = (None, None),
+                loads: Callable[[str | bytes], Any] = json.loads
                 ) -> Iterator[tuple[int, str, str, Any, int | None]]:
     """``(id, key, split, result, document_id)`` of each final item in (document, id)
     order, ``result`` parsed here from the database's JSON text: the query the ORM builds,
@@ -55,8 +75,6 @@ def _final_rows(project: Project, *, split: str | None = None,
     ``documents``: only the rows whose document id is in ``[low, high)`` (None: open);
     rows without a document go with the last range (``high`` None), where PostgreSQL
     sorts them."""
-    import json
-
     from django.db import connections
     from django.db.models import Q
 
@@ -73,7 +91,6 @@ def _final_rows(project: Project, *, split: str | None = None,
     qs = qs.order_by("document_id", "id").values_list("id", "key", "split", "result",
                                                       "document_id")
     sql, params = qs.query.sql_with_params()
-    loads = json.loads
     with connections[qs.db].chunked_cursor() as cursor:
         cursor.execute(sql, params)
         while chunk := cursor.fetchmany(CHUNK):
@@ -86,14 +103,15 @@ def _final_rows(project: Project, *, split: str | None = None,
 
 
 def _rows_with_documents(project: Project, *, split: str | None = None,
-                         documents: tuple[int | None, int | None] = (None, None)
+                         documents: tuple[int | None, int | None] = (None, None),
+                         loads: Callable[[str | bytes], Any] = json.loads
                          ) -> Iterator[tuple[dict[str, Any], Document | None]]:
     """(row, document) for each final item in (document, id) order; documents loaded by
     chunk with only the fields exports need."""
     buffer: list[dict[str, Any]] = []
     cache: dict[int, Document] = {}
-    for pk, key, row_split, result, document_id in _final_rows(project, split=split,
-                                                               documents=documents):
+    for pk, key, row_split, result, document_id in _final_rows(
+            project, split=split, documents=documents, loads=loads):
         buffer.append({"id": pk, "key": key, "split": row_split, "result": result,
                        "document_id": document_id})
         if len(buffer) >= CHUNK:
@@ -108,7 +126,8 @@ def documents_with_rows(project: Project, *, split: str | None = None,
     """(document, its final rows in id order) for each document of the final items (those
     in the ``documents`` id range, see ``_final_rows``): the rows of one document, the
     unit every NewsQA and SQuAD record is built from."""
-    for _, group in groupby(_rows_with_documents(project, split=split, documents=documents),
+    for _, group in groupby(_rows_with_documents(project, split=split, documents=documents,
+                                                 loads=_newsqa_loads),
                             key=lambda pair: pair[0]["document_id"]):
         rows = list(group)
         yield rows[0][1], [row for row, _ in rows]
