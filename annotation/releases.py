@@ -16,8 +16,10 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -464,37 +466,33 @@ def _newsqa_two_processes(release: Release, names: list[str], root: Path,
                           statistics: NewsqaRowStatistics, timings: dict[str, float],
                           report: Callable[[int], None], pivot: int
                           ) -> dict[str, list[tuple[str, str, ManifestEntry]]]:
-    """The one pass in two processes: this one takes the documents below ``pivot``, a
-    forked child the others (its own read, its own connection); each writes its part of
-    every file as a fragment and feeds its own statistics, then the fragments are joined
-    in document order (the bytes one process writes) and the child's figures merged
-    after this one's (the same sums, in the same order)."""
-    from collector.exporters.stream import join_fragments
-
+    """The one pass in two processes: this one writes the documents below ``pivot`` into
+    the release's files, a forked child (its own read, its own connection) the others
+    into fragments, which this one appends to its files before closing them (the bytes
+    one process writes); the child's figures are merged after this one's (the same
+    sums, in the same order)."""
     with tempfile.TemporaryDirectory(prefix="crowdqa-release-parts-") as parts:
         folder = Path(parts)
         child = _ForkedCall(lambda: _newsqa_part_child(release, names, folder, pivot))
-        try:
-            writers = _newsqa_one_pass(release, names, root, statistics, timings, report,
-                                       steps=len(names), fragments=folder / "a",
-                                       documents=(None, pivot))
+
+        def append_the_childs(writers: dict[str, SquadWriter | NewsqaJsonWriter]) -> None:
             waited = time.perf_counter()
             theirs, their_statistics, their_timings = child.result()
-            timings["child_wait_s"] = round(time.perf_counter() - waited, 2)
+            joining = time.perf_counter()
+            timings["child_wait_s"] = round(joining - waited, 2)
+            for name, writer in writers.items():
+                writer.add_fragment(*theirs[name])
+            timings["join_s"] = round(time.perf_counter() - joining, 2)
+            statistics.merge(their_statistics)
+            timings.update(their_timings)
+
+        try:
+            writers = _newsqa_one_pass(release, names, root, statistics, timings, report,
+                                       steps=len(names), documents=(None, pivot),
+                                       before_close=append_the_childs)
         finally:
             child.stop()
-        statistics.merge(their_statistics)
-        timings.update(their_timings)
-        joining = time.perf_counter()
-        built = {}
-        for name, writer in writers.items():
-            path, records, empty = theirs[name]
-            entry = join_fragments(root / FORMATS[name][1], writer.head,
-                                   [(writer.path, writer.entry.records, writer.empty),
-                                    (path, records, empty)], writer.tail)
-            built[name] = [(name, "", entry)]
-        timings["join_s"] = round(time.perf_counter() - joining, 2)
-    return built
+    return {name: [(name, "", writer.entry)] for name, writer in writers.items()}
 
 
 def _newsqa_part_child(release: Release, names: list[str], folder: Path, pivot: int
@@ -523,15 +521,17 @@ def _newsqa_one_pass(release: Release, names: list[str], root: Path,
                      statistics: NewsqaRowStatistics | None, timings: dict[str, float],
                      report: Callable[[int], None], *, steps: int,
                      fragments: Path | None = None,
-                     documents: tuple[int | None, int | None] = (None, None)
+                     documents: tuple[int | None, int | None] = (None, None),
+                     before_close: Callable[[dict[str, Any]], None] | None = None
                      ) -> dict[str, SquadWriter | NewsqaJsonWriter]:
     """Read the final rows of a NewsQA release once (those of the ``documents`` id
     range), by document, build each question's official record once
     (``rr.newsqa_question``) and feed the datasheet's ``statistics`` and the writers of
     ``names`` (a subset of ``ONE_PASS_FORMATS``) from them: the release's files in
     ``root``, or with ``fragments`` (a path prefix) fragments ``<prefix>-<file>`` for
-    ``join_fragments``. Returns the closed writers (``entry``, ``path``, ``empty``,
-    ``head``, ``tail``). ``timings`` gets the seconds spent in each consumer
+    another writer's ``add_fragment``; ``before_close(writers)`` runs after the last
+    document, before the files are closed. Returns the closed writers (``entry``,
+    ``path``, ``empty``). ``timings`` gets the seconds spent in each consumer
     (``datasheet_s``, ``<format>_s``), in reading and building the records (``read_s``)
     and in closing the files (``close_s``)."""
     from contextlib import ExitStack
@@ -582,6 +582,8 @@ def _newsqa_one_pass(release: Release, names: list[str], root: Path,
             done += len(rows)
             report(done * steps)
             started = clock()
+        if before_close is not None:
+            before_close({**squad, **newsqa})
         finishing = clock()
     spent["close_s"] = clock() - finishing  # the files' ends, fsync and rename
     timings.update({key: round(value, 2) for key, value in spent.items()})
@@ -766,8 +768,7 @@ class NewsqaRowStatistics:
     def merge(self, later: NewsqaRowStatistics) -> None:
         """Add the figures of ``later``, fed the documents after this one's (another
         process's part of the rows): as if this one had been fed them all."""
-        for split, scores in later.performance._per_split.items():
-            self.performance._per_split[split].extend(scores)
+        self.performance.merge(later.performance)
         for key, n in later.consensus.stats.items():
             self.consensus.stats[key] += n
         for key, n in later.consensus.ids.items():
@@ -882,10 +883,15 @@ def agreement_statistics(project: Project) -> dict[str, Any]:
 class HumanPerformance:
     """NewsQA section 6.1: EM/F1 of one held-out human answer (the first answerer's)
     against the others, over questions with at least two span answers: ``add`` each final
-    (row, document), then ``result``."""
+    (row, document), then ``result``.
+
+    Per split it keeps the count of exact matches and each question's F1 in an
+    ``array('d')`` (8 bytes a question: a million questions in 8 MB, not 100), and sums
+    the F1 in question order, split after split: the float additions of one list of
+    every question's scores, so the same figures to the last bit."""
 
     def __init__(self) -> None:
-        self._per_split: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        self._per_split: dict[str, tuple[list[int], array[float]]] = {}
 
     def add(self, row: dict[str, Any], doc: Any) -> None:
         answers = [a["sourcerAnswers"] for a in row["result"]["answers"]]
@@ -905,24 +911,34 @@ class HumanPerformance:
                 theirs = tokens[g] = squad_tokens(g)
             em = max(em, exact_match_tokens(mine, theirs))
             f1 = max(f1, f1_v1_tokens(mine, theirs))
-        self._per_split[row["split"] or "train"].append((em, f1))
+        split = row["split"] or "train"
+        scores = self._per_split.get(split)
+        if scores is None:
+            scores = self._per_split[split] = ([0], array("d"))
+        scores[0][0] += em
+        scores[1].append(f1)
+
+    def merge(self, later: HumanPerformance) -> None:
+        """Add the scores of ``later``, fed the questions after this one's."""
+        for split, (em, f1) in later._per_split.items():
+            scores = self._per_split.setdefault(split, ([0], array("d")))
+            scores[0][0] += em[0]
+            scores[1].extend(f1)
 
     def result(self) -> dict[str, Any]:
-        return _human_performance_result(self._per_split)
-
-
-def _human_performance_result(per_split: dict[str, list[tuple[float, float]]]
-                              ) -> dict[str, Any]:
-    scores = [s for v in per_split.values() for s in v]
-    if not scores:
-        return {"questions": 0, "method": "no question had two span answers"}
-    return {
-        "exact_match": round(100 * sum(e for e, _ in scores) / len(scores), 2),
-        "f1": round(100 * sum(f for _, f in scores) / len(scores), 2),
-        "questions": len(scores),
-        "method": "first answerer's answer scored against the other answerers' (SQuAD v1.1 "
-                  "EM/F1), as in NewsQA section 6.1",
-        "by_split": {split: {"exact_match": round(100 * sum(e for e, _ in v) / len(v), 2),
-                             "f1": round(100 * sum(f for _, f in v) / len(v), 2),
-                             "questions": len(v)} for split, v in per_split.items()},
-    }
+        per_split = self._per_split
+        n = sum(len(f1) for _, f1 in per_split.values())
+        if not n:
+            return {"questions": 0, "method": "no question had two span answers"}
+        return {
+            "exact_match": round(100 * sum(em[0] for em, _ in per_split.values()) / n, 2),
+            "f1": round(100 * sum(chain.from_iterable(f1 for _, f1 in per_split.values()))
+                        / n, 2),
+            "questions": n,
+            "method": "first answerer's answer scored against the other answerers' (SQuAD "
+                      "v1.1 EM/F1), as in NewsQA section 6.1",
+            "by_split": {split: {"exact_match": round(100 * em[0] / len(f1), 2),
+                                 "f1": round(100 * sum(f1) / len(f1), 2),
+                                 "questions": len(f1)}
+                         for split, (em, f1) in per_split.items()},
+        }

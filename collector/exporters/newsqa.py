@@ -182,7 +182,7 @@ class NewsqaJsonWriter:
                  progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False,
                  fragment: bool = False):
         self._enc = encode_ascii_json if ensure_ascii else encode_utf8_json
-        # A fragment: only the stories, for join_fragments (see SquadWriter).
+        # A fragment: only the stories, for another writer's add_fragment.
         self.fragment = fragment
         self.head = '{"data": ['
         self.tail = '], "version": "1"}'
@@ -201,6 +201,18 @@ class NewsqaJsonWriter:
         if self._entry is None:
             raise RuntimeError("the file is not complete yet")
         return self._entry
+
+    def add_fragment(self, path: str | os.PathLike[str], records: int, empty: bool) -> None:
+        """Append a fragment another writer (``fragment=True``) wrote with the records
+        after this one's: its bytes (``empty``: it has none), after a separator, and its
+        ``records`` to the count."""
+        if not empty:
+            if self._story_sep:
+                self._output.write(", ")
+            with open(path, "rb") as source:
+                self._output.copy_from(source)
+            self._story_sep = ", "
+        self._counter.count += records
 
     @property
     def empty(self) -> bool:

@@ -151,8 +151,8 @@ class SquadWriter:
                  progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False,
                  fragment: bool = False):
         self.v2 = v2
-        # A fragment: only the articles, comma-separated, for join_fragments to put
-        # between head and tail (a file written in parts by several processes).
+        # A fragment: only the articles, for another writer's add_fragment (a file
+        # written in parts by several processes).
         self.fragment = fragment
         self.head = '{"version": "v2.0", "data": [' if v2 else '{"data": ['
         self.tail = "]}" if v2 else '], "version": "1.1"}'
@@ -172,6 +172,18 @@ class SquadWriter:
         if self._entry is None:
             raise RuntimeError("the file is not complete yet")
         return self._entry
+
+    def add_fragment(self, path: str | os.PathLike[str], records: int, empty: bool) -> None:
+        """Append a fragment another writer (``fragment=True``) wrote with the records
+        after this one's: its bytes (``empty``: it has none), after a separator, and its
+        ``records`` to the count."""
+        if not empty:
+            if self._article_sep:
+                self._output.write(", ")
+            with open(path, "rb") as source:
+                self._output.copy_from(source)
+            self._article_sep = ", "
+        self._counter.count += records
 
     @property
     def empty(self) -> bool:

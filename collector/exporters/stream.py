@@ -262,29 +262,6 @@ def verify_entry(entry: ManifestEntry, root: str | os.PathLike[str] | None = Non
     return digest == entry.sha256 and size == entry.bytes
 
 
-def join_fragments(path: str | os.PathLike[str], head: str, fragments: Iterable[
-        tuple[str | os.PathLike[str], int, bool]], tail: str, *, separator: str = ", ",
-                   overwrite: bool = False) -> ManifestEntry:
-    """Write ``head``, the non-empty ``fragments`` ``(path, records, empty)`` in order
-    with ``separator`` between them, and ``tail`` into one atomic, checksummed file (a
-    writer's output made of parts written by several processes, e.g.
-    ``SquadWriter(..., fragment=True)``); ``records`` is the sum of theirs."""
-    records = 0
-    with AtomicOutput(path, overwrite=overwrite) as out:
-        out.write(head)
-        sep = ""
-        for fragment, count, empty in fragments:
-            records += count
-            if empty:
-                continue
-            out.write(sep)
-            with open(fragment, "rb") as source:
-                out.copy_from(source)
-            sep = separator
-        out.write(tail)
-    return out.entry(records)
-
-
 def write_checksums(path: str | os.PathLike[str], entries: Iterable[ManifestEntry], *,
                     root: str | os.PathLike[str] | None = None,
                     overwrite: bool = False) -> ManifestEntry:

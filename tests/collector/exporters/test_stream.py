@@ -187,12 +187,11 @@ def test_checksum_file_verifies_with_sha256sum(tmp_path):
 
 
 @pytest.mark.parametrize("cut", [0, 1, 2, None])
-def test_fragments_joined_are_the_file_one_writer_writes(tmp_path, cut):
-    """SquadWriter / NewsqaJsonWriter fragments (parts of the records, written apart)
-    joined by join_fragments, empty parts included: the same bytes and records as one
-    writer over all the records."""
+def test_fragments_appended_make_the_file_one_writer_writes(tmp_path, cut):
+    """SquadWriter / NewsqaJsonWriter fragments (parts of the records written apart, by
+    another process) appended with add_fragment after a writer's own records, empty
+    parts included: the same bytes and records as one writer over all the records."""
     from collector.exporters import NewsqaJsonWriter, SquadWriter
-    from collector.exporters.stream import join_fragments
 
     for source, make, whole in (
             (lambda: squad_articles(SQUAD_V1),
@@ -202,13 +201,17 @@ def test_fragments_joined_are_the_file_one_writer_writes(tmp_path, cut):
         records = source()
         at = len(records) // 2 if cut is None else min(cut, len(records))
         parts = []
-        for n, chunk in enumerate((records[:at], [], records[at:])):
-            with make(tmp_path / f"part-{n}", fragment=True, overwrite=True) as writer:
+        for n, chunk in enumerate(([], records[at:], [])):
+            with make(tmp_path / f"part-{n}", fragment=True, overwrite=True) as part:
                 for record in chunk:
-                    writer.add(record)
-            parts.append((writer.path, writer.entry.records, writer.empty))
-        joined = join_fragments(tmp_path / "joined", writer.head, parts, writer.tail,
-                                overwrite=True)
+                    part.add(record)
+            parts.append((part.path, part.entry.records, part.empty))
+        with make(tmp_path / "joined", overwrite=True) as writer:
+            for record in records[:at]:
+                writer.add(record)
+            for part in parts:
+                writer.add_fragment(*part)
         expected = whole(tmp_path / "whole", source(), overwrite=True)
         assert (tmp_path / "joined").read_bytes() == (tmp_path / "whole").read_bytes()
-        assert (joined.records, joined.sha256) == (expected.records, expected.sha256)
+        assert (writer.entry.records, writer.entry.sha256) == (expected.records,
+                                                               expected.sha256)
