@@ -19,7 +19,7 @@ the questions, scaled x10 for time.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench_export \\
         .venv/bin/python bench/export.py [--questions 300000] [--documents 30000] \\
-        [--baseline /tmp/base] [--skip-naive] [--setup-only]
+        [--baseline /tmp/base] [--processes 1] [--skip-naive] [--setup-only]
 
 It reads DATABASE_URL and refuses SQLite. It migrates that database and reuses a project
 built by an earlier run with the same sizes.
@@ -129,11 +129,16 @@ def setup(questions: int, documents: int) -> int:
     return project.pk
 
 
-def export_child(project_id: int, version: str) -> None:
-    """Child process: build one release with both formats; print per-phase times as JSON."""
+def export_child(project_id: int, version: str, processes: int | None = None) -> None:
+    """Child process: build one release with both formats; print per-phase times as JSON.
+    ``processes``: ``settings.CROWDQA_RELEASE_PROCESSES`` (1 = no second process)."""
     import django
 
     django.setup()
+    from django.conf import settings
+
+    if processes is not None:
+        settings.CROWDQA_RELEASE_PROCESSES = processes
     from annotation import releases
     from annotation.models import Project
 
@@ -202,6 +207,8 @@ def main() -> int:
                         help="also export the same project with the code of another checkout "
                              "(e.g. `git archive addba2c | tar -x -C /tmp/base`), first, and "
                              "report the ratio")
+    parser.add_argument("--processes", type=int,
+                        help="the build's CROWDQA_RELEASE_PROCESSES (1: one process)")
     parser.add_argument("--skip-naive", action="store_true",
                         help="leave out the naive in-memory SQuAD export")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -213,7 +220,7 @@ def main() -> int:
     if args.child:
         kind, *rest = args.child
         if kind == "export":
-            export_child(int(rest[0]), rest[1])
+            export_child(int(rest[0]), rest[1], int(rest[2]) if len(rest) > 2 else None)
         else:
             naive_child(int(rest[0]), int(rest[1]))
         return 0
@@ -234,7 +241,8 @@ def main() -> int:
         base = child("--child", "export", str(project_id), f"9.{stamp[:2]}.{stamp[2:]}0",
                      root=args.baseline.resolve())
     load = os.getloadavg()[0]
-    built = child("--child", "export", str(project_id), f"9.{stamp[:2]}.{stamp[2:]}")
+    built = child("--child", "export", str(project_id), f"9.{stamp[:2]}.{stamp[2:]}",
+                  *([str(args.processes)] if args.processes else []))
     print(f"questions={args.questions:,} documents={args.documents:,} (PostgreSQL), load "
           f"average {load:.1f} -> {os.getloadavg()[0]:.1f}")
     # Seconds in each writer, both processes' halves added (the wall time is less).
