@@ -216,6 +216,19 @@ def test_the_forked_newsqa_writer_writes_what_one_process_writes(sample_project,
     assert built[2] == built[1]
 
 
+class _Progress:
+    """What release_build reports to its job."""
+
+    def __init__(self):
+        self.total, self.done = None, []
+
+    def start(self, *, total, message=""):
+        self.total = total
+
+    def set(self, done, *, total=None, message=None):
+        self.done.append(done)
+
+
 @pytest.mark.parametrize("unagreed", ["unanswerable", "omit"])
 def test_two_processes_write_what_one_process_writes(sample_project, monkeypatch, unagreed):
     """The rows split at the median document, a forked child writing the second half of
@@ -232,8 +245,13 @@ def test_two_processes_write_what_one_process_writes(sample_project, monkeypatch
         release = releases.release_create(
             project=sample_project, version=version, unagreed_questions=unagreed,
             formats=["squad-v2", "newsqa-json", "squad-v1"], build=False)
-        timings = releases.release_build(release=release)["timings"]
+        progress = _Progress()
+        timings = releases.release_build(release=release, progress=progress)["timings"]
         assert ("child_s" in timings) == forked, timings
+        # The pass's progress (the parent's half doubled when forked) stays within the
+        # total and ends at it.
+        assert progress.done[-1] == progress.total
+        assert max(progress.done) == progress.total and progress.done == sorted(progress.done)
         release.refresh_from_db()
         sheet = {k: v for k, v in release.datasheet.items() if k not in ("created", "version")}
         built[forked] = ({f.path: (f.sha256, f.bytes, f.records)
