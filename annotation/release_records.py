@@ -9,8 +9,9 @@ project is.
 
 from __future__ import annotations
 
+import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import groupby
 from typing import Any
 
@@ -40,30 +41,96 @@ from collector.models import Document
 CHUNK = 2000
 
 
+def _newsqa_loads(text: str | bytes) -> Any:
+    """``json.loads`` of a NewsQA record, by orjson when it is installed (a third of the
+    time); what orjson refuses (a lone surrogate escape) goes to ``json.loads``. orjson
+    reads an integer beyond 64 bits as a float (``json.loads`` as an int): in a NewsQA
+    record only an offset or a count could be one, and the writers refuse both unless
+    they are ints, so no file changes silently. Other records keep ``json.loads``."""
+    try:
+        return _fast_loads(text)
+    except ValueError:
+        return json.loads(text)
+
+
+try:
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - orjson is in requirements.txt
+    _fast_loads = json.loads
+
+
 def final_items(project: Project) -> Any:
     last = project.stages.order_by("-order").first()
     return Item.objects.filter(stage=last, status=Item.Status.DONE)
 
 
-def _rows_with_documents(project: Project, *, split: str | None = None
-                         ) -> Iterator[tuple[dict[str, Any], Document | None]]:
-    """(row, document) for each final item in (document, id) order; documents loaded by
-    chunk with only the fields exports need."""
+def _final_rows(project: Project, *, split: str | None = None,
+                documents: tuple[int | None, int | None] = (None, None),
+                loads: Callable[[str | bytes], Any] = json.loads
+                ) -> Iterator[tuple[int, str, str, Any, int | None]]:
+    """``(id, key, split, result, document_id)`` of each final item in (document, id)
+    order, ``result`` parsed here from the database's JSON text: the query the ORM builds,
+    run on a server-side cursor (``chunked_cursor``) and fetched ``CHUNK`` rows at a time,
+    without a converter per row (a million rows read in a fraction of the time).
+    ``documents``: only the rows whose document id is in ``[low, high)`` (None: open);
+    rows without a document go with the last range (``high`` None), where PostgreSQL
+    sorts them."""
+    from django.db import connections
+    from django.db.models import Q
+
     qs = final_items(project)
     if split is not None:
         # Records without a split (recipes with no split stage) are train, as in
         # split_counts and splits_of.
         qs = qs.filter(split__in=[split, ""]) if split == "train" else qs.filter(split=split)
-    rows = qs.order_by("document_id", "id").values(
-        "id", "key", "split", "result", "document_id").iterator(chunk_size=CHUNK)
+    low, high = documents
+    if low is not None:
+        qs = qs.filter(Q(document_id__gte=low) | Q(document_id__isnull=True))
+    if high is not None:
+        qs = qs.filter(document_id__lt=high)
+    qs = qs.order_by("document_id", "id").values_list("id", "key", "split", "result",
+                                                      "document_id")
+    sql, params = qs.query.sql_with_params()
+    with connections[qs.db].chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while chunk := cursor.fetchmany(CHUNK):
+            for pk, key, row_split, result, document_id in chunk:
+                # The JSON text as stored (PostgreSQL's jsonb text, SQLite's text); a
+                # driver that parses JSON itself hands over the value.
+                yield (pk, key, row_split,
+                       loads(result) if isinstance(result, str | bytes) else result,
+                       document_id)
+
+
+def _rows_with_documents(project: Project, *, split: str | None = None,
+                         documents: tuple[int | None, int | None] = (None, None),
+                         loads: Callable[[str | bytes], Any] = json.loads
+                         ) -> Iterator[tuple[dict[str, Any], Document | None]]:
+    """(row, document) for each final item in (document, id) order; documents loaded by
+    chunk with only the fields exports need."""
     buffer: list[dict[str, Any]] = []
     cache: dict[int, Document] = {}
-    for row in rows:
-        buffer.append(row)
+    for pk, key, row_split, result, document_id in _final_rows(
+            project, split=split, documents=documents, loads=loads):
+        buffer.append({"id": pk, "key": key, "split": row_split, "result": result,
+                       "document_id": document_id})
         if len(buffer) >= CHUNK:
             yield from _flush(buffer, cache)
             buffer = []
     yield from _flush(buffer, cache)
+
+
+def documents_with_rows(project: Project, *, split: str | None = None,
+                        documents: tuple[int | None, int | None] = (None, None)
+                        ) -> Iterator[tuple[Document | None, list[dict[str, Any]]]]:
+    """(document, its final rows in id order) for each document of the final items (those
+    in the ``documents`` id range, see ``_final_rows``): the rows of one document, the
+    unit every NewsQA and SQuAD record is built from."""
+    for _, group in groupby(_rows_with_documents(project, split=split, documents=documents,
+                                                 loads=_newsqa_loads),
+                            key=lambda pair: pair[0]["document_id"]):
+        rows = list(group)
+        yield rows[0][1], [row for row, _ in rows]
 
 
 def _flush(buffer: list[dict[str, Any]], cache: dict[int, Document]
@@ -80,6 +147,17 @@ def _flush(buffer: list[dict[str, Any]], cache: dict[int, Document]
                      .in_bulk(missing))
     for row in buffer:
         yield row, cache.get(row["document_id"])
+
+
+def document_pivot(project: Project) -> int | None:
+    """The document id that splits the final rows with a document into two halves (rows
+    of documents below it, rows of it and above), for two processes to write one release;
+    None without rows."""
+    qs = final_items(project).exclude(document_id=None)
+    n = qs.count()
+    if not n:
+        return None
+    return qs.order_by("document_id").values_list("document_id", flat=True)[n // 2]
 
 
 def split_counts(project: Project) -> dict[str, int]:
@@ -158,21 +236,16 @@ def newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
 
 
 def newsqa_stories(project: Project, *, split: str | None = None) -> Iterator[NewsqaStory]:
-    for _, group in groupby(_rows_with_documents(project, split=split),
-                            key=lambda pair: pair[0]["document_id"]):
-        pairs = iter(group)
-        first_row, doc = next(pairs)
-        rest = (row for row, _ in pairs)
-        yield NewsqaStory(
-            story_id=newsqa_story_id(doc), text=doc.body,
-            type=first_row["split"] or "train",
-            questions=(newsqa_question(r["result"]) for r in _chain(first_row, rest)),
-        )
+    for doc, rows in documents_with_rows(project, split=split):
+        yield newsqa_story(doc, rows, [newsqa_question(r["result"]) for r in rows])
 
 
-def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    yield first
-    yield from rest
+def newsqa_story(doc: Document, rows: list[dict[str, Any]],
+                 questions: list[NewsqaQuestion]) -> NewsqaStory:
+    """The NewsQA story of ``doc``: its final ``rows`` and their ``questions``
+    (:func:`newsqa_question`, in the same order)."""
+    return NewsqaStory(story_id=newsqa_story_id(doc), text=doc.body,
+                       type=rows[0]["split"] or "train", questions=questions)
 
 
 # What SQuAD and Hugging Face get for a question without agreement after validation.
@@ -194,26 +267,37 @@ def squad_articles(project: Project, *, split: str | None = None, namespace: str
     ``unagreed`` says (:data:`UNAGREED_CHOICES`)."""
     if unagreed not in UNAGREED_CHOICES:
         raise ValueError(f"unagreed: {unagreed!r} is not one of {', '.join(UNAGREED_CHOICES)}")
-    for _, group in groupby(_rows_with_documents(project, split=split),
-                            key=lambda pair: pair[0]["document_id"]):
-        pairs = iter(group)
-        first_row, doc = next(pairs)
-        rows = _chain(first_row, (row for row, _ in pairs))
-        questions = (q for q in (_squad_question(doc.body, row, namespace, unagreed)
-                                 for row in rows) if q is not None)
-        yield SquadArticle(title=doc.title or doc.external_id,
-                           paragraphs=iter([SquadParagraph(context=doc.body, qas=questions)]))
+    for doc, rows in documents_with_rows(project, split=split):
+        article = squad_article(doc, rows, [newsqa_question(r["result"]) for r in rows],
+                                namespace=namespace, unagreed=unagreed)
+        if article is not None:
+            yield article
 
 
-def _squad_question(body: str, row: dict[str, Any], namespace: str,
-                    unagreed: str) -> SquadQuestion | None:
+def squad_article(doc: Document, rows: list[dict[str, Any]], questions: list[NewsqaQuestion],
+                  *, namespace: str, unagreed: str) -> SquadArticle | None:
+    """The SQuAD article of ``doc`` (one paragraph, its body) from its final ``rows`` and
+    their ``questions`` (:func:`newsqa_question`, same order); lists, so one article feeds
+    several writers. None when every question is left out (``unagreed="omit"``)."""
+    body = doc.body
+    qas = [q for q in (_squad_question(body, row, namespace, unagreed, question)
+                       for row, question in zip(rows, questions, strict=True))
+           if q is not None]
+    if not qas:
+        return None
+    return SquadArticle(title=doc.title or doc.external_id,
+                        paragraphs=[SquadParagraph(context=body, qas=qas)])
+
+
+def _squad_question(body: str, row: dict[str, Any], namespace: str, unagreed: str,
+                    question: NewsqaQuestion | None = None) -> SquadQuestion | None:
     record = row["result"]
     agreed = record.get("agreed", True)
     if not agreed and unagreed == "omit":
         return None
     spans = [(a["sourcerAnswers"][0]["s"], a["sourcerAnswers"][-1]["e"])
              for a in record["answers"] if "s" in a["sourcerAnswers"][0]]
-    consensus = newsqa_question(record).consensus
+    consensus = (question or newsqa_question(record)).consensus
     qid = squad_id(namespace, row["key"])
     if not isinstance(consensus, CharSpan) or (not agreed and unagreed != "consensus"):
         return SquadQuestion(

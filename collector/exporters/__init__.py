@@ -34,6 +34,9 @@ Writers (all ``(path, records, *, progress=None, progress_every=1000, overwrite=
     ``write_squad_v1(..., skip_unanswerable=False)``, ``write_squad_v2``
     ``write_newsqa_json(..., ensure_ascii=False)``,
     ``write_newsqa_csv(..., include_story_text=True)``
+    Fed one record at a time, for one read of the data feeding several files:
+    ``SquadWriter(path, *, v2, ...)`` (``add(article)``) and ``NewsqaJsonWriter(path,
+    ...)`` (``add(story)``), context managers whose ``entry`` is set on success.
     ``write_msmarco_jsonl``, ``write_msmarco_columnar``, ``write_msmarco_references``
     ``write_reco``, ``write_dureader``
     Hugging Face: ``write_hf_split(folder, split, records, *, kind, fmt="parquet",
@@ -86,6 +89,7 @@ from collector.exporters.msmarco import (
     write_msmarco_references,
 )
 from collector.exporters.newsqa import (
+    NewsqaJsonWriter,
     newsqa_consensus,
     newsqa_question_object,
     write_newsqa_csv,
@@ -119,6 +123,7 @@ from collector.exporters.records import (
     WorkerRef,
 )
 from collector.exporters.squad import (
+    SquadWriter,
     check_squad_answer,
     squad_articles_from_rows,
     squad_id,
@@ -153,6 +158,7 @@ __all__ = [
     "ManifestEntry",
     "MarcoPassage",
     "MarcoRecord",
+    "NewsqaJsonWriter",
     "NewsqaQuestion",
     "NewsqaSourcerAnswer",
     "NewsqaStory",
@@ -167,6 +173,7 @@ __all__ = [
     "SquadParagraph",
     "SquadQuestion",
     "SquadRow",
+    "SquadWriter",
     "StageInfo",
     "WorkerRef",
     "check_squad_answer",

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 from collector.exporters.errors import InvalidRecordError
 from collector.exporters.records import (
@@ -47,6 +47,7 @@ from collector.exporters.stream import (
 
 __all__ = [
     "NEWSQA_CSV_HEADER",
+    "NewsqaJsonWriter",
     "NEWSQA_SPLITS",
     "check_newsqa_story",
     "csv_field",
@@ -127,12 +128,14 @@ def newsqa_consensus(q: NewsqaQuestion) -> NewsqaChoice:
         if best.count >= total / 2 and isinstance(best.choice, CharSpan):
             span = best.choice
     else:
-        ranges: Counter[CharSpan | None] = Counter()
+        # Counter.most_common(1) is max() over the counts in first-seen order: the first
+        # of the most frequent; counted in a plain dict, which is faster.
+        ranges: dict[CharSpan | None, int] = {}
         for answer in q.answers:
             for one in answer.spans or (None,):
-                ranges[one] += 1
+                ranges[one] = ranges.get(one, 0) + 1
         if ranges:
-            span = ranges.most_common(1)[0][0]
+            span = max(ranges, key=ranges.__getitem__)
     if span is not None:
         return span
     return BAD_QUESTION if (q.is_question_bad or 0) >= 0.5 else NO_ANSWER
@@ -169,32 +172,99 @@ def newsqa_question_object(story: NewsqaStory, index: int, q: NewsqaQuestion) ->
     return obj
 
 
+class NewsqaJsonWriter:
+    """The NewsQA JSON writer fed one story at a time (``add``), for a caller that feeds
+    several writers from one read of the data; ``write_newsqa_json`` is this over an
+    iterator. A context manager, like :class:`~collector.exporters.squad.SquadWriter`."""
+
+    def __init__(self, path: str | os.PathLike[str], *, ensure_ascii: bool = False,
+                 progress: ProgressCallback | None = None,
+                 progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False,
+                 fragment: bool = False):
+        self._enc = encode_ascii_json if ensure_ascii else encode_utf8_json
+        # A fragment: only the stories, for another writer's add_fragment.
+        self.fragment = fragment
+        self.head = '{"data": ['
+        self.tail = '], "version": "1"}'
+        self._counter = Progress(progress, progress_every)
+        self._output = AtomicOutput(path, overwrite=overwrite)
+        self._story_sep = ""
+        self._entry: ManifestEntry | None = None
+
+    @property
+    def path(self) -> Path:
+        """Where the file appears."""
+        return self._output.path
+
+    @property
+    def entry(self) -> ManifestEntry:
+        if self._entry is None:
+            raise RuntimeError("the file is not complete yet")
+        return self._entry
+
+    def add_fragment(self, path: str | os.PathLike[str], records: int, empty: bool) -> None:
+        """Append a fragment another writer (``fragment=True``) wrote with the records
+        after this one's: its bytes (``empty``: it has none), after a separator, and its
+        ``records`` to the count."""
+        if not empty:
+            if self._story_sep:
+                self._output.write(", ")
+            with open(path, "rb") as source:
+                self._output.copy_from(source)
+            self._story_sep = ", "
+        self._counter.count += records
+
+    @property
+    def empty(self) -> bool:
+        """No story written yet."""
+        return not self._story_sep
+
+    def __enter__(self) -> NewsqaJsonWriter:
+        self._output.__enter__()
+        if not self.fragment:
+            self._output.write(self.head)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None and not self.fragment:
+            try:
+                self._output.write(self.tail)
+            except BaseException as error:
+                self._output.__exit__(type(error), error, error.__traceback__)
+                raise
+        self._output.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            self._counter.finish()
+            self._entry = self._output.entry(self._counter.count)
+
+    def add(self, story: NewsqaStory) -> None:
+        """Write one story (kept even without questions: the split is story-level)."""
+        enc = self._enc
+        write = self._output.write
+        tick = self._counter.tick
+        check_newsqa_story(story)
+        write(f'{self._story_sep}{{"storyId": {enc(story.story_id)}, '
+              f'"text": {enc(story.text)}, "type": {enc(story.type)}, "questions": [')
+        self._story_sep = ", "
+        q_sep = ""
+        for index, q in enumerate(story.questions):
+            write(q_sep + enc(newsqa_question_object(story, index, q)))
+            q_sep = ", "
+            tick()
+        write("]}")
+
+
 def write_newsqa_json(path: str | os.PathLike[str], stories: Iterable[NewsqaStory], *,
                       ensure_ascii: bool = False, progress: ProgressCallback | None = None,
                       progress_every: int = DEFAULT_PROGRESS_EVERY,
                       overwrite: bool = False) -> ManifestEntry:
     """Write ``combined-newsqa-data-v1.json``; ``records`` counts questions. Stories with
     no questions are kept (the split is story-level)."""
-    enc = encode_ascii_json if ensure_ascii else encode_utf8_json
-    counter = Progress(progress, progress_every)
-    with AtomicOutput(path, overwrite=overwrite) as out:
-        write = out.write
-        write('{"data": [')
-        story_sep = ""
+    with NewsqaJsonWriter(path, ensure_ascii=ensure_ascii, progress=progress,
+                          progress_every=progress_every, overwrite=overwrite) as writer:
         for story in stories:
-            check_newsqa_story(story)
-            write(f'{story_sep}{{"storyId": {enc(story.story_id)}, "text": {enc(story.text)}, '
-                  f'"type": {enc(story.type)}, "questions": [')
-            story_sep = ", "
-            q_sep = ""
-            for index, q in enumerate(story.questions):
-                write(q_sep + enc(newsqa_question_object(story, index, q)))
-                q_sep = ", "
-                counter.tick()
-            write("]}")
-        write('], "version": "1"}')
-    counter.finish()
-    return out.entry(counter.count)
+            writer.add(story)
+    return writer.entry
 
 
 def _float_text(value: float) -> str:

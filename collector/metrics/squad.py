@@ -47,6 +47,33 @@ def f1_v1(prediction: str, ground_truth: str) -> float:
     return (2 * precision * recall) / (precision + recall)
 
 
+def squad_tokens(text: str) -> list[str]:
+    """The tokens EM and F1 compare: the :func:`squad_normalize`-d text split on spaces.
+    Normalise each text once with it and score pairs with :func:`exact_match_tokens` and
+    :func:`f1_v1_tokens` (the same results as :func:`exact_match` and :func:`f1_v1`)."""
+    return squad_normalize(text).split()
+
+
+def exact_match_tokens(prediction: list[str], ground_truth: list[str]) -> int:
+    """:func:`exact_match` of two texts from their :func:`squad_tokens` (the normalised
+    texts are the tokens joined by single spaces, so equal tokens = equal texts)."""
+    return int(prediction == ground_truth)
+
+
+def f1_v1_tokens(prediction: list[str], ground_truth: list[str]) -> float:
+    """:func:`f1_v1` of two texts from their :func:`squad_tokens`, the same arithmetic."""
+    if prediction == ground_truth:
+        # Everything shared: 2 * 1.0 * 1.0 / (1.0 + 1.0), exactly; or no tokens at all.
+        return 1.0 if prediction else 0
+    common = Counter(prediction) & Counter(ground_truth)
+    same = sum(common.values())
+    if same == 0:
+        return 0
+    precision = 1.0 * same / len(prediction)
+    recall = 1.0 * same / len(ground_truth)
+    return (2 * precision * recall) / (precision + recall)
+
+
 def f1_v2(prediction: str, ground_truth: str) -> float:
     """v2.0 token F1: if either side has no tokens, 1 when both have none, else 0."""
     gold = squad_normalize(ground_truth).split() if ground_truth else []

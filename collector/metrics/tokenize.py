@@ -26,6 +26,7 @@ Tokens = Sequence[str]
 _WORD_RE = re.compile(r"\w+|[^\w\s]")
 _ARTICLES_RE = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = frozenset(string.punctuation)
+_DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def char_tokens(text: str) -> str:
@@ -66,7 +67,9 @@ def squad_normalize(text: str) -> str:
     """SQuAD answer normalisation: lower-case, drop ASCII punctuation, drop the articles
     *a*, *an*, *the*, and collapse whitespace (same order as the official scripts)."""
     text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    # str.translate deletes exactly the characters the official scripts skip one by one
+    # (``"".join(ch for ch in text if ch not in exclude)``), in one C loop.
+    text = text.translate(_DROP_PUNCTUATION)
     text = _ARTICLES_RE.sub(" ", text)
     return " ".join(text.split())
 

@@ -184,3 +184,34 @@ def test_checksum_file_verifies_with_sha256sum(tmp_path):
                               capture_output=True, text=True, check=False)
         assert proc.returncode == 1
         assert "squad.json: FAILED" in proc.stdout
+
+
+@pytest.mark.parametrize("cut", [0, 1, 2, None])
+def test_fragments_appended_make_the_file_one_writer_writes(tmp_path, cut):
+    """SquadWriter / NewsqaJsonWriter fragments (parts of the records written apart, by
+    another process) appended with add_fragment after a writer's own records, empty
+    parts included: the same bytes and records as one writer over all the records."""
+    from collector.exporters import NewsqaJsonWriter, SquadWriter
+
+    for source, make, whole in (
+            (lambda: squad_articles(SQUAD_V1),
+             lambda path, **kw: SquadWriter(path, v2=True, **kw), write_squad_v2),
+            (newsqa_stories, lambda path, **kw: NewsqaJsonWriter(path, **kw),
+             write_newsqa_json)):
+        records = source()
+        at = len(records) // 2 if cut is None else min(cut, len(records))
+        parts = []
+        for n, chunk in enumerate(([], records[at:], [])):
+            with make(tmp_path / f"part-{n}", fragment=True, overwrite=True) as part:
+                for record in chunk:
+                    part.add(record)
+            parts.append((part.path, part.entry.records, part.empty))
+        with make(tmp_path / "joined", overwrite=True) as writer:
+            for record in records[:at]:
+                writer.add(record)
+            for part in parts:
+                writer.add_fragment(*part)
+        expected = whole(tmp_path / "whole", source(), overwrite=True)
+        assert (tmp_path / "joined").read_bytes() == (tmp_path / "whole").read_bytes()
+        assert (writer.entry.records, writer.entry.sha256) == (expected.records,
+                                                               expected.sha256)

@@ -94,3 +94,55 @@ def test_strict_mode_and_bad_structures():
         squad_v1_score({"data": [{"title": "x"}]}, {})
     with pytest.raises(MetricsInputError, match="no gold answer"):
         squad_v1_score(DATA, {"b": "x"})
+
+
+def _official_normalize(s):
+    """``normalize_answer`` of evaluate-v1.1.py / evaluate-v2.0.py, verbatim in effect."""
+    import re
+    import string
+
+    def remove_articles(text):
+        return re.sub(r"\b(a|an|the)\b", " ", text)
+
+    def white_space_fix(text):
+        return " ".join(text.split())
+
+    def remove_punc(text):
+        exclude = set(string.punctuation)
+        return "".join(ch for ch in text if ch not in exclude)
+
+    return white_space_fix(remove_articles(remove_punc(s.lower())))
+
+
+def _sample_answer_texts():
+    from tests.collector.exporters.samples import SQUAD_V1, SQUAD_V2
+
+    groups = []
+    for path in (SQUAD_V1, SQUAD_V2):
+        for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
+            for paragraph in article["paragraphs"]:
+                for qa in paragraph["qas"]:
+                    texts = [a["text"] for a in qa["answers"] + qa.get("plausible_answers", [])]
+                    groups.append(texts + [qa["question"]])
+    return groups
+
+
+def test_tokens_once_score_as_the_strings_on_the_sample_answers():
+    """squad_tokens + exact_match_tokens / f1_v1_tokens (each text normalised once, as the
+    release datasheet scores human performance) give exactly exact_match / f1_v1, over
+    every pair of answers (and questions, for unequal texts) of the SQuAD dev samples."""
+    from collector.metrics.squad import exact_match_tokens, f1_v1_tokens, squad_tokens
+
+    pairs = 0
+    for texts in _sample_answer_texts():
+        for a in texts:
+            assert squad_normalize(a) == _official_normalize(a)
+            for b in texts:
+                ta, tb = squad_tokens(a), squad_tokens(b)
+                assert exact_match_tokens(ta, tb) == exact_match(a, b)
+                assert f1_v1_tokens(ta, tb) == f1_v1(a, b)
+                pairs += 1
+    assert pairs > 1000
+    # Equal texts that normalise to nothing share no token: F1 0, as in the script.
+    assert f1_v1_tokens(squad_tokens("The."), squad_tokens("The.")) == f1_v1("The.", "The.") == 0
+    assert exact_match_tokens(squad_tokens("a"), squad_tokens("the")) == 1
