@@ -379,15 +379,19 @@ ONE_PASS_FORMATS = frozenset({"squad-v1", "squad-v2", "newsqa-json"})
 def _can_fork() -> bool:
     """Whether the build may write half of the rows from a forked process: on PostgreSQL
     (the child opens its own connection; SQLite's test databases live in memory), outside
-    any transaction (the child could not see it), where ``os.fork`` exists, unless
-    ``settings.CROWDQA_RELEASE_PROCESSES`` is 1."""
+    any transaction (the child could not see it), where ``os.fork`` exists, from the main
+    thread only (a Celery worker's task; a job on the embedded runner's thread, beside a
+    web server's threads, is not forked: a lock another thread held would stay held in
+    the child), unless ``settings.CROWDQA_RELEASE_PROCESSES`` is 1."""
     import os
+    import threading
 
     from django.db import connection
 
     return (int(getattr(settings, "CROWDQA_RELEASE_PROCESSES", 2)) > 1
             and hasattr(os, "fork") and connection.vendor == "postgresql"
-            and not connection.in_atomic_block)
+            and not connection.in_atomic_block
+            and threading.current_thread() is threading.main_thread())
 
 
 class _ForkedCall:

@@ -216,6 +216,30 @@ def test_the_forked_newsqa_writer_writes_what_one_process_writes(sample_project,
     assert built[2] == built[1]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_only_the_main_thread_forks(settings):
+    """A build on PostgreSQL outside a transaction forks from the main thread (a Celery
+    worker's task), never from another thread (the embedded job runner beside a web
+    server's threads), nor inside a transaction, nor with one process configured."""
+    import threading
+
+    from django.db import connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("forks only on PostgreSQL (DATABASE_URL=postgres://...)")
+    settings.CROWDQA_RELEASE_PROCESSES = 2
+    assert releases._can_fork()
+    in_thread = []
+    thread = threading.Thread(target=lambda: in_thread.append(releases._can_fork()))
+    thread.start()
+    thread.join()
+    assert in_thread == [False]
+    with transaction.atomic():
+        assert not releases._can_fork()
+    settings.CROWDQA_RELEASE_PROCESSES = 1
+    assert not releases._can_fork()
+
+
 class _Progress:
     """What release_build reports to its job."""
 
