@@ -52,7 +52,33 @@ def _word_analyzer(language: str) -> tuple[re.Pattern[str], dict[str, str | None
             or not all(isinstance(f, LowercaseFilter | StopFilter | StemFilter)
                        for f in items[1:])):
         return None
-    return items[0].expression, {}
+    return _without_groups(items[0].expression), {}
+
+
+def _without_groups(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` with its capturing groups made non-capturing, so that ``findall`` yields
+    whole matches (the tokens); ``pattern`` itself when that cannot be done safely."""
+    source = pattern.pattern
+    if pattern.groups == 0 or not isinstance(source, str) or re.search(r"\\\d|\(\?P=", source):
+        return pattern  # nothing to do, or backreferences to the groups
+    out, escaped, in_set = [], False, False
+    for i, ch in enumerate(source):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_set:
+            in_set = ch != "]" or source[i - 1] == "["
+        elif ch == "[":
+            in_set = True
+        elif ch == "(" and not source.startswith("?", i + 1):
+            ch = "(?:"
+        out.append(ch)
+    try:
+        plain = re.compile("".join(out), pattern.flags)
+    except re.error:
+        return pattern
+    return plain if plain.groups == 0 else pattern
 
 
 def _term_of(language: str, memo: dict[str, str | None], word: str) -> str | None:
@@ -74,14 +100,18 @@ def index_terms(language: str, text: str) -> tuple[Counter[str], int]:
         counts: Counter[str] = Counter(
             token.text for token in analyzer_for(language)(text) if token.text)
     else:
+        # Count the words first (in C), then look each distinct word up once.
         pattern, memo = fast
         counts = Counter()
-        for match in pattern.finditer(text):
-            term = memo.get(match.group(0), "")
+        get = memo.get
+        words = (pattern.findall(text) if pattern.groups == 0
+                 else [match.group(0) for match in pattern.finditer(text)])
+        for word, n in Counter(words).items():
+            term = get(word, "")
             if term == "":
-                term = _term_of(language, memo, match.group(0))
+                term = _term_of(language, memo, word)
             if term:
-                counts[term] += 1
+                counts[term] += n
     return counts, sum(counts.values())
 
 
