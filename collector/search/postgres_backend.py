@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import io
 import multiprocessing
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.core.exceptions import ImproperlyConfigured
 from django.db import OperationalError, connection, transaction
 
@@ -64,14 +64,38 @@ ENTRY = "collector_searchentry"
 TERM = "collector_searchterm"
 POSTING = "collector_searchposting"
 
-_Analysed = tuple[list[tuple[str, int]], int, list[tuple[str, int]], int]
+CHUNK = 100  # entries per analysis job
+
+# What a job's analysis returns: its vocabulary (distinct terms), then per field (body,
+# title) the terms of every entry as indexes into the vocabulary, their frequencies, how
+# many distinct terms each entry has and its field length. Arrays pickle as raw bytes.
+_Field = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_Analysed = tuple[list[str], _Field, _Field]
 
 
-def _analyse(job: tuple[str, str, str]) -> _Analysed:
-    language, title, text = job
-    body, body_length = index_terms(language, text)
-    title_terms, title_length = index_terms(language, title)
-    return list(body.items()), body_length, list(title_terms.items()), title_length
+def _analyse(job: tuple[str, list[tuple[str, str]]]) -> _Analysed:
+    """Analyse the (title, text) of some entries (in a worker process)."""
+    language, docs = job
+    vocab: dict[str, int] = {}
+    fields = []
+    for which in (1, 0):  # text, then title
+        terms: list[int] = []
+        tfs: list[int] = []
+        distinct: list[int] = []
+        lengths: list[int] = []
+        for doc in docs:
+            counts, length = index_terms(language, doc[which])
+            for term, tf in counts.items():
+                index = vocab.get(term)
+                if index is None:
+                    index = vocab[term] = len(vocab)
+                terms.append(index)
+                tfs.append(tf)
+            distinct.append(len(counts))
+            lengths.append(length)
+        fields.append((np.array(terms, dtype=np.int32), np.array(tfs, dtype=np.int32),
+                       np.array(distinct, dtype=np.int32), np.array(lengths, dtype=np.int64)))
+    return list(vocab), fields[0], fields[1]
 
 
 def _may_fork() -> bool:
@@ -94,6 +118,28 @@ def _copy(cursor: Any, table: str, columns: Sequence[str], lines: list[str]) -> 
     cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN", io.StringIO("".join(lines)))
 
 
+# COPY's binary format: a posting is a tuple of 3 fields, each preceded by its length.
+_BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
+_BINARY_TRAILER = (-1).to_bytes(2, "big", signed=True)
+_POSTING_ROW = np.dtype([("fields", ">i2"), ("entry_size", ">i4"), ("entry", ">i8"),
+                         ("term_size", ">i4"), ("term", ">i8"), ("weight_size", ">i4"),
+                         ("weight", ">f8")])
+
+
+def _copy_postings(cursor: Any, entries: np.ndarray, terms: np.ndarray,
+                   weights: np.ndarray) -> None:
+    """COPY postings in the binary format, built from the arrays at once."""
+    rows = np.empty(len(entries), dtype=_POSTING_ROW)
+    rows["fields"] = 3
+    rows["entry_size"] = rows["term_size"] = rows["weight_size"] = 8
+    rows["entry"] = entries
+    rows["term"] = terms
+    rows["weight"] = weights
+    data = b"".join((_BINARY_HEADER, rows.tobytes(), _BINARY_TRAILER))
+    cursor.copy_expert(f'COPY {POSTING} ("entry_id", "term_id", "weight") FROM STDIN'
+                       " WITH (FORMAT binary)", io.BytesIO(data))
+
+
 def _lock_id(key: str) -> str:
     return f"crowdqa-search:{key}"
 
@@ -106,8 +152,11 @@ class PostgresIndexWriter(IndexWriter):
         self._buffer: list[IndexEntry] = []
         self._pending: tuple[list[IndexEntry], Any] | None = None
         self._pool: Any = None
-        self._term_ids: dict[str, int] = {}
-        self._df: Counter[str] = Counter()  # document frequencies not yet written
+        # The terms this writer has seen, by dense index: their ids in the database and
+        # the document frequencies not yet written.
+        self._dense: dict[str, int] = {}
+        self._term_ids = np.zeros(1024, dtype=np.int64)
+        self._df = np.zeros(1024, dtype=np.int64)
         self._atomic = transaction.atomic()
         self._atomic.__enter__()
         self._open = True
@@ -219,11 +268,12 @@ class PostgresIndexWriter(IndexWriter):
         (with a pool, analysing one batch overlaps writing the previous one)."""
         batch, self._buffer = self._buffer, []
         if batch:
-            jobs = [(self._language, entry.title, entry.text) for entry in batch]
+            jobs = [(self._language, [(entry.title, entry.text) for entry in batch[i:i + CHUNK]])
+                    for i in range(0, len(batch), CHUNK)]
             if self._pool is None:
                 self._write(batch, [_analyse(job) for job in jobs])
                 return
-            pending = self._pool.map_async(_analyse, jobs, chunksize=100)
+            pending = self._pool.map_async(_analyse, jobs, chunksize=1)
         if self._pending is not None:
             previous, result = self._pending
             self._pending = None
@@ -235,28 +285,25 @@ class PostgresIndexWriter(IndexWriter):
         self._flush()
         self._flush()
 
-    def _write(self, batch: list[IndexEntry], analysed: list[_Analysed]) -> None:
-        self._docs += len(batch)
-        self._body_length += sum(a[1] for a in analysed)
-        self._title_length += sum(a[3] for a in analysed)
-        avg_body = max(self._body_length / self._docs, 1.0)
-        avg_title = max(self._title_length / self._docs, 1.0)
-        weights: list[dict[str, float]] = []
-        df = self._df
-        for body, body_length, title, title_length in analysed:
-            norm = K1 * ((1 - B) + B * body_length / avg_body)
-            weight = {term: tf * (K1 + 1) / (tf + norm) for term, tf in body}
-            if title:
-                norm = K1 * ((1 - B) + B * title_length / avg_title)
-                for term, tf in title:
-                    weight[term] = (weight.get(term, 0.0)
-                                    + TITLE_BOOST * tf * (K1 + 1) / (tf + norm))
-            df.update(weight.keys())
-            weights.append(weight)
-        term_ids = self._term_ids
-        with connection.cursor() as cursor:
-            new = sorted({term for weight in weights for term in weight} - term_ids.keys())
-            if new:
+    def _dense_terms(self, vocabs: list[list[str]]) -> list[np.ndarray]:
+        """Each vocabulary's terms as this writer's dense term indexes; terms new to the
+        writer are upserted into the term table (their ids kept by dense index)."""
+        dense = self._dense
+        new: list[str] = []
+        maps = []
+        for vocab in vocabs:
+            for term in vocab:
+                if term not in dense:
+                    dense[term] = len(dense)
+                    new.append(term)
+            maps.append(np.fromiter(map(dense.__getitem__, vocab), dtype=np.int64,
+                                    count=len(vocab)))
+        if len(dense) > len(self._term_ids):
+            size = max(len(dense), 2 * len(self._term_ids))
+            self._term_ids = np.resize(self._term_ids, size)
+            self._df = np.concatenate([self._df, np.zeros(size - len(self._df), np.int64)])
+        if new:
+            with connection.cursor() as cursor:
                 cursor.execute(
                     f"""INSERT INTO {TERM} (index_id, generation, term, df)
                         SELECT %s, %s, t, 0 FROM unnest(%s::text[]) AS u(t)
@@ -264,33 +311,71 @@ class PostgresIndexWriter(IndexWriter):
                         DO UPDATE SET df = {TERM}.df
                         RETURNING term, id""",  # noqa: S608
                     [self._index_id, self._generation, new])
-                term_ids.update(cursor.fetchall())
+                for term, term_id in cursor.fetchall():
+                    self._term_ids[dense[term]] = term_id
+        return maps
+
+    def _write(self, batch: list[IndexEntry], analysed: list[_Analysed]) -> None:
+        maps = self._dense_terms([a[0] for a in analysed])
+        vocabulary = len(self._dense)
+
+        def field(which: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            """Per posting of the field: its entry (index in the batch), dense term and
+            frequency; and the field length of every entry."""
+            parts = [a[which] for a in analysed]
+            terms = np.concatenate([m[p[0]] for m, p in zip(maps, parts, strict=True)])
+            tfs = np.concatenate([p[1] for p in parts])
+            distinct = np.concatenate([p[2] for p in parts])
+            lengths = np.concatenate([p[3] for p in parts])
+            docs = np.repeat(np.arange(len(batch), dtype=np.int64), distinct)
+            return docs, terms, tfs, lengths
+
+        body_docs, body_terms, body_tfs, body_lengths = field(1)
+        title_docs, title_terms, title_tfs, title_lengths = field(2)
+        self._docs += len(batch)
+        self._body_length += int(body_lengths.sum())
+        self._title_length += int(title_lengths.sum())
+        avg_body = max(self._body_length / self._docs, 1.0)
+        avg_title = max(self._title_length / self._docs, 1.0)
+        # BM25F weights, in the same order of operations as Whoosh's per-term formula.
+        norm = K1 * ((1 - B) + B * body_lengths[body_docs] / avg_body)
+        weights = body_tfs * (K1 + 1) / (body_tfs + norm)
+        keys = body_docs * vocabulary + body_terms
+        if len(title_docs):
+            norm = K1 * ((1 - B) + B * title_lengths[title_docs] / avg_title)
+            title = TITLE_BOOST * title_tfs * (K1 + 1) / (title_tfs + norm)
+            # One posting per (entry, term): the title's part added to the text's.
+            keys, where = np.unique(np.concatenate([keys, title_docs * vocabulary
+                                                    + title_terms]), return_inverse=True)
+            weights = np.bincount(where, weights=np.concatenate([weights, title]),
+                                  minlength=len(keys))
+        docs, terms = np.divmod(keys, vocabulary)
+        self._df[:vocabulary] += np.bincount(terms, minlength=vocabulary)
+        with connection.cursor() as cursor:
             cursor.execute(f"SELECT nextval(pg_get_serial_sequence('{ENTRY}', 'id'))"  # noqa: S608
                            " FROM generate_series(1, %s)", [len(batch)])
-            ids = [row[0] for row in cursor.fetchall()]
+            ids = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
             _copy(cursor, ENTRY,
                   ("id", "index_id", "generation", "passage_id", "document_id", "external_id",
                    "start", "end", "run_id", "body_length", "title_length"),
                   [f"{entry_id}\t{self._index_id}\t{self._generation}\t{e.passage_id}\t"
                    f"{e.document_id}\t{_copy_text(e.external_id)}\t{e.start}\t{e.end}\t"
-                   f"{NULL if e.run_id is None else e.run_id}\t{a[1]}\t{a[3]}\n"
-                   for entry_id, e, a in zip(ids, batch, analysed, strict=True)])
-            lines: list[str] = []
-            for entry_id, weight in zip(ids, weights, strict=True):
-                lines.extend(f"{entry_id}\t{term_ids[term]}\t{w:.6g}\n"
-                             for term, w in weight.items())
-            _copy(cursor, POSTING, ("entry_id", "term_id", "weight"), lines)
+                   f"{NULL if e.run_id is None else e.run_id}\t{body}\t{title}\n"
+                   for entry_id, e, body, title in zip(ids.tolist(), batch,
+                                                       body_lengths.tolist(),
+                                                       title_lengths.tolist(), strict=True)])
+            _copy_postings(cursor, ids[docs], self._term_ids[terms], weights)
 
     def _apply_df(self) -> None:
-        if not self._df:
+        counted = np.flatnonzero(self._df)
+        if not len(counted):
             return
-        ids = [self._term_ids[term] for term in self._df]
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""UPDATE {TERM} t SET df = t.df + u.n
                     FROM unnest(%s::bigint[], %s::int[]) AS u(id, n) WHERE t.id = u.id""",  # noqa: S608
-                [ids, list(self._df.values())])
-        self._df.clear()
+                [self._term_ids[counted].tolist(), self._df[counted].tolist()])
+        self._df[:] = 0
 
 
 # One statement per search (with its query terms' lookup), prepared per database session
