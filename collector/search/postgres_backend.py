@@ -126,9 +126,10 @@ _POSTING_ROW = np.dtype([("fields", ">i2"), ("entry_size", ">i4"), ("entry", ">i
                          ("weight", ">f8")])
 
 
-def _copy_postings(cursor: Any, entries: np.ndarray, terms: np.ndarray,
-                   weights: np.ndarray) -> None:
-    """COPY postings in the binary format, built from the arrays at once."""
+def _copy_postings(cursor: Any, table: str, entries: np.ndarray, terms: np.ndarray,
+                   weights: np.ndarray, *, freeze: bool) -> None:
+    """COPY postings into ``table`` in the binary format, built from the arrays at once
+    (``freeze``: the table was created in this transaction, see ``_generation_table``)."""
     rows = np.empty(len(entries), dtype=_POSTING_ROW)
     rows["fields"] = 3
     rows["entry_size"] = rows["term_size"] = rows["weight_size"] = 8
@@ -136,8 +137,23 @@ def _copy_postings(cursor: Any, entries: np.ndarray, terms: np.ndarray,
     rows["term"] = terms
     rows["weight"] = weights
     data = b"".join((_BINARY_HEADER, rows.tobytes(), _BINARY_TRAILER))
-    cursor.copy_expert(f'COPY {POSTING} ("entry_id", "term_id", "weight") FROM STDIN'
-                       " WITH (FORMAT binary)", io.BytesIO(data))
+    options = "FORMAT binary, FREEZE" if freeze else "FORMAT binary"
+    cursor.copy_expert(f'COPY {table} ("entry_id", "term_id", "weight") FROM STDIN'
+                       f" WITH ({options})", io.BytesIO(data))
+
+
+def _generation_table(index_id: int, generation: int) -> str:
+    """The table holding the postings of a generation written by a rebuild: a child of
+    the posting table (inheritance), so that searches of the posting table read it."""
+    return f"{POSTING}_{index_id}_{generation}"
+
+
+def _generation_tables(cursor: Any, index_id: int) -> list[str]:
+    cursor.execute(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+        " WHERE i.inhparent = %s::regclass AND c.relname ~ %s",
+        [POSTING, f"^{POSTING}_{index_id}_[0-9]+$"])
+    return [row[0] for row in cursor.fetchall()]
 
 
 def _lock_id(key: str) -> str:
@@ -149,6 +165,7 @@ class PostgresIndexWriter(IndexWriter):
                  replace: bool) -> None:
         self._language = language
         self._replace = replace
+        self._postings = POSTING  # where this writer's postings go
         self._buffer: list[IndexEntry] = []
         self._pending: tuple[list[IndexEntry], Any] | None = None
         self._pool: Any = None
@@ -183,6 +200,13 @@ class PostgresIndexWriter(IndexWriter):
                 self._old_generation = generation
                 self._generation = generation + 1
                 self._docs, self._body_length, self._title_length = 0, 0, 0
+                # The new generation's postings go to a table of their own, without
+                # indexes until the commit builds them (far cheaper than maintaining
+                # them row by row), seen by no other session until then.
+                self._postings = _generation_table(self._index_id, self._generation)
+                with connection.cursor() as cursor:
+                    cursor.execute(f"DROP TABLE IF EXISTS {self._postings}")
+                    cursor.execute(f"CREATE TABLE {self._postings} (LIKE {POSTING})")
             else:
                 self._generation = generation
                 self._docs, self._body_length, self._title_length = docs, body, title
@@ -206,7 +230,7 @@ class PostgresIndexWriter(IndexWriter):
                         DELETE FROM {ENTRY} WHERE index_id = %s AND generation = %s
                         AND run_id = %s RETURNING id, body_length, title_length),
                     dropped AS (
-                        DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM gone)
+                        DELETE FROM {self._postings} WHERE entry_id IN (SELECT id FROM gone)
                         RETURNING term_id),
                     counted AS (
                         UPDATE {TERM} t SET df = t.df - c.n
@@ -226,7 +250,9 @@ class PostgresIndexWriter(IndexWriter):
             self._apply_df()
             with connection.cursor() as cursor:
                 if self._replace:
+                    self._index_generation(cursor)
                     self._delete_generation(cursor, self._old_generation)
+                    cursor.execute(f"ALTER TABLE {self._postings} INHERIT {POSTING}")
                 cursor.execute(
                     f"UPDATE {INDEX} SET generation = %s, doc_count = %s, body_length = %s,"  # noqa: S608
                     " title_length = %s WHERE id = %s",
@@ -254,9 +280,22 @@ class PostgresIndexWriter(IndexWriter):
             else:
                 self._atomic.__exit__(type(exc), exc, exc.__traceback__)
 
+    def _index_generation(self, cursor: Any) -> None:
+        """Give the new generation's posting table the posting table's indexes (each
+        built by one sort) and its planner statistics."""
+        table = self._postings
+        cursor.execute(f"ALTER TABLE {table} ADD CONSTRAINT {table}_pkey"
+                       " PRIMARY KEY (entry_id, term_id)")
+        cursor.execute(f"CREATE INDEX {table}_impact ON {table}"
+                       " (term_id, weight DESC) INCLUDE (entry_id)")
+        cursor.execute(f"ANALYZE {table}")
+
     def _delete_generation(self, cursor: Any, generation: int) -> None:
+        # Its postings are in its own table (written by a rebuild) or, added by writers
+        # since, in the posting table itself.
+        cursor.execute(f"DROP TABLE IF EXISTS {_generation_table(self._index_id, generation)}")
         cursor.execute(
-            f"DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
+            f"DELETE FROM ONLY {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
             " WHERE index_id = %s AND generation = %s)", [self._index_id, generation])
         cursor.execute(f"DELETE FROM {ENTRY} WHERE index_id = %s AND generation = %s",  # noqa: S608
                        [self._index_id, generation])
@@ -364,7 +403,8 @@ class PostgresIndexWriter(IndexWriter):
                    for entry_id, e, body, title in zip(ids.tolist(), batch,
                                                        body_lengths.tolist(),
                                                        title_lengths.tolist(), strict=True)])
-            _copy_postings(cursor, ids[docs], self._term_ids[terms], weights)
+            _copy_postings(cursor, self._postings, ids[docs], self._term_ids[terms], weights,
+                           freeze=self._postings != POSTING)
 
     def _apply_df(self) -> None:
         counted = np.flatnonzero(self._df)
@@ -475,8 +515,10 @@ class PostgresBackend(SearchBackend):
             row = cursor.fetchone()
             if row is None:
                 return
+            for table in _generation_tables(cursor, row[0]):
+                cursor.execute(f"DROP TABLE {table}")
             cursor.execute(
-                f"DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
+                f"DELETE FROM ONLY {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
                 " WHERE index_id = %s)", row)
             for table in (ENTRY, TERM):
                 cursor.execute(f"DELETE FROM {table} WHERE index_id = %s", row)  # noqa: S608
