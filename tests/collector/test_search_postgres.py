@@ -178,3 +178,126 @@ def test_a_second_writer_waits_then_gives_up_and_a_cancel_leaves_nothing():
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM collector_searchposting")
         assert cursor.fetchone()[0] == 0
+
+
+def test_word_pattern_without_groups_matches_the_same_tokens():
+    import re
+
+    from collector.search.analysis import _without_groups
+
+    default = analyzer_for("en").items[0].expression
+    plain = _without_groups(default)
+    assert default.groups and plain.groups == 0
+    text = "U.S.A. e.g. 3.14 x*y, Ünïcode wörds... end."
+    assert plain.findall(text) == [m.group(0) for m in default.finditer(text)]
+    for kept in (r"a(b)\1", r"(?P<w>\w+)"):  # backreference, named group: left as they are
+        assert _without_groups(re.compile(kept)).pattern == kept
+    assert _without_groups(re.compile(r"[(]x(y)\(z")).pattern == r"[(]x(?:y)\(z"
+
+
+def stored_postings(key: str) -> dict[tuple[int, str], float]:
+    """(passage id, term) → stored weight, for the live generation of index ``key``."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT e.passage_id, t.term, p.weight FROM collector_searchposting p"
+            " JOIN collector_searchentry e ON e.id = p.entry_id"
+            " JOIN collector_searchterm t ON t.id = p.term_id"
+            " JOIN collector_searchindex i ON i.id = e.index_id AND i.generation = e.generation"
+            " WHERE i.key = %s", [key])
+        return {(pid, term): weight for pid, term, weight in cursor.fetchall()}
+
+
+def expected_weights(entries: list[IndexEntry], batch: int) -> dict[tuple[int, str], float]:
+    """BM25F weights as the writer defines them, in plain Python: per batch, the average
+    lengths so far with the batch counted in."""
+    out = {}
+    docs = body_total = title_total = 0
+    for start in range(0, len(entries), batch):
+        part = [(e, index_terms("en", e.text), index_terms("en", e.title))
+                for e in entries[start:start + batch]]
+        docs += len(part)
+        body_total += sum(body[1] for _, body, _ in part)
+        title_total += sum(title[1] for _, _, title in part)
+        avg_body, avg_title = max(body_total / docs, 1.0), max(title_total / docs, 1.0)
+        for entry, (body, body_length), (title, title_length) in part:
+            norm = pg.K1 * ((1 - pg.B) + pg.B * body_length / avg_body)
+            weight = {term: tf * (pg.K1 + 1) / (tf + norm) for term, tf in body.items()}
+            norm = pg.K1 * ((1 - pg.B) + pg.B * title_length / avg_title)
+            for term, tf in title.items():
+                weight[term] = (weight.get(term, 0.0)
+                                + pg.TITLE_BOOST * tf * (pg.K1 + 1) / (tf + norm))
+            out.update({(entry.passage_id, term): w for term, w in weight.items()})
+    return out
+
+
+@postgres_only
+@pytest.mark.django_db
+def test_rebuild_and_incremental_writes_store_the_plain_bm25f_weights(monkeypatch):
+    monkeypatch.setattr(pg, "BATCH", 150)
+    monkeypatch.setattr(pg, "CHUNK", 40)  # several analysis jobs per batch
+    backend = pg.PostgresBackend(procs=1)
+    entries = squad_entries()[:400]
+    entries[3] = IndexEntry(**{**{f: getattr(entries[3], f) for f in entries[3].__slots__},
+                               "title": ""})  # an entry without a title
+    expected = expected_weights(entries, 150)
+    with backend.writer(key="added", language="en") as writer:  # into the posting table
+        for entry in entries:
+            writer.add(entry)
+    with backend.writer(key="rebuilt", language="en", replace=True) as writer:
+        for entry in entries:
+            writer.add(entry)
+    for key in ("added", "rebuilt"):
+        stored = stored_postings(key)
+        assert stored.keys() == expected.keys()
+        assert all(stored[k] == expected[k] for k in expected), key  # the same floats
+    query = "Normans in Normandy Super Bowl"
+    assert (backend.search(key="added", language="en", text=query, limit=20)
+            == backend.search(key="rebuilt", language="en", text=query, limit=20))
+
+
+@postgres_only
+@pytest.mark.django_db
+def test_a_rebuild_keeps_its_postings_in_an_indexed_table_of_its_own():
+    backend = pg.PostgresBackend(procs=1)
+    entries = squad_entries()[:60]
+
+    def tables() -> dict[str, set[str]]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM collector_searchindex WHERE key = 'own'")
+            row = cursor.fetchone()
+            names = pg._generation_tables(cursor, row[0]) if row else []
+            cursor.execute("SELECT tablename, indexdef FROM pg_indexes"
+                           " WHERE tablename = ANY(%s)", [names])
+            found: dict[str, set[str]] = {name: set() for name in names}
+            for name, definition in cursor.fetchall():
+                found[name].add(definition.split(" USING ")[1])
+            return found
+
+    for rebuild in range(2):
+        with backend.writer(key="own", language="en", replace=True) as writer:
+            for entry in entries[rebuild:]:
+                writer.add(entry)
+            writer.delete_run(1)  # before the commit: from the new table
+            for entry in entries[:5]:
+                writer.add(IndexEntry(**{**{f: getattr(entry, f) for f in entry.__slots__},
+                                         "passage_id": 1000 + entry.passage_id,
+                                         "run_id": 7}))
+        # Only the live generation's table, with the posting table's indexes.
+        assert list(tables().values()) == [{
+            "btree (entry_id, term_id)",
+            "btree (term_id, weight DESC) INCLUDE (entry_id)"}]
+        hits = backend.search(key="own", language="en", text="Super Bowl Broncos", limit=50)
+        assert hits.hits and all(h.passage_id > 1000 for h in hits.hits)
+        assert backend.count(key="own") == 5
+    with backend.writer(key="own", language="en") as writer:  # added to the posting table
+        for entry in entries[10:20]:
+            writer.add(entry)
+    hits = backend.search(key="own", language="en", text="Super Bowl Broncos", limit=50)
+    found = {h.passage_id for h in hits.hits}  # from both tables
+    assert found & {e.passage_id for e in entries[10:20]} and found & {1001, 1002, 1003}
+    assert backend.count(key="own") == 15
+    backend.drop(key="own")
+    assert tables() == {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM collector_searchposting")
+        assert cursor.fetchone()[0] == 0
