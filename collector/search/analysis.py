@@ -115,6 +115,48 @@ def index_terms(language: str, text: str) -> tuple[Counter[str], int]:
     return counts, sum(counts.values())
 
 
+def index_terms_many(language: str, texts: list[str], vocabulary: dict[str, int]
+                     ) -> tuple[list[int], list[int], list[int], list[int]]:
+    """``index_terms`` of several texts at once, terms numbered by ``vocabulary`` (new terms
+    added to it): the term numbers of every text in turn, their frequencies, and per text
+    how many distinct terms it has and its field length. A word is analysed and numbered
+    once per call (the analysis of many texts is mostly looking words up)."""
+    terms: list[int] = []
+    tfs: list[int] = []
+    distinct: list[int] = []
+    lengths: list[int] = []
+    fast = _word_analyzer(language)
+    if fast is None:
+        for text in texts:
+            counts, length = index_terms(language, text)
+            terms.extend(vocabulary.setdefault(term, len(vocabulary)) for term in counts)
+            tfs.extend(counts.values())
+            distinct.append(len(counts))
+            lengths.append(length)
+        return terms, tfs, distinct, lengths
+    pattern, memo = fast
+    numbered: dict[str, int | None] = {}  # word → its term's number (None: no term)
+    for text in texts:
+        words = (pattern.findall(text) if pattern.groups == 0
+                 else [match.group(0) for match in pattern.finditer(text)])
+        counts: dict[int, int] = {}
+        for word, n in Counter(words).items():
+            number = numbered.get(word, -1)
+            if number == -1:
+                term = memo.get(word, "")
+                if term == "":
+                    term = _term_of(language, memo, word)
+                number = numbered[word] = (vocabulary.setdefault(term, len(vocabulary))
+                                           if term else None)
+            if number is not None:
+                counts[number] = counts.get(number, 0) + n
+        terms.extend(counts)
+        tfs.extend(counts.values())
+        distinct.append(len(counts))
+        lengths.append(sum(counts.values()))
+    return terms, tfs, distinct, lengths
+
+
 def query_terms(language: str, text: str) -> list[str]:
     """The distinct terms a query is searched by, in query order."""
     analyzer = analyzer_for(language)

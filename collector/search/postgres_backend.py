@@ -44,7 +44,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import OperationalError, connection, transaction
 
 from annotation.sql import execute
-from collector.search.analysis import fragments, index_terms, query_terms, warm_up
+from collector.search.analysis import fragments, index_terms_many, query_terms, warm_up
 from collector.search.base import (
     K1,
     TITLE_BOOST,
@@ -64,7 +64,7 @@ ENTRY = "collector_searchentry"
 TERM = "collector_searchterm"
 POSTING = "collector_searchposting"
 
-CHUNK = 100  # entries per analysis job
+CHUNK = 500  # entries per analysis job (fewer: more terms sent twice)
 
 # What a job's analysis returns: its vocabulary (distinct terms), then per field (body,
 # title) the terms of every entry as indexes into the vocabulary, their frequencies, how
@@ -79,20 +79,8 @@ def _analyse(job: tuple[str, list[tuple[str, str]]]) -> _Analysed:
     vocab: dict[str, int] = {}
     fields = []
     for which in (1, 0):  # text, then title
-        terms: list[int] = []
-        tfs: list[int] = []
-        distinct: list[int] = []
-        lengths: list[int] = []
-        for doc in docs:
-            counts, length = index_terms(language, doc[which])
-            for term, tf in counts.items():
-                index = vocab.get(term)
-                if index is None:
-                    index = vocab[term] = len(vocab)
-                terms.append(index)
-                tfs.append(tf)
-            distinct.append(len(counts))
-            lengths.append(length)
+        terms, tfs, distinct, lengths = index_terms_many(language, [d[which] for d in docs],
+                                                         vocab)
         fields.append((np.array(terms, dtype=np.int32), np.array(tfs, dtype=np.int32),
                        np.array(distinct, dtype=np.int32), np.array(lengths, dtype=np.int64)))
     return list(vocab), fields[0], fields[1]
@@ -331,12 +319,13 @@ class PostgresIndexWriter(IndexWriter):
         new: list[str] = []
         maps = []
         for vocab in vocabs:
-            for term in vocab:
-                if term not in dense:
-                    dense[term] = len(dense)
-                    new.append(term)
-            maps.append(np.fromiter(map(dense.__getitem__, vocab), dtype=np.int64,
-                                    count=len(vocab)))
+            numbers = list(map(dense.get, vocab))
+            if None in numbers:
+                for i, term in enumerate(vocab):
+                    if numbers[i] is None:
+                        numbers[i] = dense[term] = len(dense)
+                        new.append(term)
+            maps.append(np.array(numbers, dtype=np.int64))
         if len(dense) > len(self._term_ids):
             size = max(len(dense), 2 * len(self._term_ids))
             self._term_ids = np.resize(self._term_ids, size)

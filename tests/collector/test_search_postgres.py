@@ -14,7 +14,7 @@ from django.db import connection
 
 from collector.search import IndexBusy, IndexEntry, search_backend
 from collector.search import postgres_backend as pg
-from collector.search.analysis import analyzer_for, index_terms
+from collector.search.analysis import analyzer_for, index_terms, index_terms_many
 from tests.collector.corpus_support import DUREADER_DEV, SQUAD_V1, SQUAD_V2, squad_contexts
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql",
@@ -57,6 +57,19 @@ def test_word_by_word_analysis_gives_the_analyzers_terms():
     zh = DUREADER_DEV.read_text(encoding="utf-8")[:3000]
     expected = Counter(t.text for t in analyzer_for("zh")(zh) if t.text)
     assert index_terms("zh", zh) == (expected, sum(expected.values()))
+    # Many texts at once, terms numbered: the same terms, frequencies and lengths.
+    for language, batch in (("en", texts), ("zh", [zh[:1500], "", zh[1500:]])):
+        vocabulary: dict[str, int] = {"already": 0}
+        terms, tfs, distinct, lengths = index_terms_many(language, batch, vocabulary)
+        names = list(vocabulary)
+        assert names[0] == "already" and len(set(names)) == len(names)
+        start = 0
+        for text, n, length in zip(batch, distinct, lengths, strict=True):
+            counts = Counter(dict(zip((names[t] for t in terms[start:start + n]),
+                                      tfs[start:start + n], strict=True)))
+            assert (counts, length) == index_terms(language, text)
+            start += n
+        assert start == len(terms)
 
 
 @postgres_only
