@@ -154,6 +154,7 @@ class PostgresIndexWriter(IndexWriter):
         self._language = language
         self._replace = replace
         self._postings = POSTING  # where this writer's postings go
+        self._drop_timeout = backend.drop_timeout
         self._buffer: list[IndexEntry] = []
         self._pending: tuple[list[IndexEntry], Any] | None = None
         self._pool: Any = None
@@ -280,8 +281,17 @@ class PostgresIndexWriter(IndexWriter):
 
     def _delete_generation(self, cursor: Any, generation: int) -> None:
         # Its postings are in its own table (written by a rebuild) or, added by writers
-        # since, in the posting table itself.
-        cursor.execute(f"DROP TABLE IF EXISTS {_generation_table(self._index_id, generation)}")
+        # since, in the posting table itself. Its table (and any left empty before) is
+        # dropped if searches let go of it within drop_timeout, else emptied (a row lock).
+        for table in _generation_tables(cursor, self._index_id):
+            try:
+                with transaction.atomic():
+                    cursor.execute("SELECT set_config('lock_timeout', %s, true)",
+                                   [f"{self._drop_timeout * 1000:.0f}"])
+                    cursor.execute(f"DROP TABLE {table}")
+            except OperationalError:
+                cursor.execute(f"DELETE FROM {table}")  # noqa: S608
+            cursor.execute("SELECT set_config('lock_timeout', '0', true)")
         cursor.execute(
             f"DELETE FROM ONLY {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
             " WHERE index_id = %s AND generation = %s)", [self._index_id, generation])
@@ -470,7 +480,7 @@ class PostgresBackend(SearchBackend):
     def __init__(self, root: Path | None = None, *, procs: int = 2, lock_timeout: float = 300.0,
                  parallel_from: int = 5000, rare_fraction: float = 0.05, pool: int = 50,
                  depth: int = 100, exhaustive_from: int = 100,
-                 exact_total_from: int = 5000) -> None:
+                 exact_total_from: int = 5000, drop_timeout: float = 2.0) -> None:
         if connection.vendor != "postgresql":
             raise ImproperlyConfigured(
                 "CROWDQA_SEARCH_BACKEND=postgres keeps the index in the database, which must "
@@ -483,6 +493,7 @@ class PostgresBackend(SearchBackend):
         self.exhaustive_from = exhaustive_from
         self.depth = depth
         self.exact_total_from = exact_total_from
+        self.drop_timeout = drop_timeout
 
     # -- storage ------------------------------------------------------------------
     def exists(self, *, key: str) -> bool:

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import connection, transaction
 
 from collector.search import IndexBusy, IndexEntry, search_backend
 from collector.search import postgres_backend as pg
@@ -314,3 +314,51 @@ def test_a_rebuild_keeps_its_postings_in_an_indexed_table_of_its_own():
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM collector_searchposting")
         assert cursor.fetchone()[0] == 0
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_rebuild_empties_the_old_table_when_a_search_still_reads_it():
+    backend = pg.PostgresBackend(procs=1, drop_timeout=0.05)
+    entries = squad_entries()[:30]
+
+    def rebuild(part: list[IndexEntry]) -> None:
+        with backend.writer(key="held", language="en", replace=True) as writer:
+            for entry in part:
+                writer.add(entry)
+
+    def tables() -> dict[str, int]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM collector_searchindex WHERE key = 'held'")
+            names = pg._generation_tables(cursor, cursor.fetchone()[0])
+            counts = {}
+            for name in names:
+                cursor.execute(f"SELECT count(*) FROM {name}")  # noqa: S608
+                counts[name] = cursor.fetchone()[0]
+            return counts
+
+    rebuild(entries[:10])
+    holding, release = threading.Event(), threading.Event()
+
+    def reader() -> None:  # another session, in a transaction that has read the postings
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM collector_searchposting")
+                holding.set()
+                release.wait(timeout=60)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        assert holding.wait(timeout=60)
+        rebuild(entries[10:20])  # cannot drop the old table in time: empties it
+    finally:
+        release.set()
+        thread.join()
+    assert sorted(tables().values()) == [0, len(stored_postings("held"))]
+    hits = backend.search(key="held", language="en", text="Super Bowl", limit=50).hits
+    assert hits and all(10 < h.passage_id <= 20 for h in hits)
+    rebuild(entries[20:30])  # the next rebuild drops both
+    assert list(tables().values()) == [len(stored_postings("held"))]
