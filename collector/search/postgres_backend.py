@@ -4,22 +4,34 @@
 * Tables (``collector.models``): ``SearchIndex`` (one row per logical index, i.e. per
   corpus key: its live generation and BM25 statistics), ``SearchEntry`` (one row per
   passage: the ids and offsets a hit returns), ``SearchTerm`` (the vocabulary with document
-  frequencies) and ``SearchPosting`` (entry, term, precomputed BM25F term weight).
+  frequencies) and ``SearchPosting`` (entry, term, precomputed BM25F term weight), with
+  the postings of each generation written by a rebuild in a child table of its own.
 * Analysis: the Whoosh backend's analyzers (``collector.search.analysis``: English
   stemming, Chinese segmented by jieba), so both backends index and query the same terms;
   highlighting is the same code too.
 * Writing: a writer is one database transaction, holding a transaction-level advisory
   lock on its index (one writer per index; another waits up to ``lock_timeout``, then
-  ``IndexBusy``). Entries are analysed in batches (by ``procs`` processes for large
-  batches), terms upserted with their document frequencies and postings written by
-  ``COPY``. Nothing is visible before ``commit()``; ``cancel()`` rolls back. A rebuild
-  (``replace=True``) writes the next generation and switches to it at commit, deleting the
-  old one in the same transaction.
+  ``IndexBusy``). Entries are analysed in batches of ``BATCH`` (by ``procs`` processes
+  for large writes, in jobs of ``CHUNK`` entries that return their vocabulary and numpy
+  arrays of term numbers and frequencies; analysing one batch overlaps writing the one
+  before), new terms upserted, the weights and document frequencies computed with numpy,
+  entries written by ``COPY`` and postings by binary ``COPY``; document frequencies are
+  written once at commit. Nothing is visible before ``commit()``; ``cancel()`` rolls back.
+* Rebuilds (``replace=True``) write the next generation and switch to it at commit. Its
+  postings go to a table of their own, created by the writer's transaction (so no other
+  session sees it) without indexes and filled by ``COPY … FREEZE``; the commit builds the
+  posting table's two indexes on it (one sort each: maintaining the impact index row by
+  row cost most of the time of a large write), analyses it and attaches it to the posting
+  table by inheritance (``ALTER TABLE … INHERIT``: a lock that searches do not wait for),
+  so searches of the posting table read it from the commit on. The old generation is
+  deleted in the same transaction: its table dropped if the searches reading it let go
+  within ``drop_timeout``, else emptied (and dropped by the next rebuild). Writers that
+  add to an index (``replace=False``) write into the posting table itself.
 * Weights: a posting holds ``tf·(K1+1) / (tf + K1·(1-B+B·len/avglen))`` for the text plus
   ``TITLE_BOOST`` times the same for the title (Whoosh's BM25F with its B, K1 and title
   boost), with the average lengths known when the batch was written (a batch counts itself
-  in). The idf (Whoosh's ``log(N/(df+1)) + 1``) is applied at query time from the term's
-  current ``df``, so it follows every commit.
+  in), stored at full double precision. The idf (Whoosh's ``log(N/(df+1)) + 1``) is
+  applied at query time from the term's current ``df``, so it follows every commit.
 * Ranking: the top of an OR query is found without scoring every matching passage
   (MaxScore-like pruning). Terms in at most ``rare_fraction`` of the passages contribute
   all their postings; each common term contributes only its ``depth`` highest-weight
