@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 from django.core.exceptions import ImproperlyConfigured
-from django.db import OperationalError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 
 from annotation.sql import execute
 from collector.search.analysis import fragments, index_terms_many, query_terms, warm_up
@@ -166,6 +166,7 @@ class PostgresIndexWriter(IndexWriter):
         self._language = language
         self._replace = replace
         self._postings = POSTING  # where this writer's postings go
+        self._unfrozen = False  # postings written to a new table without FREEZE
         self._drop_timeout = backend.drop_timeout
         self._buffer: list[IndexEntry] = []
         self._pending: tuple[list[IndexEntry], Any] | None = None
@@ -263,6 +264,14 @@ class PostgresIndexWriter(IndexWriter):
             self._close(exc)
             raise
         self._close(None)
+        if self._unfrozen and not connection.in_atomic_block:
+            # Mark the new table's pages all-visible now (VACUUM cannot run inside a
+            # transaction: in one, autovacuum does it later).
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute(f"VACUUM {self._postings}")
+            except DatabaseError:  # dropped by a rebuild since: nothing to do
+                pass
 
     def cancel(self) -> None:
         if self._open:
@@ -414,8 +423,16 @@ class PostgresIndexWriter(IndexWriter):
                    for entry_id, e, body, title in zip(ids.tolist(), batch,
                                                        body_lengths.tolist(),
                                                        title_lengths.tolist(), strict=True)])
+            freeze = False
+            if self._postings != POSTING:
+                # COPY FREEZE (rows written frozen, pages marked all-visible: index-only
+                # scans from the start) is refused while the session has a cursor open,
+                # such as the caller's QuerySet.iterator() feeding this writer.
+                cursor.execute("SELECT NOT EXISTS (SELECT FROM pg_cursors)")
+                freeze = cursor.fetchone()[0]
+                self._unfrozen = self._unfrozen or not freeze
             _copy_postings(cursor, self._postings, ids[docs], self._term_ids[terms], weights,
-                           freeze=self._postings != POSTING)
+                           freeze=freeze)
 
     def _apply_df(self) -> None:
         counted = np.flatnonzero(self._df)

@@ -362,3 +362,31 @@ def test_a_rebuild_empties_the_old_table_when_a_search_still_reads_it():
     assert hits and all(10 < h.passage_id <= 20 for h in hits)
     rebuild(entries[20:30])  # the next rebuild drops both
     assert list(tables().values()) == [len(stored_postings("held"))]
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_rebuild_writes_while_the_caller_reads_through_a_server_side_cursor(monkeypatch):
+    # index_rebuild feeds the writer from QuerySet.iterator(), a server-side cursor that
+    # stays open while batches are written (COPY FREEZE is refused then): the table is
+    # vacuumed after the commit instead.
+    monkeypatch.setattr(pg, "BATCH", 5)
+    backend = pg.PostgresBackend(procs=1)
+    entries = squad_entries()[:40]
+    with connection.chunked_cursor() as reading:
+        reading.execute("SELECT generate_series(1, 40)")
+        with backend.writer(key="cursor", language="en", replace=True) as writer:
+            for entry in entries:
+                assert reading.fetchone() is not None
+                writer.add(entry)
+    hits = backend.search(key="cursor", language="en", text="Super Bowl", limit=50).hits
+    assert hits and backend.count(key="cursor") == 40
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM collector_searchindex WHERE key = 'cursor'")
+        (table,) = pg._generation_tables(cursor, cursor.fetchone()[0])
+        cursor.execute(f"SELECT count(*) FROM {table}")  # noqa: S608
+        assert cursor.fetchone()[0] == len(stored_postings("cursor"))
+        cursor.execute("SELECT relpages, relallvisible FROM pg_class WHERE relname = %s",
+                       [table])
+        pages, visible = cursor.fetchone()
+        assert pages > 0 and visible == pages
