@@ -370,6 +370,11 @@ class SearchPosting(models.Model):
     key (entry, term) serves deletion by entry and the scoring of candidates; the impact
     index lists a term's postings best first (early termination) and covers the entry id
     (index-only scans).
+
+    A rebuild writes its generation's postings into a child table of this one
+    (``collector_searchposting_<index>_<generation>``, PostgreSQL inheritance, with the
+    same two indexes), attached at its commit: queries of this table read the children
+    too. A migration that drops this table must drop them (``CASCADE``).
     """
 
     pk = models.CompositePrimaryKey("entry_id", "term_id")

@@ -52,7 +52,33 @@ def _word_analyzer(language: str) -> tuple[re.Pattern[str], dict[str, str | None
             or not all(isinstance(f, LowercaseFilter | StopFilter | StemFilter)
                        for f in items[1:])):
         return None
-    return items[0].expression, {}
+    return _without_groups(items[0].expression), {}
+
+
+def _without_groups(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` with its capturing groups made non-capturing, so that ``findall`` yields
+    whole matches (the tokens); ``pattern`` itself when that cannot be done safely."""
+    source = pattern.pattern
+    if pattern.groups == 0 or not isinstance(source, str) or re.search(r"\\\d|\(\?P=", source):
+        return pattern  # nothing to do, or backreferences to the groups
+    out, escaped, in_set = [], False, False
+    for i, ch in enumerate(source):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_set:
+            in_set = ch != "]" or source[i - 1] == "["
+        elif ch == "[":
+            in_set = True
+        elif ch == "(" and not source.startswith("?", i + 1):
+            ch = "(?:"
+        out.append(ch)
+    try:
+        plain = re.compile("".join(out), pattern.flags)
+    except re.error:
+        return pattern
+    return plain if plain.groups == 0 else pattern
 
 
 def _term_of(language: str, memo: dict[str, str | None], word: str) -> str | None:
@@ -74,15 +100,61 @@ def index_terms(language: str, text: str) -> tuple[Counter[str], int]:
         counts: Counter[str] = Counter(
             token.text for token in analyzer_for(language)(text) if token.text)
     else:
+        # Count the words first (in C), then look each distinct word up once.
         pattern, memo = fast
         counts = Counter()
-        for match in pattern.finditer(text):
-            term = memo.get(match.group(0), "")
+        get = memo.get
+        words = (pattern.findall(text) if pattern.groups == 0
+                 else [match.group(0) for match in pattern.finditer(text)])
+        for word, n in Counter(words).items():
+            term = get(word, "")
             if term == "":
-                term = _term_of(language, memo, match.group(0))
+                term = _term_of(language, memo, word)
             if term:
-                counts[term] += 1
+                counts[term] += n
     return counts, sum(counts.values())
+
+
+def index_terms_many(language: str, texts: list[str], vocabulary: dict[str, int]
+                     ) -> tuple[list[int], list[int], list[int], list[int]]:
+    """``index_terms`` of several texts at once, terms numbered by ``vocabulary`` (new terms
+    added to it): the term numbers of every text in turn, their frequencies, and per text
+    how many distinct terms it has and its field length. A word is analysed and numbered
+    once per call (the analysis of many texts is mostly looking words up)."""
+    terms: list[int] = []
+    tfs: list[int] = []
+    distinct: list[int] = []
+    lengths: list[int] = []
+    fast = _word_analyzer(language)
+    if fast is None:
+        for text in texts:
+            counts, length = index_terms(language, text)
+            terms.extend(vocabulary.setdefault(term, len(vocabulary)) for term in counts)
+            tfs.extend(counts.values())
+            distinct.append(len(counts))
+            lengths.append(length)
+        return terms, tfs, distinct, lengths
+    pattern, memo = fast
+    numbered: dict[str, int | None] = {}  # word → its term's number (None: no term)
+    for text in texts:
+        words = (pattern.findall(text) if pattern.groups == 0
+                 else [match.group(0) for match in pattern.finditer(text)])
+        counts: dict[int, int] = {}
+        for word, n in Counter(words).items():
+            number = numbered.get(word, -1)
+            if number == -1:
+                term = memo.get(word, "")
+                if term == "":
+                    term = _term_of(language, memo, word)
+                number = numbered[word] = (vocabulary.setdefault(term, len(vocabulary))
+                                           if term else None)
+            if number is not None:
+                counts[number] = counts.get(number, 0) + n
+        terms.extend(counts)
+        tfs.extend(counts.values())
+        distinct.append(len(counts))
+        lengths.append(sum(counts.values()))
+    return terms, tfs, distinct, lengths
 
 
 def query_terms(language: str, text: str) -> list[str]:

@@ -4,22 +4,34 @@
 * Tables (``collector.models``): ``SearchIndex`` (one row per logical index, i.e. per
   corpus key: its live generation and BM25 statistics), ``SearchEntry`` (one row per
   passage: the ids and offsets a hit returns), ``SearchTerm`` (the vocabulary with document
-  frequencies) and ``SearchPosting`` (entry, term, precomputed BM25F term weight).
+  frequencies) and ``SearchPosting`` (entry, term, precomputed BM25F term weight), with
+  the postings of each generation written by a rebuild in a child table of its own.
 * Analysis: the Whoosh backend's analyzers (``collector.search.analysis``: English
   stemming, Chinese segmented by jieba), so both backends index and query the same terms;
   highlighting is the same code too.
 * Writing: a writer is one database transaction, holding a transaction-level advisory
   lock on its index (one writer per index; another waits up to ``lock_timeout``, then
-  ``IndexBusy``). Entries are analysed in batches (by ``procs`` processes for large
-  batches), terms upserted with their document frequencies and postings written by
-  ``COPY``. Nothing is visible before ``commit()``; ``cancel()`` rolls back. A rebuild
-  (``replace=True``) writes the next generation and switches to it at commit, deleting the
-  old one in the same transaction.
+  ``IndexBusy``). Entries are analysed in batches of ``BATCH`` (by ``procs`` processes
+  for large writes, in jobs of ``CHUNK`` entries that return their vocabulary and numpy
+  arrays of term numbers and frequencies; analysing one batch overlaps writing the one
+  before), new terms upserted, the weights and document frequencies computed with numpy,
+  entries written by ``COPY`` and postings by binary ``COPY``; document frequencies are
+  written once at commit. Nothing is visible before ``commit()``; ``cancel()`` rolls back.
+* Rebuilds (``replace=True``) write the next generation and switch to it at commit. Its
+  postings go to a table of their own, created by the writer's transaction (so no other
+  session sees it) without indexes and filled by ``COPY … FREEZE``; the commit builds the
+  posting table's two indexes on it (one sort each: maintaining the impact index row by
+  row cost most of the time of a large write), analyses it and attaches it to the posting
+  table by inheritance (``ALTER TABLE … INHERIT``: a lock that searches do not wait for),
+  so searches of the posting table read it from the commit on. The old generation is
+  deleted in the same transaction: its table dropped if the searches reading it let go
+  within ``drop_timeout``, else emptied (and dropped by the next rebuild). Writers that
+  add to an index (``replace=False``) write into the posting table itself.
 * Weights: a posting holds ``tf·(K1+1) / (tf + K1·(1-B+B·len/avglen))`` for the text plus
   ``TITLE_BOOST`` times the same for the title (Whoosh's BM25F with its B, K1 and title
   boost), with the average lengths known when the batch was written (a batch counts itself
-  in). The idf (Whoosh's ``log(N/(df+1)) + 1``) is applied at query time from the term's
-  current ``df``, so it follows every commit.
+  in), stored at full double precision. The idf (Whoosh's ``log(N/(df+1)) + 1``) is
+  applied at query time from the term's current ``df``, so it follows every commit.
 * Ranking: the top of an OR query is found without scoring every matching passage
   (MaxScore-like pruning). Terms in at most ``rare_fraction`` of the passages contribute
   all their postings; each common term contributes only its ``depth`` highest-weight
@@ -35,16 +47,16 @@ from __future__ import annotations
 
 import io
 import multiprocessing
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.core.exceptions import ImproperlyConfigured
-from django.db import OperationalError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 
 from annotation.sql import execute
-from collector.search.analysis import fragments, index_terms, query_terms, warm_up
+from collector.search.analysis import fragments, index_terms_many, query_terms, warm_up
 from collector.search.base import (
     K1,
     TITLE_BOOST,
@@ -64,14 +76,26 @@ ENTRY = "collector_searchentry"
 TERM = "collector_searchterm"
 POSTING = "collector_searchposting"
 
-_Analysed = tuple[list[tuple[str, int]], int, list[tuple[str, int]], int]
+CHUNK = 500  # entries per analysis job (fewer: more terms sent twice)
+
+# What a job's analysis returns: its vocabulary (distinct terms), then per field (body,
+# title) the terms of every entry as indexes into the vocabulary, their frequencies, how
+# many distinct terms each entry has and its field length. Arrays pickle as raw bytes.
+_Field = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_Analysed = tuple[list[str], _Field, _Field]
 
 
-def _analyse(job: tuple[str, str, str]) -> _Analysed:
-    language, title, text = job
-    body, body_length = index_terms(language, text)
-    title_terms, title_length = index_terms(language, title)
-    return list(body.items()), body_length, list(title_terms.items()), title_length
+def _analyse(job: tuple[str, list[tuple[str, str]]]) -> _Analysed:
+    """Analyse the (title, text) of some entries (in a worker process)."""
+    language, docs = job
+    vocab: dict[str, int] = {}
+    fields = []
+    for which in (1, 0):  # text, then title
+        terms, tfs, distinct, lengths = index_terms_many(language, [d[which] for d in docs],
+                                                         vocab)
+        fields.append((np.array(terms, dtype=np.int32), np.array(tfs, dtype=np.int32),
+                       np.array(distinct, dtype=np.int32), np.array(lengths, dtype=np.int64)))
+    return list(vocab), fields[0], fields[1]
 
 
 def _may_fork() -> bool:
@@ -94,6 +118,44 @@ def _copy(cursor: Any, table: str, columns: Sequence[str], lines: list[str]) -> 
     cursor.copy_expert(f"COPY {table} ({names}) FROM STDIN", io.StringIO("".join(lines)))
 
 
+# COPY's binary format: a posting is a tuple of 3 fields, each preceded by its length.
+_BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")
+_BINARY_TRAILER = (-1).to_bytes(2, "big", signed=True)
+_POSTING_ROW = np.dtype([("fields", ">i2"), ("entry_size", ">i4"), ("entry", ">i8"),
+                         ("term_size", ">i4"), ("term", ">i8"), ("weight_size", ">i4"),
+                         ("weight", ">f8")])
+
+
+def _copy_postings(cursor: Any, table: str, entries: np.ndarray, terms: np.ndarray,
+                   weights: np.ndarray, *, freeze: bool) -> None:
+    """COPY postings into ``table`` in the binary format, built from the arrays at once
+    (``freeze``: the table was created in this transaction, see ``_generation_table``)."""
+    rows = np.empty(len(entries), dtype=_POSTING_ROW)
+    rows["fields"] = 3
+    rows["entry_size"] = rows["term_size"] = rows["weight_size"] = 8
+    rows["entry"] = entries
+    rows["term"] = terms
+    rows["weight"] = weights
+    data = b"".join((_BINARY_HEADER, rows.tobytes(), _BINARY_TRAILER))
+    options = "FORMAT binary, FREEZE" if freeze else "FORMAT binary"
+    cursor.copy_expert(f'COPY {table} ("entry_id", "term_id", "weight") FROM STDIN'
+                       f" WITH ({options})", io.BytesIO(data))
+
+
+def _generation_table(index_id: int, generation: int) -> str:
+    """The table holding the postings of a generation written by a rebuild: a child of
+    the posting table (inheritance), so that searches of the posting table read it."""
+    return f"{POSTING}_{index_id}_{generation}"
+
+
+def _generation_tables(cursor: Any, index_id: int) -> list[str]:
+    cursor.execute(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+        " WHERE i.inhparent = %s::regclass AND c.relname ~ %s",
+        [POSTING, f"^{POSTING}_{index_id}_[0-9]+$"])
+    return [row[0] for row in cursor.fetchall()]
+
+
 def _lock_id(key: str) -> str:
     return f"crowdqa-search:{key}"
 
@@ -103,11 +165,17 @@ class PostgresIndexWriter(IndexWriter):
                  replace: bool) -> None:
         self._language = language
         self._replace = replace
+        self._postings = POSTING  # where this writer's postings go
+        self._unfrozen = False  # postings written to a new table without FREEZE
+        self._drop_timeout = backend.drop_timeout
         self._buffer: list[IndexEntry] = []
         self._pending: tuple[list[IndexEntry], Any] | None = None
         self._pool: Any = None
-        self._term_ids: dict[str, int] = {}
-        self._df: Counter[str] = Counter()  # document frequencies not yet written
+        # The terms this writer has seen, by dense index: their ids in the database and
+        # the document frequencies not yet written.
+        self._dense: dict[str, int] = {}
+        self._term_ids = np.zeros(1024, dtype=np.int64)
+        self._df = np.zeros(1024, dtype=np.int64)
         self._atomic = transaction.atomic()
         self._atomic.__enter__()
         self._open = True
@@ -134,6 +202,13 @@ class PostgresIndexWriter(IndexWriter):
                 self._old_generation = generation
                 self._generation = generation + 1
                 self._docs, self._body_length, self._title_length = 0, 0, 0
+                # The new generation's postings go to a table of their own, without
+                # indexes until the commit builds them (far cheaper than maintaining
+                # them row by row), seen by no other session until then.
+                self._postings = _generation_table(self._index_id, self._generation)
+                with connection.cursor() as cursor:
+                    cursor.execute(f"DROP TABLE IF EXISTS {self._postings}")
+                    cursor.execute(f"CREATE TABLE {self._postings} (LIKE {POSTING})")
             else:
                 self._generation = generation
                 self._docs, self._body_length, self._title_length = docs, body, title
@@ -157,7 +232,7 @@ class PostgresIndexWriter(IndexWriter):
                         DELETE FROM {ENTRY} WHERE index_id = %s AND generation = %s
                         AND run_id = %s RETURNING id, body_length, title_length),
                     dropped AS (
-                        DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM gone)
+                        DELETE FROM {self._postings} WHERE entry_id IN (SELECT id FROM gone)
                         RETURNING term_id),
                     counted AS (
                         UPDATE {TERM} t SET df = t.df - c.n
@@ -177,7 +252,9 @@ class PostgresIndexWriter(IndexWriter):
             self._apply_df()
             with connection.cursor() as cursor:
                 if self._replace:
+                    self._index_generation(cursor)
                     self._delete_generation(cursor, self._old_generation)
+                    cursor.execute(f"ALTER TABLE {self._postings} INHERIT {POSTING}")
                 cursor.execute(
                     f"UPDATE {INDEX} SET generation = %s, doc_count = %s, body_length = %s,"  # noqa: S608
                     " title_length = %s WHERE id = %s",
@@ -187,6 +264,14 @@ class PostgresIndexWriter(IndexWriter):
             self._close(exc)
             raise
         self._close(None)
+        if self._unfrozen and not connection.in_atomic_block:
+            # Mark the new table's pages all-visible now (VACUUM cannot run inside a
+            # transaction: in one, autovacuum does it later).
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute(f"VACUUM {self._postings}")
+            except DatabaseError:  # dropped by a rebuild since: nothing to do
+                pass
 
     def cancel(self) -> None:
         if self._open:
@@ -205,9 +290,31 @@ class PostgresIndexWriter(IndexWriter):
             else:
                 self._atomic.__exit__(type(exc), exc, exc.__traceback__)
 
+    def _index_generation(self, cursor: Any) -> None:
+        """Give the new generation's posting table the posting table's indexes (each
+        built by one sort) and its planner statistics."""
+        table = self._postings
+        cursor.execute(f"ALTER TABLE {table} ADD CONSTRAINT {table}_pkey"
+                       " PRIMARY KEY (entry_id, term_id)")
+        cursor.execute(f"CREATE INDEX {table}_impact ON {table}"
+                       " (term_id, weight DESC) INCLUDE (entry_id)")
+        cursor.execute(f"ANALYZE {table}")
+
     def _delete_generation(self, cursor: Any, generation: int) -> None:
+        # Its postings are in its own table (written by a rebuild) or, added by writers
+        # since, in the posting table itself. Its table (and any left empty before) is
+        # dropped if searches let go of it within drop_timeout, else emptied (a row lock).
+        for table in _generation_tables(cursor, self._index_id):
+            try:
+                with transaction.atomic():
+                    cursor.execute("SELECT set_config('lock_timeout', %s, true)",
+                                   [f"{self._drop_timeout * 1000:.0f}"])
+                    cursor.execute(f"DROP TABLE {table}")
+            except OperationalError:
+                cursor.execute(f"DELETE FROM {table}")  # noqa: S608
+            cursor.execute("SELECT set_config('lock_timeout', '0', true)")
         cursor.execute(
-            f"DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
+            f"DELETE FROM ONLY {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
             " WHERE index_id = %s AND generation = %s)", [self._index_id, generation])
         cursor.execute(f"DELETE FROM {ENTRY} WHERE index_id = %s AND generation = %s",  # noqa: S608
                        [self._index_id, generation])
@@ -219,11 +326,12 @@ class PostgresIndexWriter(IndexWriter):
         (with a pool, analysing one batch overlaps writing the previous one)."""
         batch, self._buffer = self._buffer, []
         if batch:
-            jobs = [(self._language, entry.title, entry.text) for entry in batch]
+            jobs = [(self._language, [(entry.title, entry.text) for entry in batch[i:i + CHUNK]])
+                    for i in range(0, len(batch), CHUNK)]
             if self._pool is None:
                 self._write(batch, [_analyse(job) for job in jobs])
                 return
-            pending = self._pool.map_async(_analyse, jobs, chunksize=100)
+            pending = self._pool.map_async(_analyse, jobs, chunksize=1)
         if self._pending is not None:
             previous, result = self._pending
             self._pending = None
@@ -235,28 +343,26 @@ class PostgresIndexWriter(IndexWriter):
         self._flush()
         self._flush()
 
-    def _write(self, batch: list[IndexEntry], analysed: list[_Analysed]) -> None:
-        self._docs += len(batch)
-        self._body_length += sum(a[1] for a in analysed)
-        self._title_length += sum(a[3] for a in analysed)
-        avg_body = max(self._body_length / self._docs, 1.0)
-        avg_title = max(self._title_length / self._docs, 1.0)
-        weights: list[dict[str, float]] = []
-        df = self._df
-        for body, body_length, title, title_length in analysed:
-            norm = K1 * ((1 - B) + B * body_length / avg_body)
-            weight = {term: tf * (K1 + 1) / (tf + norm) for term, tf in body}
-            if title:
-                norm = K1 * ((1 - B) + B * title_length / avg_title)
-                for term, tf in title:
-                    weight[term] = (weight.get(term, 0.0)
-                                    + TITLE_BOOST * tf * (K1 + 1) / (tf + norm))
-            df.update(weight.keys())
-            weights.append(weight)
-        term_ids = self._term_ids
-        with connection.cursor() as cursor:
-            new = sorted({term for weight in weights for term in weight} - term_ids.keys())
-            if new:
+    def _dense_terms(self, vocabs: list[list[str]]) -> list[np.ndarray]:
+        """Each vocabulary's terms as this writer's dense term indexes; terms new to the
+        writer are upserted into the term table (their ids kept by dense index)."""
+        dense = self._dense
+        new: list[str] = []
+        maps = []
+        for vocab in vocabs:
+            numbers = list(map(dense.get, vocab))
+            if None in numbers:
+                for i, term in enumerate(vocab):
+                    if numbers[i] is None:
+                        numbers[i] = dense[term] = len(dense)
+                        new.append(term)
+            maps.append(np.array(numbers, dtype=np.int64))
+        if len(dense) > len(self._term_ids):
+            size = max(len(dense), 2 * len(self._term_ids))
+            self._term_ids = np.resize(self._term_ids, size)
+            self._df = np.concatenate([self._df, np.zeros(size - len(self._df), np.int64)])
+        if new:
+            with connection.cursor() as cursor:
                 cursor.execute(
                     f"""INSERT INTO {TERM} (index_id, generation, term, df)
                         SELECT %s, %s, t, 0 FROM unnest(%s::text[]) AS u(t)
@@ -264,33 +370,80 @@ class PostgresIndexWriter(IndexWriter):
                         DO UPDATE SET df = {TERM}.df
                         RETURNING term, id""",  # noqa: S608
                     [self._index_id, self._generation, new])
-                term_ids.update(cursor.fetchall())
+                for term, term_id in cursor.fetchall():
+                    self._term_ids[dense[term]] = term_id
+        return maps
+
+    def _write(self, batch: list[IndexEntry], analysed: list[_Analysed]) -> None:
+        maps = self._dense_terms([a[0] for a in analysed])
+        vocabulary = len(self._dense)
+
+        def field(which: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            """Per posting of the field: its entry (index in the batch), dense term and
+            frequency; and the field length of every entry."""
+            parts = [a[which] for a in analysed]
+            terms = np.concatenate([m[p[0]] for m, p in zip(maps, parts, strict=True)])
+            tfs = np.concatenate([p[1] for p in parts])
+            distinct = np.concatenate([p[2] for p in parts])
+            lengths = np.concatenate([p[3] for p in parts])
+            docs = np.repeat(np.arange(len(batch), dtype=np.int64), distinct)
+            return docs, terms, tfs, lengths
+
+        body_docs, body_terms, body_tfs, body_lengths = field(1)
+        title_docs, title_terms, title_tfs, title_lengths = field(2)
+        self._docs += len(batch)
+        self._body_length += int(body_lengths.sum())
+        self._title_length += int(title_lengths.sum())
+        avg_body = max(self._body_length / self._docs, 1.0)
+        avg_title = max(self._title_length / self._docs, 1.0)
+        # BM25F weights, in the same order of operations as Whoosh's per-term formula.
+        norm = K1 * ((1 - B) + B * body_lengths[body_docs] / avg_body)
+        weights = body_tfs * (K1 + 1) / (body_tfs + norm)
+        keys = body_docs * vocabulary + body_terms
+        if len(title_docs):
+            norm = K1 * ((1 - B) + B * title_lengths[title_docs] / avg_title)
+            title = TITLE_BOOST * title_tfs * (K1 + 1) / (title_tfs + norm)
+            # One posting per (entry, term): the title's part added to the text's.
+            keys, where = np.unique(np.concatenate([keys, title_docs * vocabulary
+                                                    + title_terms]), return_inverse=True)
+            weights = np.bincount(where, weights=np.concatenate([weights, title]),
+                                  minlength=len(keys))
+        docs, terms = np.divmod(keys, vocabulary)
+        self._df[:vocabulary] += np.bincount(terms, minlength=vocabulary)
+        with connection.cursor() as cursor:
             cursor.execute(f"SELECT nextval(pg_get_serial_sequence('{ENTRY}', 'id'))"  # noqa: S608
                            " FROM generate_series(1, %s)", [len(batch)])
-            ids = [row[0] for row in cursor.fetchall()]
+            ids = np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
             _copy(cursor, ENTRY,
                   ("id", "index_id", "generation", "passage_id", "document_id", "external_id",
                    "start", "end", "run_id", "body_length", "title_length"),
                   [f"{entry_id}\t{self._index_id}\t{self._generation}\t{e.passage_id}\t"
                    f"{e.document_id}\t{_copy_text(e.external_id)}\t{e.start}\t{e.end}\t"
-                   f"{NULL if e.run_id is None else e.run_id}\t{a[1]}\t{a[3]}\n"
-                   for entry_id, e, a in zip(ids, batch, analysed, strict=True)])
-            lines: list[str] = []
-            for entry_id, weight in zip(ids, weights, strict=True):
-                lines.extend(f"{entry_id}\t{term_ids[term]}\t{w:.6g}\n"
-                             for term, w in weight.items())
-            _copy(cursor, POSTING, ("entry_id", "term_id", "weight"), lines)
+                   f"{NULL if e.run_id is None else e.run_id}\t{body}\t{title}\n"
+                   for entry_id, e, body, title in zip(ids.tolist(), batch,
+                                                       body_lengths.tolist(),
+                                                       title_lengths.tolist(), strict=True)])
+            freeze = False
+            if self._postings != POSTING:
+                # COPY FREEZE (rows written frozen, pages marked all-visible: index-only
+                # scans from the start) is refused while the session has a cursor open,
+                # such as the caller's QuerySet.iterator() feeding this writer.
+                cursor.execute("SELECT NOT EXISTS (SELECT FROM pg_cursors)")
+                freeze = cursor.fetchone()[0]
+                self._unfrozen = self._unfrozen or not freeze
+            _copy_postings(cursor, self._postings, ids[docs], self._term_ids[terms], weights,
+                           freeze=freeze)
 
     def _apply_df(self) -> None:
-        if not self._df:
+        counted = np.flatnonzero(self._df)
+        if not len(counted):
             return
-        ids = [self._term_ids[term] for term in self._df]
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""UPDATE {TERM} t SET df = t.df + u.n
                     FROM unnest(%s::bigint[], %s::int[]) AS u(id, n) WHERE t.id = u.id""",  # noqa: S608
-                [ids, list(self._df.values())])
-        self._df.clear()
+                [self._term_ids[counted].tolist(), self._df[counted].tolist()])
+        self._df[:] = 0
 
 
 # One statement per search (with its query terms' lookup), prepared per database session
@@ -356,7 +509,7 @@ class PostgresBackend(SearchBackend):
     def __init__(self, root: Path | None = None, *, procs: int = 2, lock_timeout: float = 300.0,
                  parallel_from: int = 5000, rare_fraction: float = 0.05, pool: int = 50,
                  depth: int = 100, exhaustive_from: int = 100,
-                 exact_total_from: int = 5000) -> None:
+                 exact_total_from: int = 5000, drop_timeout: float = 2.0) -> None:
         if connection.vendor != "postgresql":
             raise ImproperlyConfigured(
                 "CROWDQA_SEARCH_BACKEND=postgres keeps the index in the database, which must "
@@ -369,6 +522,7 @@ class PostgresBackend(SearchBackend):
         self.exhaustive_from = exhaustive_from
         self.depth = depth
         self.exact_total_from = exact_total_from
+        self.drop_timeout = drop_timeout
 
     # -- storage ------------------------------------------------------------------
     def exists(self, *, key: str) -> bool:
@@ -390,8 +544,10 @@ class PostgresBackend(SearchBackend):
             row = cursor.fetchone()
             if row is None:
                 return
+            for table in _generation_tables(cursor, row[0]):
+                cursor.execute(f"DROP TABLE {table}")
             cursor.execute(
-                f"DELETE FROM {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
+                f"DELETE FROM ONLY {POSTING} WHERE entry_id IN (SELECT id FROM {ENTRY}"  # noqa: S608
                 " WHERE index_id = %s)", row)
             for table in (ENTRY, TERM):
                 cursor.execute(f"DELETE FROM {table} WHERE index_id = %s", row)  # noqa: S608
