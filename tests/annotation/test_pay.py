@@ -25,6 +25,7 @@ from annotation.models import (
     PaymentExport,
     PaymentLine,
     Project,
+    Submission,
 )
 from annotation.roles import Role
 from annotation.studies import Arrival
@@ -153,8 +154,42 @@ def test_per_submission_and_hourly_pay_use_active_time_or_time_on_task(
     assert summary["series"]["unit"] == "hour"
 
 
+def test_earnings_today_and_in_total_with_yesterdays_work_and_bonuses(
+    paid_project, workers, prolific_worker, worked, committed
+):
+    """The task page's figures from one statement: yesterday's submissions and bonuses
+    count in the total, not today; today's in both; a project's bonuses only for it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    ann2 = workers["ann2"]
+    yesterday = timezone.now() - timedelta(days=1, hours=1)
+    Submission.objects.filter(worker=prolific_worker).update(created_at=yesterday)
+    assert pay.worker_earnings(worker=prolific_worker) == {
+        "today": {"GBP": Decimal("0.00")}, "total": {"GBP": Decimal("6.00")},
+        "rows": [{"currency": "GBP", "today": Decimal("0.00"), "total": Decimal("6.00")}],
+        "done_today": 0,
+    }
+    old = Bonus.objects.create(project=paid_project, user=ann2, amount=Decimal("1.25"),
+                               reason="yesterday")
+    Bonus.objects.filter(pk=old.pk).update(created_at=yesterday)
+    Bonus.objects.create(project=paid_project, user=ann2, amount=Decimal("0.10"),
+                         reason="today")
+    other = Project.objects.create(name="Other paid project", recipe=paid_project.recipe,
+                                   currency="USD")
+    Bonus.objects.create(project=other, user=ann2, amount=Decimal("2.00"), reason="other")
+    everywhere = pay.worker_earnings(worker=ann2)
+    assert everywhere["total"] == {"GBP": Decimal("4.35"), "USD": Decimal("2.00")}
+    assert everywhere["today"] == {"GBP": Decimal("3.10"), "USD": Decimal("2.00")}
+    assert everywhere["done_today"] == 1
+    here = pay.worker_earnings(worker=ann2, project=paid_project)
+    assert here["total"] == {"GBP": Decimal("4.35")} and here["today"] == {"GBP": Decimal("3.10")}
+    assert pay.worker_earnings(worker=ann2, project=other)["total"] == {"USD": Decimal("2.00")}
+
+
+
 def test_cost_over_time_is_per_day_when_the_work_spans_days(paid_project, workers, worked):
-    from annotation.models import Submission
 
     # The question was written three weeks ago (as if the project had run since then).
     Submission.objects.filter(worker=workers["questioner"]).update(
