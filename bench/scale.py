@@ -561,8 +561,16 @@ def plots_write(path: Path) -> list[Path]:
         n = int(n)
         return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
 
+    def measured(get, row: dict) -> float | None:
+        try:
+            return get(row)
+        except KeyError:  # this size not measured (yet) for that series
+            return None
+
     def curve(name: str, table: dict, series: dict, *, what: str, **kwargs) -> None:
-        sizes = sorted(table, key=int)
+        # The sizes every series has measured (a 1M build of one backend may still run).
+        sizes = [n for n in sorted(table, key=int)
+                 if all(measured(get, table[n]) is not None for get in series.values())]
         if len(sizes) < 2:
             return
         plot = line_plot({label: [get(table[n]) for n in sizes]
