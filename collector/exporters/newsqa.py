@@ -24,7 +24,6 @@ import math
 import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 from collector.exporters.errors import InvalidRecordError
 from collector.exporters.records import (
@@ -38,6 +37,7 @@ from collector.exporters.records import (
 from collector.exporters.stream import (
     DEFAULT_PROGRESS_EVERY,
     AtomicOutput,
+    JsonArrayFile,
     ManifestEntry,
     Progress,
     ProgressCallback,
@@ -172,70 +172,21 @@ def newsqa_question_object(story: NewsqaStory, index: int, q: NewsqaQuestion) ->
     return obj
 
 
-class NewsqaJsonWriter:
+class NewsqaJsonWriter(JsonArrayFile):
     """The NewsQA JSON writer fed one story at a time (``add``), for a caller that feeds
     several writers from one read of the data; ``write_newsqa_json`` is this over an
     iterator. A context manager, like :class:`~collector.exporters.squad.SquadWriter`."""
+
+    head = '{"data": ['
+    tail = '], "version": "1"}'
 
     def __init__(self, path: str | os.PathLike[str], *, ensure_ascii: bool = False,
                  progress: ProgressCallback | None = None,
                  progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False,
                  fragment: bool = False):
+        super().__init__(path, progress=progress, progress_every=progress_every,
+                         overwrite=overwrite, fragment=fragment)
         self._enc = encode_ascii_json if ensure_ascii else encode_utf8_json
-        # A fragment: only the stories, for another writer's add_fragment.
-        self.fragment = fragment
-        self.head = '{"data": ['
-        self.tail = '], "version": "1"}'
-        self._counter = Progress(progress, progress_every)
-        self._output = AtomicOutput(path, overwrite=overwrite)
-        self._story_sep = ""
-        self._entry: ManifestEntry | None = None
-
-    @property
-    def path(self) -> Path:
-        """Where the file appears."""
-        return self._output.path
-
-    @property
-    def entry(self) -> ManifestEntry:
-        if self._entry is None:
-            raise RuntimeError("the file is not complete yet")
-        return self._entry
-
-    def add_fragment(self, path: str | os.PathLike[str], records: int, empty: bool) -> None:
-        """Append a fragment another writer (``fragment=True``) wrote with the records
-        after this one's: its bytes (``empty``: it has none), after a separator, and its
-        ``records`` to the count."""
-        if not empty:
-            if self._story_sep:
-                self._output.write(", ")
-            with open(path, "rb") as source:
-                self._output.copy_from(source)
-            self._story_sep = ", "
-        self._counter.count += records
-
-    @property
-    def empty(self) -> bool:
-        """No story written yet."""
-        return not self._story_sep
-
-    def __enter__(self) -> NewsqaJsonWriter:
-        self._output.__enter__()
-        if not self.fragment:
-            self._output.write(self.head)
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None and not self.fragment:
-            try:
-                self._output.write(self.tail)
-            except BaseException as error:
-                self._output.__exit__(type(error), error, error.__traceback__)
-                raise
-        self._output.__exit__(exc_type, exc, tb)
-        if exc_type is None:
-            self._counter.finish()
-            self._entry = self._output.entry(self._counter.count)
 
     def add(self, story: NewsqaStory) -> None:
         """Write one story (kept even without questions: the split is story-level)."""
@@ -243,9 +194,8 @@ class NewsqaJsonWriter:
         write = self._output.write
         tick = self._counter.tick
         check_newsqa_story(story)
-        write(f'{self._story_sep}{{"storyId": {enc(story.story_id)}, '
+        write(f'{self._next_item()}{{"storyId": {enc(story.story_id)}, '
               f'"text": {enc(story.text)}, "type": {enc(story.type)}, "questions": [')
-        self._story_sep = ", "
         q_sep = ""
         for index, q in enumerate(story.questions):
             write(q_sep + enc(newsqa_question_object(story, index, q)))

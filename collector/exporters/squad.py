@@ -24,7 +24,6 @@ import hashlib
 import os
 from collections.abc import Hashable, Iterable, Iterator
 from itertools import chain, groupby
-from pathlib import Path
 
 from collector.exporters.errors import InvalidRecordError, RecordOrderError
 from collector.exporters.records import (
@@ -36,9 +35,8 @@ from collector.exporters.records import (
 )
 from collector.exporters.stream import (
     DEFAULT_PROGRESS_EVERY,
-    AtomicOutput,
+    JsonArrayFile,
     ManifestEntry,
-    Progress,
     ProgressCallback,
     encode_ascii_json,
 )
@@ -140,7 +138,7 @@ def squad_question_object(context: str, q: SquadQuestion, *, v2: bool) -> dict |
     return _question_v2(context, q) if v2 else _question_v1(context, q)
 
 
-class SquadWriter:
+class SquadWriter(JsonArrayFile):
     """The SQuAD writer fed one article at a time (``add``), for a caller that feeds
     several writers from one read of the data; ``write_squad_v1`` / ``write_squad_v2``
     are this over an iterator. Use as a context manager: the file appears when the block
@@ -150,63 +148,12 @@ class SquadWriter:
                  skip_unanswerable: bool = False, progress: ProgressCallback | None = None,
                  progress_every: int = DEFAULT_PROGRESS_EVERY, overwrite: bool = False,
                  fragment: bool = False):
+        super().__init__(path, progress=progress, progress_every=progress_every,
+                         overwrite=overwrite, fragment=fragment)
         self.v2 = v2
-        # A fragment: only the articles, for another writer's add_fragment (a file
-        # written in parts by several processes).
-        self.fragment = fragment
         self.head = '{"version": "v2.0", "data": [' if v2 else '{"data": ['
         self.tail = "]}" if v2 else '], "version": "1.1"}'
         self.skip_unanswerable = skip_unanswerable
-        self._counter = Progress(progress, progress_every)
-        self._output = AtomicOutput(path, overwrite=overwrite)
-        self._article_sep = ""
-        self._entry: ManifestEntry | None = None
-
-    @property
-    def path(self) -> Path:
-        """Where the file appears."""
-        return self._output.path
-
-    @property
-    def entry(self) -> ManifestEntry:
-        if self._entry is None:
-            raise RuntimeError("the file is not complete yet")
-        return self._entry
-
-    def add_fragment(self, path: str | os.PathLike[str], records: int, empty: bool) -> None:
-        """Append a fragment another writer (``fragment=True``) wrote with the records
-        after this one's: its bytes (``empty``: it has none), after a separator, and its
-        ``records`` to the count."""
-        if not empty:
-            if self._article_sep:
-                self._output.write(", ")
-            with open(path, "rb") as source:
-                self._output.copy_from(source)
-            self._article_sep = ", "
-        self._counter.count += records
-
-    @property
-    def empty(self) -> bool:
-        """No article written yet."""
-        return not self._article_sep
-
-    def __enter__(self) -> SquadWriter:
-        self._output.__enter__()
-        if not self.fragment:
-            self._output.write(self.head)
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None and not self.fragment:
-            try:
-                self._output.write(self.tail)
-            except BaseException as error:
-                self._output.__exit__(type(error), error, error.__traceback__)
-                raise
-        self._output.__exit__(exc_type, exc, tb)
-        if exc_type is None:
-            self._counter.finish()
-            self._entry = self._output.entry(self._counter.count)
 
     def add(self, article: SquadArticle) -> None:
         """Write one article (nothing when none of its questions is written)."""
@@ -236,9 +183,8 @@ class SquadWriter:
                             raise InvalidRecordError(
                                 f"question {q.id}: its article's title {article.title!r} "
                                 "is not a non-empty string")
-                        write(f'{self._article_sep}{{"title": {enc(article.title)}, '
+                        write(f'{self._next_item()}{{"title": {enc(article.title)}, '
                               '"paragraphs": [')
-                        self._article_sep = ", "
                         article_open = True
                     if v2:
                         write(f'{para_sep}{{"qas": [')

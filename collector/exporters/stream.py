@@ -199,6 +199,75 @@ class AtomicOutput:
         return ManifestEntry(str(self.path), records, self.sha256, self.size)
 
 
+class JsonArrayFile:
+    """A JSON file whose one top-level array (SQuAD's articles, NewsQA's stories) is
+    written an item at a time between ``head`` and ``tail``, atomically (the file appears
+    when the ``with`` block ends without an error; ``entry`` is then its manifest entry).
+    A ``fragment`` holds only items, for another writer's ``add_fragment`` (a file written
+    in parts by several processes). Subclasses set ``head`` and ``tail`` and write each
+    item after ``_next_item()``'s separator."""
+
+    head = ""
+    tail = ""
+
+    def __init__(self, path: str | os.PathLike[str], *, progress: ProgressCallback | None,
+                 progress_every: int, overwrite: bool, fragment: bool):
+        self.fragment = fragment
+        self._counter = Progress(progress, progress_every)
+        self._output = AtomicOutput(path, overwrite=overwrite)
+        self._item_sep = ""
+        self._entry: ManifestEntry | None = None
+
+    @property
+    def path(self) -> Path:
+        """Where the file appears."""
+        return self._output.path
+
+    @property
+    def entry(self) -> ManifestEntry:
+        if self._entry is None:
+            raise RuntimeError("the file is not complete yet")
+        return self._entry
+
+    @property
+    def empty(self) -> bool:
+        """No item written yet."""
+        return not self._item_sep
+
+    def _next_item(self) -> str:
+        """The separator before the next item ("" before the first)."""
+        sep, self._item_sep = self._item_sep, ", "
+        return sep
+
+    def add_fragment(self, path: str | os.PathLike[str], records: int, empty: bool) -> None:
+        """Append a fragment another writer (``fragment=True``) wrote with the records
+        after this one's: its bytes (``empty``: it has none), after a separator, and its
+        ``records`` to the count."""
+        if not empty:
+            self._output.write(self._next_item())
+            with open(path, "rb") as source:
+                self._output.copy_from(source)
+        self._counter.count += records
+
+    def __enter__(self):
+        self._output.__enter__()
+        if not self.fragment:
+            self._output.write(self.head)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None and not self.fragment:
+            try:
+                self._output.write(self.tail)
+            except BaseException as error:
+                self._output.__exit__(type(error), error, error.__traceback__)
+                raise
+        self._output.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            self._counter.finish()
+            self._entry = self._output.entry(self._counter.count)
+
+
 class _BinarySink:
     """File-like view for libraries that want ``write``/``tell``/``flush``/``closed``."""
 
