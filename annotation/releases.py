@@ -388,7 +388,7 @@ def _can_fork() -> bool:
 
     from django.db import connection
 
-    return (int(getattr(settings, "CROWDQA_RELEASE_PROCESSES", 2)) > 1
+    return (settings.CROWDQA_RELEASE_PROCESSES > 1
             and hasattr(os, "fork") and connection.vendor == "postgresql"
             and not connection.in_atomic_block
             and threading.current_thread() is threading.main_thread())

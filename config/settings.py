@@ -216,6 +216,9 @@ SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 SEARCH_INDEX_DIR = env.path("SEARCH_INDEX_DIR", default=str(VAR_DIR / "index"))
 CROWDQA_SEARCH_BACKEND = env.str("CROWDQA_SEARCH_BACKEND", default="whoosh")
 CROWDQA_INDEX_PROCS = env.int("CROWDQA_INDEX_PROCS", default=2)
+# Processes a NewsQA release build on PostgreSQL splits its one pass between (a forked
+# second process writes half the documents; 1 keeps the build in one process).
+CROWDQA_RELEASE_PROCESSES = env.int("CROWDQA_RELEASE_PROCESSES", default=2)
 # Search analyzers loaded at process start (web and worker): auto (the corpora's languages),
 # all or none. See collector/search/preload.py.
 CROWDQA_SEARCH_PRELOAD = env.str("CROWDQA_SEARCH_PRELOAD", default="auto")

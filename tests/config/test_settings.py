@@ -107,3 +107,14 @@ def test_connections_are_kept_in_production(overrides, expected):
                     "print(settings.DATABASES['default']['CONN_MAX_AGE'])")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [expected]
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({"CROWDQA_RELEASE_PROCESSES": None}, "2"),  # a second process for half the documents
+    ({"CROWDQA_RELEASE_PROCESSES": "1"}, "1"),
+])
+def test_release_processes_come_from_the_environment(overrides, expected):
+    result = _start(overrides, "from django.conf import settings; "
+                    "print(settings.CROWDQA_RELEASE_PROCESSES)")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [expected]
