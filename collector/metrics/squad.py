@@ -31,20 +31,12 @@ Articles = Sequence[Mapping[str, Any]]
 # --------------------------------------------------------------------------- per answer
 def exact_match(prediction: str, ground_truth: str) -> int:
     """1 when the normalised strings are equal."""
-    return int(squad_normalize(prediction) == squad_normalize(ground_truth))
+    return exact_match_tokens(squad_tokens(prediction), squad_tokens(ground_truth))
 
 
 def f1_v1(prediction: str, ground_truth: str) -> float:
     """v1.1 token F1 (0 when nothing is shared, including two empty answers)."""
-    pred = squad_normalize(prediction).split()
-    gold = squad_normalize(ground_truth).split()
-    common = Counter(pred) & Counter(gold)
-    same = sum(common.values())
-    if same == 0:
-        return 0
-    precision = 1.0 * same / len(pred)
-    recall = 1.0 * same / len(gold)
-    return (2 * precision * recall) / (precision + recall)
+    return f1_v1_tokens(squad_tokens(prediction), squad_tokens(ground_truth))
 
 
 def squad_tokens(text: str) -> list[str]:
@@ -56,12 +48,14 @@ def squad_tokens(text: str) -> list[str]:
 
 def exact_match_tokens(prediction: list[str], ground_truth: list[str]) -> int:
     """:func:`exact_match` of two texts from their :func:`squad_tokens` (the normalised
-    texts are the tokens joined by single spaces, so equal tokens = equal texts)."""
+    texts are the tokens joined by single spaces, so equal tokens = equal texts, as the
+    official script compares them)."""
     return int(prediction == ground_truth)
 
 
 def f1_v1_tokens(prediction: list[str], ground_truth: list[str]) -> float:
-    """:func:`f1_v1` of two texts from their :func:`squad_tokens`, the same arithmetic."""
+    """:func:`f1_v1` of two texts from their :func:`squad_tokens`: the official v1.1
+    script's arithmetic (0 when nothing is shared, including two empty answers)."""
     if prediction == ground_truth:
         # Everything shared: 2 * 1.0 * 1.0 / (1.0 + 1.0), exactly; or no tokens at all.
         return 1.0 if prediction else 0
