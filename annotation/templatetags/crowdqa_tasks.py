@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from annotation.stages.newsqa import ArticleTokens
+from annotation.stages.newsqa import ArticleTokens, token_spans_html
 
 register = template.Library()
 
@@ -20,4 +20,4 @@ def token_spans(tokens: list[dict[str, Any]]) -> SafeString:
     600-word article has ~900), made once per article (``ArticleTokens.spans_html``)."""
     if isinstance(tokens, ArticleTokens):
         return mark_safe(tokens.spans_html)  # noqa: S308 -- escaped by spans_html
-    return mark_safe(ArticleTokens(tokens).spans_html)  # noqa: S308 -- escaped there
+    return mark_safe(token_spans_html(tokens))  # noqa: S308 -- escaped there

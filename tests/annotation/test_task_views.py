@@ -176,6 +176,34 @@ def test_admin_creates_a_project_and_edits_parameters_before_start(
     assert stage.params["answers_per_question"] == 3
 
 
+def test_article_tokens_are_the_words_and_punctuation_with_offsets_made_once():
+    """``article_tokens`` reads as the list of token dicts (index, start, end, text, the
+    text up to the next token), holds its JSON for the API, and is made once per article."""
+    import re
+
+    from annotation.stages.newsqa import article_tokens
+
+    body = ('  Costs rose 12,345 dollars in 2026 & "prices" <b>doubled</b>\n\n'
+            "O'Neil said: été \U0001F600 -- a record.\u2028Tabs\there. ")
+    matches = list(re.finditer(r"\w+|[^\w\s]", body))
+    expected = [{"i": n, "s": m.start(), "e": m.end(), "t": m.group(),
+                 "after": body[m.end():matches[n + 1].start() if n + 1 < len(matches)
+                               else len(body)]}
+                for n, m in enumerate(matches)]
+    tokens = article_tokens(body)
+    assert len(tokens) == len(expected) == 35
+    assert list(tokens) == expected and tokens == expected and tokens.tolist() == expected
+    assert tokens[0] == expected[0] and tokens[-1] == expected[-1] and tokens[-1]["after"] == " "
+    assert tokens[3:7] == expected[3:7] and tokens[::10] == expected[::10]
+    for beyond in (len(expected), -len(expected) - 1):
+        with pytest.raises(IndexError):
+            tokens[beyond]
+    assert json.loads(tokens.json) == expected
+    assert body.lstrip() == "".join(t["t"] + t["after"] for t in tokens)
+    assert article_tokens(body) is tokens
+    assert tokens != expected[:-1] and article_tokens(body + "x") != tokens
+
+
 def test_article_spans_are_the_template_loops_output_and_give_the_body_back():
     """``token_spans`` renders what the template loop did (escaping, no localized numbers),
     and the page's text is the article verbatim."""
