@@ -703,10 +703,7 @@ def items_pending_locked(stage: Stage, progress: Progress, message: str) -> Iter
 
 def assignment_for_worker(*, assignment_id: int, worker: Any) -> Assignment:
     """An assignment the worker holds (403-worthy errors otherwise)."""
-    assignment = (
-        Assignment.objects.select_related("item", "stage", "stage__project", "item__document")
-        .filter(pk=assignment_id).first()
-    )
+    assignment = slots.slot_related(assignment_id)
     if assignment is None or assignment.worker_id != worker.pk:
         raise TaskError("this task is not yours")
     return assignment

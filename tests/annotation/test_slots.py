@@ -53,6 +53,46 @@ def test_rows_load_gives_what_the_orm_gives(answer_items, workers):
         assert not raw._state.adding
 
 
+def _values(obj) -> dict:
+    return {f.attname: getattr(obj, f.attname) for f in type(obj)._meta.concrete_fields}
+
+
+def test_the_task_pages_read_gives_what_select_related_gives(answer_stage, answer_items,
+                                                              workers):
+    """``slots.slot_related`` (the task page's one statement) loads the slot, its item,
+    stage, project and document as the ORM's ``select_related`` does, linked so that
+    nothing more is read; an item without a document has none; no slot gives None."""
+    slot = engine.task_claim(worker=workers["ann1"], project=answer_items[0].project)
+    orm = (Assignment.objects.select_related("item", "stage", "stage__project",
+                                             "item__document").get(pk=slot.pk))
+    with CaptureQueriesContext(connection) as queries:
+        got = slots.slot_related(slot.pk)
+        pairs = ((got, orm), (got.item, orm.item), (got.stage, orm.stage),
+                 (got.stage.project, orm.stage.project), (got.item.document, orm.item.document),
+                 (got.item.stage, orm.stage))
+        for mine, theirs in pairs:
+            assert type(mine) is type(theirs) and _values(mine) == _values(theirs)
+            assert not mine._state.adding
+    assert len(queries) == 1
+    assert got.item.stage is got.stage
+
+    bare = Item.objects.create(stage=answer_stage, project=answer_stage.project, key="bare",
+                               data={"question": "Where?"}, document=None)
+    engine.slots_add(item=bare, n=1)
+    bare_slot = Assignment.objects.get(item=bare)
+    loaded = slots.slot_related(bare_slot.pk)
+    assert loaded.item.pk == bare.pk and loaded.item.document is None
+    assert slots.slot_related(10**12) is None
+
+
+def test_a_task_of_another_worker_is_not_read_out(answer_items, workers):
+    slot = engine.task_claim(worker=workers["ann1"], project=answer_items[0].project)
+    assert engine.assignment_for_worker(assignment_id=slot.pk, worker=workers["ann1"]).pk == slot.pk
+    for pk, worker in ((slot.pk, workers["ann2"]), (10**12, workers["ann1"])):
+        with pytest.raises(engine.TaskError, match="not yours"):
+            engine.assignment_for_worker(assignment_id=pk, worker=worker)
+
+
 def test_statements_are_prepared_once_per_session(db):
     if connection.vendor != "postgresql":
         pytest.skip("prepared statements are PostgreSQL's")
