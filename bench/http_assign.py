@@ -13,9 +13,12 @@ for the pages. One cycle of an annotator:
    article of about 650 words;
 3. **submit**: ``POST /api/v1/tasks/<id>/submit/`` (token) with an answer.
 
-The load comes from one process (asyncio and aiohttp, one coroutine per annotator, a new
-connection per request as gunicorn's sync workers close them), which shares the machine's
-cores with the server, so it is kept lean. Two phases:
+The load comes from one process (asyncio, one coroutine per annotator, a new connection per
+request as gunicorn's sync workers close them), which shares the machine's cores with the
+server, so it is kept lean: each request is written and read on a bare asyncio stream
+(``Http``), a third of aiohttp's CPU per request (0.33 against 0.83 ms, and the server's
+gunicorn 0.33 against 0.58 ms, on a trivial WSGI app on this 2-core machine), which went
+to the measurement instead of the server. Two phases:
 
 - **paced**, --paced-seconds at --paced-rate cycles/s in all (100: the target): each
   annotator's cycles are scheduled in time and a claim's latency counts from its scheduled
@@ -24,7 +27,9 @@ cores with the server, so it is kept lean. Two phases:
   back (capacity; no page, so that it does what the engine's closed loop does).
 
 It prints per endpoint the client's p50/p95/p99 and the server's own time from gunicorn's
-access log (``%(D)s``), the submits/s of each phase, and checks the database afterwards:
+access log (``%(D)s``), the submits/s of each phase, the CPU each cycle cost gunicorn, the
+load generator and the rest of the machine (PostgreSQL above all; from ``/proc``, so a
+slower host shows as more milliseconds, not as a mystery), and checks the database afterwards:
 no worker submitted an item twice, no item has more submissions than its overlap
 (``duplicates``). Baseline named in the output, same run: the engine's closed loop of
 ``bench/assign.py`` (the same 50 workers claiming and submitting through the engine
@@ -47,6 +52,7 @@ import argparse
 import asyncio
 import contextlib
 import html
+import json
 import os
 import random
 import re
@@ -81,21 +87,72 @@ class Annotator:
 
     def __init__(self, username: str, token: str, session: str) -> None:
         self.username, self.token, self.session = username, token, session
+        self.api = f"Authorization: Token {token}\r\n"
+        self.cookie = f"Cookie: sessionid={session}\r\n"
         self.times: dict[str, list[float]] = {name: [] for name in ENDPOINTS}
         self.cycles = 0
         self.errors: list[str] = []
 
 
-async def cycle(http, base: str, project_id: int, who: Annotator, start: float,
+class HttpError(Exception):
+    """A request that got no well-formed HTTP answer."""
+
+
+class Http:
+    """A lean HTTP/1.1 client for 127.0.0.1: each request on a connection of its own
+    (``Connection: close``; gunicorn's sync workers close every connection anyway), the
+    answer read to the end of the stream. Only what this bench sends and reads."""
+
+    def __init__(self, base: str, timeout: float = 60.0) -> None:
+        host, _, port = base.removeprefix("http://").partition(":")
+        self.host, self.port, self.timeout = host, int(port), timeout
+        self.head = f"Host: {host}:{port}\r\nUser-Agent: crowdqa-bench\r\nAccept: */*\r\n"
+
+    async def request(self, method: str, path: str, headers: str = "",
+                      json_body: dict | None = None) -> tuple[int, bytes]:
+        """(status, body) of ``method path`` with the extra ``headers`` (lines ending in
+        CRLF) and, when given, a JSON body."""
+        body = b""
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            headers += "Content-Type: application/json\r\n"
+        request = (f"{method} {path} HTTP/1.1\r\n{self.head}{headers}"
+                   f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+        return await asyncio.wait_for(self._exchange(request), self.timeout)
+
+    async def _exchange(self, request: bytes) -> tuple[int, bytes]:
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        try:
+            writer.write(request)
+            data = await reader.read()
+        finally:
+            writer.close()
+        head, sep, body = data.partition(b"\r\n\r\n")
+        if not sep or not head.startswith(b"HTTP/1."):
+            raise HttpError(f"no HTTP answer ({len(data)} bytes: {data[:80]!r})")
+        if b"\r\ntransfer-encoding: chunked" in head.lower():
+            body = _unchunk(body)
+        return int(head[9:12]), body
+
+
+def _unchunk(body: bytes) -> bytes:
+    out, at = bytearray(), 0
+    while True:
+        end = body.index(b"\r\n", at)
+        size = int(body[at:end].split(b";")[0], 16)
+        if size == 0:
+            return bytes(out)
+        out += body[end + 2:end + 2 + size]
+        at = end + 2 + size + 2
+
+
+async def cycle(http: Http, project_id: int, who: Annotator, start: float,
                 page: bool = True) -> bool:
     """Claim, read the task page (unless not ``page``), submit; the claim's latency from
     ``start`` (its scheduled time when paced). False when nothing was left to claim or a
     step failed."""
-    api = {"Authorization": f"Token {who.token}"}
-    async with http.post(f"{base}/api/v1/tasks/next/", json={"project": project_id},
-                         headers=api) as response:
-        body = await response.read()
-        status = response.status
+    status, body = await http.request("POST", "/api/v1/tasks/next/", who.api,
+                                      {"project": project_id})
     claimed = time.perf_counter()
     if status == 204:
         return False
@@ -106,21 +163,16 @@ async def cycle(http, base: str, project_id: int, who: Annotator, start: float,
     who.times["claim"].append((claimed - start) * 1000)
     read = claimed
     if page:
-        async with http.get(f"{base}/tasks/{task}/",
-                            headers={"Cookie": f"sessionid={who.session}"}) as response:
-            text = await response.read()
-            status = response.status
+        status, text = await http.request("GET", f"/tasks/{task}/", who.cookie)
         read = time.perf_counter()
         if status != 200 or b'data-testid="article"' not in text:
             who.errors.append(f"page: HTTP {status}")
             return False
         who.times["page"].append((read - claimed) * 1000)
-    async with http.post(f"{base}/api/v1/tasks/{task}/submit/", headers=api,
-                         json={"payload": {"no_answer": True}}) as response:
-        await response.read()
-        status = response.status
+    status, body = await http.request("POST", f"/api/v1/tasks/{task}/submit/", who.api,
+                                      {"payload": {"no_answer": True}})
     if status != 201:
-        who.errors.append(f"submit: HTTP {status}")
+        who.errors.append(f"submit: HTTP {status} {body[:200]!r}")
         return False
     who.times["submit"].append((time.perf_counter() - read) * 1000)
     who.cycles += 1
@@ -132,39 +184,67 @@ async def phase(base: str, project_id: int, annotators: list[Annotator], seconds
     """Every annotator cycling for ``seconds``: back to back, or (``period``) one cycle
     every ``period`` seconds each, staggered; with ``page`` each cycle reads the task
     page. Returns the elapsed seconds."""
-    import aiohttp
+    http = Http(base)
+    began = time.perf_counter()
+    end = began + seconds
 
-    connector = aiohttp.TCPConnector(force_close=True, limit=0)
-    timeout = aiohttp.ClientTimeout(total=60)
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout,
-                                     cookie_jar=aiohttp.DummyCookieJar()) as http:
-        began = time.perf_counter()
-        end = began + seconds
-
-        async def loop(n: int, who: Annotator) -> None:
-            start = began + (period * n / len(annotators) if period else 0.0)
-            while True:
-                if period:
-                    if start >= end:
-                        return
-                    await asyncio.sleep(max(0.0, start - time.perf_counter()))
-                else:
-                    start = time.perf_counter()
-                    if start >= end:
-                        return
-                try:
-                    if not await cycle(http, base, project_id, who, start, page):
-                        if not who.errors:
-                            who.errors.append("nothing left to claim")
-                        return
-                except (aiohttp.ClientError, TimeoutError) as exc:
-                    who.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+    async def loop(n: int, who: Annotator) -> None:
+        start = began + (period * n / len(annotators) if period else 0.0)
+        while True:
+            if period:
+                if start >= end:
                     return
-                if period:
-                    start += period
+                await asyncio.sleep(max(0.0, start - time.perf_counter()))
+            else:
+                start = time.perf_counter()
+                if start >= end:
+                    return
+            try:
+                if not await cycle(http, project_id, who, start, page):
+                    if not who.errors:
+                        who.errors.append("nothing left to claim")
+                    return
+            except (OSError, TimeoutError, HttpError, ValueError) as exc:
+                who.errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                return
+            if period:
+                start += period
 
-        await asyncio.gather(*(loop(n, who) for n, who in enumerate(annotators)))
-        return time.perf_counter() - began
+    await asyncio.gather(*(loop(n, who) for n, who in enumerate(annotators)))
+    return time.perf_counter() - began
+
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks(server_pid: int) -> dict[str, int]:
+    """CPU time so far in clock ticks: gunicorn's processes (``web``), this process
+    (``loadgen``), and the machine's busy and total time from ``/proc/stat`` (busy less
+    the other two is PostgreSQL and everything else). Linux only."""
+    web = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            if int(entry.name) == server_pid or int(fields[1]) == server_pid:
+                web += int(fields[11]) + int(fields[12])
+    own = os.times()
+    machine = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = machine[3] + machine[4]  # idle, iowait
+    return {"web": web, "loadgen": round((own.user + own.system) * HZ),
+            "busy": sum(machine) - idle, "total": sum(machine)}
+
+
+def cpu_per_cycle(before: dict[str, int], after: dict[str, int], cycles: int
+                  ) -> dict[str, float]:
+    """CPU milliseconds per cycle of each part, and the share of the cores in use."""
+    spent = {key: after[key] - before[key] for key in before}
+    per = {key: spent[key] * 1000 / HZ / max(cycles, 1)
+           for key in ("web", "loadgen", "busy")}
+    per["rest"] = per["busy"] - per["web"] - per["loadgen"]
+    per["busy_share"] = spent["busy"] / max(spent["total"], 1)
+    return per
 
 
 def server_times(path: str, offset: int, expected: int, deadline_s: float = 30.0
@@ -311,18 +391,24 @@ def main() -> int:
             print(f"{name}: {args.workers} annotators, {seconds:.0f} s"
                   + (f", offering {args.paced_rate:.0f} cycles/s" if period else "")
                   + f"; gunicorn {args.gunicorn_workers} sync workers ...", flush=True)
+            ticks = cpu_ticks(server.proc.pid)
             elapsed = asyncio.run(phase(server.base, project.pk, annotators, seconds, period,
                                         page))
+            cpu = cpu_per_cycle(ticks, cpu_ticks(server.proc.pid),
+                                sum(who.cycles for who in annotators))
             client = {e: [t for who in annotators for t in who.times[e]] for e in ENDPOINTS}
             requests_made = sum(map(len, client.values()))
             server_ms, offset = server_times(server.access_path, offset, requests_made)
             errors = [e for who in annotators for e in who.errors]
             results[name] = {"client": client, "server": server_ms, "errors": errors,
-                             "submits_per_s": len(client["submit"]) / elapsed}
+                             "submits_per_s": len(client["submit"]) / elapsed, "cpu": cpu}
             print(f"  {len(client['submit']):,} submits in {elapsed:.1f} s: "
                   f"{results[name]['submits_per_s']:.1f} submits/s; errors {len(errors)}"
                   + (f" (first: {errors[0]})" if errors else ""), flush=True)
             report(name, client, server_ms)
+            print(f"  CPU per cycle: gunicorn {cpu['web']:.2f} ms, load generator "
+                  f"{cpu['loadgen']:.2f} ms, PostgreSQL and the rest {cpu['rest']:.2f} ms;"
+                  f" cores busy {cpu['busy_share']:.0%}", flush=True)
             for who in annotators:
                 who.times = {e: [] for e in ENDPOINTS}
                 who.errors = []
@@ -370,6 +456,10 @@ def main() -> int:
           f"server_submit_p95_ms={server_p95['submit']:.1f} "
           f"server_page_p95_ms={server_p95['page']:.1f} "
           f"errors={len(paced['errors']) + len(closed['errors'])} "
+          f"web_cpu_ms_per_cycle={closed['cpu']['web']:.2f} "
+          f"loadgen_cpu_ms_per_cycle={closed['cpu']['loadgen']:.2f} "
+          f"rest_cpu_ms_per_cycle={closed['cpu']['rest']:.2f} "
+          f"busy_share={closed['cpu']['busy_share']:.2f} "
           f"gunicorn_workers={args.gunicorn_workers}")
     return 0 if met else 1
 
