@@ -395,7 +395,7 @@ def main() -> int:
             elapsed = asyncio.run(phase(server.base, project.pk, annotators, seconds, period,
                                         page))
             cpu = cpu_per_cycle(ticks, cpu_ticks(server.proc.pid),
-                                sum(who.cycles for who in annotators))
+                                sum(len(who.times["submit"]) for who in annotators))
             client = {e: [t for who in annotators for t in who.times[e]] for e in ENDPOINTS}
             requests_made = sum(map(len, client.values()))
             server_ms, offset = server_times(server.access_path, offset, requests_made)
