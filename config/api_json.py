@@ -9,9 +9,11 @@ from typing import Any
 
 import orjson
 from drf_orjson_renderer.renderers import ORJSONRenderer
+from rest_framework import renderers
 from rest_framework.utils.encoders import JSONEncoder
 
 _DRF = JSONEncoder()
+_DRF_RENDERER = renderers.JSONRenderer()
 
 
 class JSONRenderer(ORJSONRenderer):
@@ -30,6 +32,9 @@ class JSONRenderer(ORJSONRenderer):
 
     def render(self, data: Any, media_type: str | None = None,
                renderer_context: Any = None) -> bytes:
+        if _DRF_RENDERER.get_indent(media_type or "", renderer_context or {}):
+            # Indented for a person (the browsable API, ``; indent=4``): as DRF writes it.
+            return _DRF_RENDERER.render(data, media_type, renderer_context)
         rendered = super().render(data, media_type, renderer_context)
         # As DRF's renderer: these two are valid JSON but end a line in JavaScript.
         if b"\xe2\x80\xa8" in rendered or b"\xe2\x80\xa9" in rendered:

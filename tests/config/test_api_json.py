@@ -45,6 +45,15 @@ def test_an_article_is_sent_as_the_json_it_holds():
     assert tokens.json in rendered.replace(b"\\u2028", "\u2028".encode())
 
 
+def test_indented_json_for_a_person_is_drfs_own():
+    data = {"task": {"tokens": article_tokens("The sea rose.")}, "n": [1, 2]}
+    for media_type, context in (("application/json; indent=4", {}),
+                                ("application/json", {"indent": 4})):
+        rendered = JSONRenderer().render(data, media_type, context)
+        assert rendered == DrfJSONRenderer().render(data, media_type, context)
+        assert rendered.startswith(b'{\n    "task": {')
+
+
 def test_what_drf_cannot_write_is_refused_not_written_as_null():
     with pytest.raises(TypeError):
         JSONRenderer().render({"x": object()})
