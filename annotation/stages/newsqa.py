@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
@@ -89,14 +90,10 @@ class ArticleTokens(Sequence):
 
     @functools.cached_property
     def json(self) -> bytes:
-        import orjson
-
         return orjson.dumps(self.tolist())
 
-    def json_fragment(self) -> Any:
+    def json_fragment(self) -> orjson.Fragment:
         """The list as already-serialized JSON, for the API's renderer."""
-        import orjson
-
         return orjson.Fragment(self.json)
 
     @functools.cached_property
