@@ -174,7 +174,7 @@ STATIC_ROOT = env.path("STATIC_ROOT", default=str(VAR_DIR / "staticfiles"))
 # CROWDQA_RELEASE_STORAGE_BACKEND / _OPTIONS. See config/storage.py, docs/deployment.md.
 STORAGES = storages_from_env(
     env.ENVIRON,
-    staticfiles_backend="whitenoise.storage.CompressedManifestStaticFilesStorage" if PRODUCTION
+    staticfiles_backend="config.static_storage.StaticStorage" if PRODUCTION
     else "django.contrib.staticfiles.storage.StaticFilesStorage",
 )
 # Cache lifetime of static files requested under their unhashed names (pages link the
