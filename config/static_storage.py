@@ -32,6 +32,5 @@ class StaticStorage(CompressedManifestStaticFilesStorage):
             return url
 
     def post_process(self, *args: Any, **kwargs: Any):
-        self._urls.clear()
         yield from super().post_process(*args, **kwargs)
-        self._urls.clear()  # the new manifest's names
+        self._urls.clear()  # the new manifest's names from now on
