@@ -146,7 +146,8 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "config.wsgi:application",
              "--bind", f"{HOST}:{self.port}", "--workers", str(workers),
-             "--worker-class", "sync", "--timeout", "60", "--graceful-timeout", "5",
+             "--config", "config/gunicorn.conf.py",  # the worker class production uses
+             "--timeout", "60", "--graceful-timeout", "5",
              "--log-level", "warning", "--error-logfile", self.log_path, *logging],
             cwd=ROOT, env=env, start_new_session=True,
             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,

@@ -42,6 +42,7 @@ from tests.factories import PASSWORD, user_with_roles
 pytestmark = [pytest.mark.multihost, pytest.mark.celery_worker]
 
 REPO = Path(__file__).resolve().parents[2]
+CONF = REPO / "config" / "gunicorn.conf.py"  # the README's gunicorn settings
 HOST = "127.0.0.1"
 SECRET_KEY = "a-long-random-secret-shared-by-every-host-of-this-test-0123456789"
 TIMEOUT_S = 60
@@ -92,8 +93,8 @@ class WebHost:
         self.log = folder / "gunicorn.log"
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
-                 f"{HOST}:{self.port}", "--workers", "2", "--timeout", "120",
+                [sys.executable, "-m", "gunicorn", "-c", str(CONF), "config.wsgi:application",
+                 "--bind", f"{HOST}:{self.port}", "--workers", "2", "--timeout", "120",
                  "--log-level", "warning"],
                 cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -1,7 +1,8 @@
 """Production mode under gunicorn, after the README's static step: static files are served
 (hashed, compressed, cached) and pages carry the Content-Security-Policy.
 
-Contract: ``CROWDQA_ENV=production`` under ``gunicorn config.wsgi``, after
+Contract: ``CROWDQA_ENV=production`` under ``gunicorn -c config/gunicorn.conf.py
+config.wsgi``, after
 ``manage.py collectstatic``, answers ``/static/css/crowdqa.css`` 200 with a Cache-Control
 max-age, and pages carry a Content-Security-Policy header.
 """
@@ -71,8 +72,8 @@ def production_server(tmp_path_factory) -> Iterator[str]:
     assert collect.returncode == 0, collect.stderr
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "1", "--log-level", "info"],
+        [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.conf.py", "config.wsgi",
+         "--bind", f"127.0.0.1:{port}", "--workers", "2", "--log-level", "info"],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     log: list[str] = []
