@@ -135,6 +135,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
     })
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, with a health check that needs no round trip (config/postgresql).
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # Connections kept across requests (and with them the prepared claim and submit statements);
 # 60 s in production, per request elsewhere (runserver opens a thread per request).
