@@ -3,8 +3,9 @@
 A NewsQA project with --items open answer items (overlap 2, over --docs generated articles
 of about 650 words) is opened to Prolific (``studies.study_create``, a quota of --quota
 tasks per session, so every first claim is counted on the membership row). The bench
-starts its own gunicorn (``config.wsgi``, --gunicorn-workers sync workers, as production
-runs it: ``CROWDQA_ENV=production``, ``DEBUG=false``, a random ``SECRET_KEY``,
+starts its own gunicorn (``config.wsgi`` with ``config/gunicorn.conf.py``, --gunicorn-workers
+sync workers, as production runs it: ``CROWDQA_ENV=production``, ``DEBUG=false``, a random
+``SECRET_KEY``,
 ``ALLOWED_HOSTS=127.0.0.1``, persistent database connections, ``CELERY_BROKER_URL=memory://``;
 cookies without the Secure flag since this is plain http on 127.0.0.1) on the database of
 DATABASE_URL, warms it up, and sends --workers distinct new workers through, --clients at a

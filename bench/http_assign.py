@@ -2,8 +2,9 @@
 
 The same work as ``bench/assign.py`` (a NewsQA answer stage, overlap 2), but through the
 web server as annotators reach it: gunicorn serving ``config.wsgi`` in production mode
-(``CROWDQA_ENV=production``, ``DEBUG=false``, persistent database connections, sync
-workers, --gunicorn-workers of them, 2 x cores + 1 by default) on the PostgreSQL database
+(``CROWDQA_ENV=production``, ``DEBUG=false``, persistent database connections,
+``config/gunicorn.conf.py``: sync workers woken one per connection, --gunicorn-workers of
+them, 2 x cores + 1 by default) on the PostgreSQL database
 of DATABASE_URL. --workers annotators, each with real authentication: a DRF token for the
 API (``Authorization: Token …``) and a session from logging in through ``/accounts/login/``
 for the pages. One cycle of an annotator:
@@ -390,7 +391,7 @@ def main() -> int:
                 ("closed", args.seconds, None, False)):
             print(f"{name}: {args.workers} annotators, {seconds:.0f} s"
                   + (f", offering {args.paced_rate:.0f} cycles/s" if period else "")
-                  + f"; gunicorn {args.gunicorn_workers} sync workers ...", flush=True)
+                  + f"; gunicorn {args.gunicorn_workers} workers ...", flush=True)
             ticks = cpu_ticks(server.proc.pid)
             elapsed = asyncio.run(phase(server.base, project.pk, annotators, seconds, period,
                                         page))

@@ -21,6 +21,7 @@ Use: ``gunicorn -c config/gunicorn.conf.py config.wsgi`` (that file names this c
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import select
@@ -65,10 +66,8 @@ class SyncWorker(sync.SyncWorker):
         ready = []
         for fd, _ in events:
             if fd == self.PIPE[0]:
-                try:
+                with contextlib.suppress(BlockingIOError):
                     os.read(self.PIPE[0], 1)
-                except BlockingIOError:
-                    pass
                 ready.append(fd)
             else:
                 ready.extend(s for s in self.sockets if s.fileno() == fd)
