@@ -5,8 +5,8 @@ A connection arriving wakes every idle worker: one accepts it, the others find n
 (``EAGAIN``), touch their heartbeat file and go back to waiting. With five workers that
 is four wasted wake-ups per request, each a trip through the scheduler that also evicts
 the serving worker's data from the CPU's caches; on a 2-core host, one request at a time,
-a cycle of claim + page + submit cost the workers 13-15 ms of CPU with five of them against
-8-10 ms with one (``bench/http_assign.py`` measures the whole path).
+a cycle of claim + page + submit cost the workers 12-15 ms of CPU with five of them against
+8-11 ms with one (``bench/http_assign.py`` measures the whole path).
 
 Here each worker waits in its own epoll instance, on the listener with
 ``EPOLLEXCLUSIVE`` (Linux 4.5 and later): the kernel wakes one waiting worker per

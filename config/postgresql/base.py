@@ -2,7 +2,7 @@
 
 With ``CONN_HEALTH_CHECKS`` Django checks a kept connection at the first query of each
 request by sending ``SELECT 1``: on the hot path that is a round trip to the server in each
-of claim, task page and submit (a third of a claim's). Here the check first looks at the
+of claim, task page and submit (one of a claim's two). Here the check first looks at the
 connection without a round trip: open, outside any transaction, and nothing readable on its
 socket. A server that ended the connection (a restart, ``pg_terminate_backend``, an idle
 timeout) has sent its error message and closed the socket, which leaves it readable, so
