@@ -28,7 +28,7 @@ import select
 
 from gunicorn.workers import sync
 
-EXCLUSIVE = getattr(select, "EPOLLEXCLUSIVE", 0) if hasattr(select, "epoll") else 0
+EXCLUSIVE = getattr(select, "EPOLLEXCLUSIVE", 0)  # Linux 4.5+, where epoll is
 
 
 class SyncWorker(sync.SyncWorker):

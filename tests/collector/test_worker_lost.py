@@ -8,7 +8,6 @@ import hashlib
 import json
 import random
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from collector.jobs import WORKER_LOST, job_create, job_progress
 from collector.models import Corpus, Document, ImportRun, Job, Passage
 from collector.services.uploads import upload_store
 from tests.collector.corpus_support import indexed
+from tests.polling import wait_until
 
 # Fast detection for the test: a heartbeat every 0.5 s, lost after 5 s of silence, the
 # periodic check every second.
@@ -46,15 +46,6 @@ def _corpus_file(path: Path) -> Path:
             body = " ".join(rng.choice(WORDS) for _ in range(80))
             out.write(json.dumps({"id": f"doc-{n}", "title": f"Story {n}", "body": body}) + "\n")
     return path
-
-
-def _wait_for(condition, *, timeout: float, what: str, on_timeout=lambda: "") -> None:
-    """Wait for a state of the job rows (polled), failing with ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {timeout:.0f} s for {what}; {on_timeout()}")
-        time.sleep(0.1)
 
 
 def _mid_job(job: Job) -> bool:
@@ -89,8 +80,8 @@ def test_an_import_and_a_release_build_survive_a_worker_killed_mid_job(celery_wo
             "kind", "status", "attempts", "error")
         return f"jobs: {list(rows)}"
 
-    _wait_for(lambda: _mid_job(imported) and _mid_job(build), timeout=240,
-              what="both jobs to be under way", on_timeout=states)
+    wait_until(lambda: _mid_job(imported) and _mid_job(build), timeout=240, interval=0.1,
+               what="both jobs to be under way", detail=states)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
     for job in (imported, build):
@@ -100,8 +91,9 @@ def test_an_import_and_a_release_build_survive_a_worker_killed_mid_job(celery_wo
     # A new worker with the periodic check: the silent jobs are found and run again.
     celery_workers(args=("--pool", "solo", "-B", "-s", str(tmp_path / "beat-schedule")),
                    env=WORKER_ENV)
-    _wait_for(lambda: all(Job.objects.get(pk=job.pk).finished for job in (imported, build)),
-              timeout=480, what="both jobs to finish on the new worker", on_timeout=states)
+    wait_until(lambda: all(Job.objects.get(pk=job.pk).finished for job in (imported, build)),
+               timeout=480, interval=0.1, what="both jobs to finish on the new worker",
+               detail=states)
 
     for job in (imported, build):
         job.refresh_from_db()

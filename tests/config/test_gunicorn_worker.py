@@ -22,6 +22,7 @@ from gunicorn.glogging import Logger
 
 from config import gunicorn_worker
 from config.gunicorn_worker import SyncWorker
+from tests.polling import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,11 +38,11 @@ def listener() -> Iterator[socket.socket]:
     sock.close()
 
 
-def _worker(listener: socket.socket, timeout: float = 30.0) -> SyncWorker:
+def _worker(listener: socket.socket) -> SyncWorker:
     """A worker as gunicorn's arbiter builds it, with its signal pipe and its poller (what
     ``init_process`` and ``run`` set up before the loop)."""
     cfg = Config()
-    worker = SyncWorker(1, os.getpid(), [listener], None, timeout, cfg, Logger(cfg))
+    worker = SyncWorker(1, os.getpid(), [listener], None, 30.0, cfg, Logger(cfg))
     worker.PIPE = os.pipe()
     for fd in worker.PIPE:
         os.set_blocking(fd, False)
@@ -51,7 +52,8 @@ def _worker(listener: socket.socket, timeout: float = 30.0) -> SyncWorker:
 
 
 def _close(worker: SyncWorker) -> None:
-    worker.poller.close()
+    if worker.poller is not None:
+        worker.poller.close()
     for fd in worker.PIPE:
         os.close(fd)
     worker.tmp.close()
@@ -64,14 +66,6 @@ def _in_epoll_wait(tid: int) -> bool:
     except OSError:
         return False
     return "epoll" in channel or channel == "ep_poll"
-
-
-def _until(what: str, condition, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def test_a_connection_wakes_one_of_the_waiting_workers(listener):
@@ -87,10 +81,10 @@ def test_a_connection_wakes_one_of_the_waiting_workers(listener):
     for thread in threads:
         thread.start()
     try:
-        _until("three workers waiting in epoll",
-               lambda: len(tids) == 3 and all(_in_epoll_wait(t) for t in tids.values()))
+        wait_until(lambda: len(tids) == 3 and all(_in_epoll_wait(t) for t in tids.values()),
+                   timeout=30, what="three workers waiting in epoll")
         client = socket.create_connection(listener.getsockname())
-        _until("a worker woken by the connection", lambda: len(woke) >= 1)
+        wait_until(lambda: woke, timeout=30, what="a worker woken by the connection")
         # Wake the rest through their signal pipes. The connection is not accepted yet,
         # so a worker that the connection had woken too (select(), or epoll without
         # EPOLLEXCLUSIVE) would report the listener ready beside its pipe.
@@ -141,9 +135,7 @@ def test_without_epollexclusive_it_waits_as_the_sync_worker(listener, monkeypatc
         assert worker.wait(30.0) == [listener]  # select(), as gunicorn's sync worker
         client.close()
     finally:
-        for fd in worker.PIPE:
-            os.close(fd)
-        worker.tmp.close()
+        _close(worker)
 
 
 PID_APP = """
@@ -176,7 +168,7 @@ def test_gunicorn_serves_idles_and_stops_with_the_configured_worker(tmp_path):
             assert proc.poll() is None, log.read_text()
             return re.findall(r"Booting worker with pid: (\d+)", log.read_text())
 
-        _until("three workers booted", lambda: len(booted()) == 3, timeout=60)
+        wait_until(lambda: len(booted()) == 3, timeout=60, what="three workers booted")
         workers = set(booted())
         assert "Using worker: config.gunicorn_worker.SyncWorker" in log.read_text()
 

@@ -27,7 +27,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -38,6 +37,7 @@ from annotation.roles import Role
 from tests.collector.corpus_support import SQUAD_V1
 from tests.conftest import _test_database_url, _worker_environment_checked
 from tests.factories import PASSWORD, user_with_roles
+from tests.polling import wait_until
 
 pytestmark = [pytest.mark.multihost, pytest.mark.celery_worker]
 
@@ -75,12 +75,7 @@ def _pipeline_state() -> str:
 
 def _until(what: str, probe: Callable[[], object], timeout: float = TIMEOUT_S) -> object:
     """Poll ``probe`` (a read of the product's own state) until it returns something true."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := probe():
-            return result
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{_pipeline_state()}")
+    return wait_until(probe, timeout=timeout, what=what, interval=0.2, detail=_pipeline_state)
 
 
 class WebHost:
