@@ -342,13 +342,22 @@ def main() -> int:
 
     # Production's shared cache, for this process (its accounts) and gunicorn alike.
     os.environ.setdefault("CACHE_URL", "redis://127.0.0.1:6379/10")
+    import django
+
+    django.setup()
+    from django.core.cache import cache
+
+    try:  # before the baseline's minute, not at the first login after it
+        cache.get("crowdqa:bench:probe")
+    except Exception as exc:  # noqa: BLE001 (whatever the backend raises)
+        print(f"bench/http_assign.py: the cache at CACHE_URL={os.environ['CACHE_URL']} does"
+              f" not answer ({type(exc).__name__}: {exc}); start Redis or set CACHE_URL",
+              file=sys.stderr)
+        return 2
     engine_before = engine_closed_loop(args, database_url)
     print(f"engine closed loop, before (bench/assign.py, {args.workers} workers): "
           f"{engine_before:.1f} submits/s", flush=True)
 
-    import django
-
-    django.setup()
     from django.core.management import call_command
     from django.db import connection, connections
     from rest_framework.authtoken.models import Token
