@@ -209,6 +209,9 @@ MEDIA_URL = "media/"
 CACHES = {
     "default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
 }
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    # Django's Redis cache, keeping its client object instead of building one per call.
+    CACHES["default"]["BACKEND"] = "config.cache.RedisCache"
 # Sessions are read from that cache and written through to the database: a signed-in
 # page costs no session query once its session is cached (the hot path: task pages).
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
