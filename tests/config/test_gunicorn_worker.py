@@ -146,11 +146,12 @@ def app(environ, start_response):
 """
 
 
-def test_gunicorn_serves_idles_and_stops_with_the_configured_worker(tmp_path):
-    """``gunicorn -c config/gunicorn.conf.py``: three workers of this class serve every
-    request; idle past gunicorn's timeout none is killed for a missed heartbeat; SIGTERM
-    stops them at once (the signal ends their wait)."""
-    (tmp_path / "pid_app.py").write_text(PID_APP)
+def _gunicorn(tmp_path: Path, app_source: str, *args: str
+              ) -> tuple[subprocess.Popen, int, Path]:
+    """gunicorn started as the README says (``-c config/gunicorn.conf.py``) on the WSGI
+    ``app`` of ``app_source`` (a module in ``tmp_path``), with ``args``: the process, its
+    port and its log."""
+    (tmp_path / "wsgi_app.py").write_text(app_source)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -159,10 +160,24 @@ def test_gunicorn_serves_idles_and_stops_with_the_configured_worker(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(REPO / "config" / "gunicorn.conf.py"),
-         "pid_app:app", "--bind", f"127.0.0.1:{port}", "--workers", "3", "--timeout", "1",
-         "--graceful-timeout", "20", "--log-level", "info", "--error-logfile", str(log)],
+         "wsgi_app:app", "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "20",
+         "--log-level", "info", "--error-logfile", str(log), *args],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
     )
+    return proc, port, log
+
+
+def _get(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as response:  # noqa: S310
+        assert response.status == 200
+        return response.read().decode()
+
+
+def test_gunicorn_serves_idles_and_stops_with_the_configured_worker(tmp_path):
+    """``gunicorn -c config/gunicorn.conf.py``: three workers of this class serve every
+    request; idle past gunicorn's timeout none is killed for a missed heartbeat; SIGTERM
+    stops them at once (the signal ends their wait)."""
+    proc, port, log = _gunicorn(tmp_path, PID_APP, "--workers", "3", "--timeout", "1")
     try:
         def booted() -> list[str]:
             assert proc.poll() is None, log.read_text()
@@ -173,10 +188,7 @@ def test_gunicorn_serves_idles_and_stops_with_the_configured_worker(tmp_path):
         assert "Using worker: config.gunicorn_worker.SyncWorker" in log.read_text()
 
         def get() -> str:
-            url = f"http://127.0.0.1:{port}/"
-            with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310
-                assert response.status == 200
-                return response.read().decode()
+            return _get(port)
 
         served = {get() for _ in range(30)}
         assert served <= workers
@@ -197,3 +209,33 @@ def test_gunicorn_serves_idles_and_stops_with_the_configured_worker(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+FROZEN_APP = """
+import gc
+LOADED = [[n] for n in range(50_000)]  # what a worker loads with its application
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    seen = gc.get_objects()  # the collected generations: frozen objects are not in them
+    return [f"{gc.get_freeze_count()} {any(o is LOADED for o in seen)}".encode()]
+"""
+
+
+def test_each_worker_freezes_what_it_loaded_with_the_application(tmp_path):
+    """``post_worker_init``: the objects a worker has once the application is loaded are
+    out of the collector's generations (``gc.freeze``), so no full collection walks them."""
+    proc, port, log = _gunicorn(tmp_path, FROZEN_APP, "--workers", "1")
+    try:
+        def answer() -> str | None:
+            assert proc.poll() is None, log.read_text()
+            try:
+                return _get(port)
+            except OSError:  # not listening yet
+                return None
+
+        frozen, seen = wait_until(answer, timeout=60, what="gunicorn answering").split()
+        assert int(frozen) >= 50_000
+        assert seen == "False"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
