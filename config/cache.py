@@ -5,7 +5,7 @@ every cache operation. The pool (and so the connection) is reused, but the clien
 not, and with redis-py 8 building one costs about as much as the round trip to Redis: on
 this 2-core host 100 us of a ``cache.get`` of 237 us (``docs/benchmarks.md``). Every
 request on the hot path reads the cache at least once (the signed-in user, the session), so
-that was a tenth of a claim's CPU in the web process.
+that was about a twentieth of an API request's CPU in the web process.
 
 Here each pool gets its client once and keeps it. A ``redis.Redis`` is safe to share between
 threads (each command takes a connection from the pool and gives it back), and after a fork

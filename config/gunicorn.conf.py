@@ -12,7 +12,6 @@ def post_worker_init(worker) -> None:
     what exists now out of the garbage collector's sight (``gc.freeze``). Those objects
     live as long as the process; without this every full collection walks them all again
     (about 150,000 in a worker serving the task pages and the API: 60-140 ms a time, in the
-    middle of some request), and the collections of the younger generations carry them
-    along until they are promoted. What requests create is collected as before."""
+    middle of some request). What requests create is collected as before."""
     gc.collect()
     gc.freeze()
