@@ -14,19 +14,16 @@ from tests.config.test_settings import _start
 from tests.conftest import skip_or_fail
 
 
-def test_a_redis_cache_url_gets_the_client_keeping_backend():
-    result = _start({"CACHE_URL": "redis://127.0.0.1:6379/4"},
+@pytest.mark.parametrize(("url", "backend"), [
+    ("redis://127.0.0.1:6379/4", "config.cache.RedisCache"),
+    ("rediss://127.0.0.1:6379/4", "config.cache.RedisCache"),
+    ("filecache:///tmp/crowdqa-cache-test", "django.core.cache.backends.filebased.FileBasedCache"),
+])
+def test_cache_url_names_the_backend(url, backend):
+    result = _start({"CACHE_URL": url},
                     "from django.conf import settings; print(settings.CACHES['default'])")
     assert result.returncode == 0, result.stderr
-    assert "'BACKEND': 'config.cache.RedisCache'" in result.stdout
-    assert "'LOCATION': 'redis://127.0.0.1:6379/4'" in result.stdout
-
-
-def test_other_cache_urls_keep_their_backend():
-    result = _start({"CACHE_URL": "filecache:///tmp/crowdqa-cache-test"},
-                    "from django.conf import settings; print(settings.CACHES['default'])")
-    assert result.returncode == 0, result.stderr
-    assert "django.core.cache.backends.filebased.FileBasedCache" in result.stdout
+    assert f"'BACKEND': '{backend}'" in result.stdout
 
 
 def test_each_pool_gets_its_client_once():

@@ -187,15 +187,12 @@ def test_gunicorn_serves_idles_and_stops_with_the_configured_worker(tmp_path):
         workers = set(booted())
         assert "Using worker: config.gunicorn_worker.SyncWorker" in log.read_text()
 
-        def get() -> str:
-            return _get(port)
-
-        served = {get() for _ in range(30)}
+        served = {_get(port) for _ in range(30)}
         assert served <= workers
         # Idle for three times gunicorn's timeout: a worker that missed its heartbeat
         # would be killed and replaced ("WORKER TIMEOUT", a new pid).
         time.sleep(3)
-        served |= {get() for _ in range(10)}
+        served |= {_get(port) for _ in range(10)}
         assert served <= workers
         assert set(booted()) == workers
         assert "WORKER TIMEOUT" not in log.read_text()
