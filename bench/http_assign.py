@@ -59,6 +59,7 @@ import contextlib
 import html
 import json
 import os
+import platform
 import random
 import re
 import signal
@@ -292,6 +293,18 @@ def engine_closed_loop(args, database_url: str) -> float:
     return float(found.group(1))
 
 
+def interpreter() -> str:
+    """Which CPython runs the bench, gunicorn and the baseline (all ``sys.executable``): its
+    version, its executable, and whether the interpreter is in a shared libpython (a
+    default pyenv build) or in the executable (Debian's). Figures of different
+    interpreters differ by about 10% (docs/deployment.md, "The interpreter")."""
+    maps = Path("/proc/self/maps")
+    shared = "libpython" in maps.read_text() if maps.exists() else None
+    where = {True: "shared libpython", False: "interpreter in the executable", None: "?"}
+    return (f"{platform.python_implementation()} {platform.python_version()}, "
+            f"{os.path.realpath(sys.executable)} ({where[shared]})")
+
+
 def login(base: str, username: str) -> str:
     """A real login through the form: the session key."""
     client = arrivals.new_client()
@@ -354,6 +367,7 @@ def main() -> int:
               f" not answer ({type(exc).__name__}: {exc}); start Redis or set CACHE_URL",
               file=sys.stderr)
         return 2
+    print(f"interpreter: {interpreter()}", flush=True)
     engine_before = engine_closed_loop(args, database_url)
     print(f"engine closed loop, before (bench/assign.py, {args.workers} workers): "
           f"{engine_before:.1f} submits/s", flush=True)
