@@ -298,11 +298,10 @@ def interpreter() -> str:
     version, its executable, and whether the interpreter is in a shared libpython (a
     default pyenv build) or in the executable (Debian's). Figures of different
     interpreters differ by about 10% (docs/deployment.md, "The interpreter")."""
-    maps = Path("/proc/self/maps")
-    shared = "libpython" in maps.read_text() if maps.exists() else None
-    where = {True: "shared libpython", False: "interpreter in the executable", None: "?"}
+    shared = "libpython" in Path("/proc/self/maps").read_text()  # Linux, as cpu_ticks
+    where = "shared libpython" if shared else "interpreter in the executable"
     return (f"{platform.python_implementation()} {platform.python_version()}, "
-            f"{os.path.realpath(sys.executable)} ({where[shared]})")
+            f"{os.path.realpath(sys.executable)} ({where})")
 
 
 def login(base: str, username: str) -> str:
