@@ -80,11 +80,25 @@ class TaskNextInputSerializer(serializers.Serializer):
 class TaskSubmitInputSerializer(serializers.Serializer):
     payload = serializers.DictField()
     active_time_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    next = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Also claim the next task of the task's project, as POST /tasks/next/ "
+                  "with that project would, and return it as `next` (null when none "
+                  "waits): one request a task, as the task pages do.")
 
 
 class TaskSubmitOutputSerializer(serializers.Serializer):
     submission = serializers.IntegerField()
     payload = serializers.DictField()
+    next = TaskOutputSerializer(
+        required=False, allow_null=True,
+        help_text="Only when the submit asked for it: the next task, or null.")
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        if "next" not in instance:  # not asked for: absent, not null ("none waits")
+            del data["next"]
+        return data
 
 
 class ErrorsOutputSerializer(serializers.Serializer):

@@ -68,6 +68,12 @@ class UserListApi(generics.ListAPIView):
         return User.objects.prefetch_related("groups").order_by("id")
 
 
+def _claim(request: Request, project: Project | None):
+    """The API's claim: the slot comes with what the task shows (item, document, stage,
+    project), loaded by the claim itself."""
+    return engine.task_claim(worker=request.user, project=project, related=True)
+
+
 def _own_assignment(request: Request, pk: int):
     try:
         return engine.assignment_for_worker(assignment_id=pk, worker=request.user)
@@ -87,9 +93,8 @@ class TaskNextApi(APIView):
     def post(self, request: Request) -> Response:
         data = TaskNextInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        # The claim loads what the task shows (item, document, stage, project) itself.
         project = data.validated_data.get("project")
-        assignment = engine.task_claim(worker=request.user, project=project, related=True)
+        assignment = _claim(request, project)
         if assignment is None:
             if project is not None:  # no task, or no such project (400)
                 data.fields["project"].project_exists(project)
@@ -131,9 +136,11 @@ class TaskSubmitApi(APIView):
             raise PermissionDenied(str(exc)) from exc
         except engine.TaskError as exc:
             return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
-        output = TaskSubmitOutputSerializer({"submission": submission.pk,
-                                             "payload": submission.payload})
-        return Response(output.data, status=status.HTTP_201_CREATED)
+        result = {"submission": submission.pk, "payload": submission.payload}
+        if data.validated_data["next"]:
+            # Committed already: the claim is a transaction of its own, as from /tasks/next/.
+            result["next"] = _claim(request, Project(pk=submission.item.stage.project_id))
+        return Response(TaskSubmitOutputSerializer(result).data, status=status.HTTP_201_CREATED)
 
 
 class TaskReleaseApi(APIView):

@@ -105,13 +105,18 @@ def test_a_prolific_worker_consents_works_to_the_quota_and_gets_the_code(study_p
     assert (member.source, member.role, member.session_limit) == ("prolific", "annotator", 2)
     me = api(client, "get", "/api/v1/me/").json()
     assert me["id"] == account.user.pk and "annotator" in me["roles"]
-    # Through the API with the session and the CSRF header, as any annotator.
-    for _ in range(2):
-        task = api(client, "post", "/api/v1/tasks/next/")
-        assert task.status_code == 200
-        done = api(client, "post", f"/api/v1/tasks/{task.json()['id']}/submit/",
-                   {"payload": {"no_answer": True}})
+    # Through the API with the session and the CSRF header, as any annotator; each submit
+    # asks for the next task: the first answer brings the second task, and the quota of 2
+    # holds on that path too, so the second brings none.
+    task = api(client, "post", "/api/v1/tasks/next/")
+    assert task.status_code == 200
+    held = task.json()["id"]
+    for brings_next in (True, False):
+        done = api(client, "post", f"/api/v1/tasks/{held}/submit/",
+                   {"payload": {"no_answer": True}, "next": True})
         assert done.status_code == 201, done.content
+        assert (done.json()["next"] is not None) is brings_next
+        held = done.json()["next"] and done.json()["next"]["id"]
     assert api(client, "post", "/api/v1/tasks/next/").status_code == 204  # quota done
     page = client.get("/tasks/next/").content.decode()
     assert "C1AB2CD3" in page

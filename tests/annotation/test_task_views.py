@@ -9,7 +9,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import engine
-from annotation.models import Item, Submission
+from annotation.models import Assignment, Item, Submission
 from tests.annotation.test_newsqa_flow import claim_item
 
 
@@ -112,7 +112,8 @@ def test_api_round_trip_with_validation_errors(newsqa_project, workers, committe
     ok = api.post(reverse("api_task_submit", args=[pk]),
                   {"payload": {"spans": [[start, start + 11]]}, "active_time_s": 3},
                   format="json")
-    assert ok.status_code == 201
+    assert ok.status_code == 201 and "next" not in ok.json()  # not asked for: not claimed
+    assert not Assignment.objects.filter(worker=workers["ann1"], status="active").exists()
     again = api.post(reverse("api_task_submit", args=[pk]),
                      {"payload": {"no_answer": True}}, format="json")
     assert again.status_code == 409
@@ -126,6 +127,48 @@ def test_api_round_trip_with_validation_errors(newsqa_project, workers, committe
                          {"payload": {"no_answer": True}}, format="json")
     assert missing.status_code == 404 and "does not exist" in missing.json()["detail"]
     assert Submission.objects.filter(assignment_id=pk).count() == 1
+
+
+def test_api_submit_with_next_claims_the_next_task_in_the_same_request(newsqa_project,
+                                                                       workers):
+    api = APIClient()
+    api.force_authenticate(workers["questioner"])
+    questions = Item.objects.filter(stage__project=newsqa_project, stage__kind="newsqa_question")
+    assert questions.count() >= 2
+    payload = {"questions": ["Who opposed the plan?"]}
+
+    def active():
+        return list(Assignment.objects.filter(worker=workers["questioner"],
+                                              status=Assignment.Status.ACTIVE))
+
+    # A refused submit claims nothing, whatever it asked for.
+    task = api.post(reverse("api_task_next"), {"project": newsqa_project.pk}, format="json")
+    pk = task.json()["id"]
+    bad = api.post(reverse("api_task_submit", args=[pk]),
+                   {"payload": {"questions": []}, "next": True}, format="json")
+    assert bad.status_code == 400 and "next" not in bad.json()
+    assert [a.pk for a in active()] == [pk]
+
+    # With `next`: each answer brings the next question task of the project, claimed for
+    # this worker as /tasks/next/ would, until none is left: then null.
+    done = 0
+    while True:
+        ok = api.post(reverse("api_task_submit", args=[pk]),
+                      {"payload": payload, "next": True}, format="json")
+        assert ok.status_code == 201, ok.content
+        done += 1
+        body = ok.json()
+        assert body["payload"] == payload and "submission" in body
+        assert Submission.objects.get(pk=body["submission"]).assignment_id == pk
+        if body["next"] is None:
+            break
+        assert body["next"]["project"] == newsqa_project.name
+        assert body["next"]["kind"] == "newsqa_question" and body["next"]["task"]
+        pk = body["next"]["id"]
+        assert [a.pk for a in active()] == [pk]
+    assert done == questions.count() and active() == []
+    assert api.post(reverse("api_task_next"), {"project": newsqa_project.pk},
+                    format="json").status_code == 204
 
 
 @pytest.mark.parametrize("name", ["api_task_next"])
