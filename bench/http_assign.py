@@ -21,13 +21,18 @@ request as gunicorn's sync workers close them), which shares the machine's cores
 server, so it is kept lean: each request is written and read on a bare asyncio stream
 (``Http``), a third of aiohttp's CPU per request (0.33 against 0.83 ms, and the server's
 gunicorn 0.33 against 0.58 ms, on a trivial WSGI app on this 2-core machine), which went
-to the measurement instead of the server. Two phases:
+to the measurement instead of the server. Three phases:
 
 - **paced**, --paced-seconds at --paced-rate cycles/s in all (100: the target): each
   annotator's cycles are scheduled in time and a claim's latency counts from its scheduled
   start, so an annotator who falls behind is not hidden;
 - **closed loop**, --seconds: each annotator claims and submits through the API back to
-  back (capacity; no page, so that it does what the engine's closed loop does).
+  back (capacity; no page, so that it does what the engine's closed loop does);
+- **chained**, --chained-seconds: the closed loop with one request a cycle, as an API
+  client that wants the next task takes it: each submit asks for the next task
+  (``"next": true``) and the answer carries it, so an annotator claims through
+  ``/tasks/next/`` only when holding no task. It is reported beside ``engine_ratio``
+  (``chained_engine_ratio``), not in place of it.
 
 It prints per endpoint the client's p50/p95/p99 and the server's own time from gunicorn's
 access log (``%(D)s``), the submits/s of each phase, the CPU each cycle cost gunicorn, the
@@ -44,8 +49,8 @@ with claim, submit and page p95 <= 50 ms; engine_ratio >= 0.5; duplicates 0.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/crowdqa_bench_http \\
         .venv/bin/python bench/http_assign.py [--workers 50] [--paced-rate 100] \\
-        [--paced-seconds 30] [--seconds 30] [--engine-seconds 30] [--gunicorn-workers 5] \\
-        [--items 10000] [--docs 200] [--keep]
+        [--paced-seconds 30] [--seconds 30] [--chained-seconds 30] [--engine-seconds 30] \\
+        [--gunicorn-workers 5] [--items 20000] [--docs 200] [--keep]
 
 It migrates that database, builds its own project and accounts and deletes the project
 afterwards (--keep leaves it). It talks only to 127.0.0.1 and stops gunicorn at exit.
@@ -56,6 +61,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import html
 import json
 import os
@@ -98,6 +104,7 @@ class Annotator:
         self.times: dict[str, list[float]] = {name: [] for name in ENDPOINTS}
         self.cycles = 0
         self.errors: list[str] = []
+        self.held: int | None = None  # a task the last submit brought (chained)
 
 
 class HttpError(Exception):
@@ -152,44 +159,81 @@ def _unchunk(body: bytes) -> bytes:
         at = end + 2 + size + 2
 
 
+async def claim(http: Http, project_id: int, who: Annotator, start: float) -> int | None:
+    """Claim a task: its id, the latency counted from ``start`` (its scheduled time when
+    paced); None when nothing was left to claim or the claim failed."""
+    status, body = await http.request("POST", "/api/v1/tasks/next/", who.api,
+                                      {"project": project_id})
+    if status == 204:
+        return None
+    if status != 200:
+        who.errors.append(f"claim: HTTP {status} {body[:200]!r}")
+        return None
+    who.times["claim"].append((time.perf_counter() - start) * 1000)
+    return int(re.search(rb'"id":\s*(\d+)', body).group(1))
+
+
+async def submit(http: Http, who: Annotator, task: int, since: float,
+                 chained: bool = False) -> bytes | None:
+    """Submit an answer to ``task`` (asking for the next task when ``chained``): the
+    answer's body, the latency counted from ``since``; None when refused."""
+    answer: dict = {"payload": {"no_answer": True}}
+    if chained:
+        answer["next"] = True
+    status, body = await http.request("POST", f"/api/v1/tasks/{task}/submit/", who.api,
+                                      answer)
+    if status != 201:
+        who.errors.append(f"submit: HTTP {status} {body[:200]!r}")
+        return None
+    who.times["submit"].append((time.perf_counter() - since) * 1000)
+    who.cycles += 1
+    return body
+
+
 async def cycle(http: Http, project_id: int, who: Annotator, start: float,
                 page: bool = True) -> bool:
     """Claim, read the task page (unless not ``page``), submit; the claim's latency from
-    ``start`` (its scheduled time when paced). False when nothing was left to claim or a
-    step failed."""
-    status, body = await http.request("POST", "/api/v1/tasks/next/", who.api,
-                                      {"project": project_id})
-    claimed = time.perf_counter()
-    if status == 204:
+    ``start``. False when nothing was left to claim or a step failed."""
+    task = await claim(http, project_id, who, start)
+    if task is None:
         return False
-    if status != 200:
-        who.errors.append(f"claim: HTTP {status} {body[:200]!r}")
-        return False
-    task = int(re.search(rb'"id":\s*(\d+)', body).group(1))
-    who.times["claim"].append((claimed - start) * 1000)
-    read = claimed
+    read = time.perf_counter()
     if page:
         status, text = await http.request("GET", f"/tasks/{task}/", who.cookie)
-        read = time.perf_counter()
+        claimed, read = read, time.perf_counter()
         if status != 200 or b'data-testid="article"' not in text:
             who.errors.append(f"page: HTTP {status}")
             return False
         who.times["page"].append((read - claimed) * 1000)
-    status, body = await http.request("POST", f"/api/v1/tasks/{task}/submit/", who.api,
-                                      {"payload": {"no_answer": True}})
-    if status != 201:
-        who.errors.append(f"submit: HTTP {status} {body[:200]!r}")
+    return await submit(http, who, task, read) is not None
+
+
+NEXT_TASK = re.compile(rb'"next":\s*(?:null|\{"id":\s*(\d+))')
+
+
+async def cycle_chained(http: Http, project_id: int, who: Annotator, start: float) -> bool:
+    """Submit the task held and take the next from the answer: one request a cycle; a
+    claim through ``/tasks/next/`` only when holding none."""
+    if who.held is None:
+        who.held = await claim(http, project_id, who, start)
+        if who.held is None:
+            return False
+        start = time.perf_counter()
+    body = await submit(http, who, who.held, start, chained=True)
+    if body is None:
         return False
-    who.times["submit"].append((time.perf_counter() - read) * 1000)
-    who.cycles += 1
+    found = NEXT_TASK.search(body)
+    if found is None:
+        who.errors.append(f"submit: no next task in {body[:200]!r}")
+        return False
+    who.held = int(found.group(1)) if found.group(1) else None
     return True
 
 
 async def phase(base: str, project_id: int, annotators: list[Annotator], seconds: float,
-                period: float | None, page: bool = True) -> float:
-    """Every annotator cycling for ``seconds``: back to back, or (``period``) one cycle
-    every ``period`` seconds each, staggered; with ``page`` each cycle reads the task
-    page. Returns the elapsed seconds."""
+                period: float | None, run=cycle) -> float:
+    """Every annotator cycling (``run``) for ``seconds``: back to back, or (``period``) one
+    cycle every ``period`` seconds each, staggered. Returns the elapsed seconds."""
     http = Http(base)
     began = time.perf_counter()
     end = began + seconds
@@ -206,7 +250,7 @@ async def phase(base: str, project_id: int, annotators: list[Annotator], seconds
                 if start >= end:
                     return
             try:
-                if not await cycle(http, project_id, who, start, page):
+                if not await run(http, project_id, who, start):
                     if not who.errors:
                         who.errors.append("nothing left to claim")
                     return
@@ -339,10 +383,12 @@ def main() -> int:
                         help="cycles per second the annotators offer in all when paced")
     parser.add_argument("--paced-seconds", type=float, default=30.0)
     parser.add_argument("--seconds", type=float, default=30.0, help="the closed loop")
+    parser.add_argument("--chained-seconds", type=float, default=30.0,
+                        help="the closed loop with one request a cycle (submit with next)")
     parser.add_argument("--engine-seconds", type=float, default=30.0,
                         help="the engine's closed loop (bench/assign.py), the baseline")
     parser.add_argument("--gunicorn-workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
-    parser.add_argument("--items", type=int, default=10_000, help="open items (overlap 2)")
+    parser.add_argument("--items", type=int, default=20_000, help="open items (overlap 2)")
     parser.add_argument("--docs", type=int, default=200, help="articles the items are about")
     parser.add_argument("--seed", type=int, default=20261125)
     parser.add_argument("--keep", action="store_true", help="leave the project")
@@ -414,15 +460,16 @@ def main() -> int:
             who.cycles = 0
         offset = Path(server.access_path).stat().st_size
         results = {}
-        for name, seconds, period, page in (
-                ("paced", args.paced_seconds, args.workers / args.paced_rate, True),
-                ("closed", args.seconds, None, False)):
+        for name, seconds, period, run in (
+                ("paced", args.paced_seconds, args.workers / args.paced_rate, cycle),
+                ("closed", args.seconds, None, functools.partial(cycle, page=False)),
+                ("chained", args.chained_seconds, None, cycle_chained)):
             print(f"{name}: {args.workers} annotators, {seconds:.0f} s"
                   + (f", offering {args.paced_rate:.0f} cycles/s" if period else "")
                   + f"; gunicorn {args.gunicorn_workers} workers ...", flush=True)
             ticks = cpu_ticks(server.proc.pid)
             elapsed = asyncio.run(phase(server.base, project.pk, annotators, seconds, period,
-                                        page))
+                                        run))
             cpu = cpu_per_cycle(ticks, cpu_ticks(server.proc.pid),
                                 sum(len(who.times["submit"]) for who in annotators))
             client = {e: [t for who in annotators for t in who.times[e]] for e in ENDPOINTS}
@@ -467,16 +514,19 @@ def main() -> int:
     print(f"engine closed loop, after: {engine_after:.1f} submits/s; mean of the two "
           f"{engine_submits:.1f}", flush=True)
 
-    paced, closed = results["paced"], results["closed"]
+    paced, closed, chained = results["paced"], results["closed"], results["chained"]
     p95 = {e: percentile(paced["client"][e], 0.95) for e in ENDPOINTS}
     ratio = closed["submits_per_s"] / engine_submits if engine_submits else float("nan")
+    chained_ratio = (chained["submits_per_s"] / engine_submits if engine_submits
+                     else float("nan"))
     met = (paced["submits_per_s"] >= 0.95 * args.paced_rate
            and all(value <= TARGET_P95_MS for value in p95.values())
            and ratio >= TARGET_ENGINE_RATIO and duplicates == 0)
     print(f"baseline, same run: the engine's closed loop {engine_submits:.1f} submits/s "
           f"(before {engine_before:.1f}, after {engine_after:.1f}); "
           f"over HTTP {closed['submits_per_s']:.1f} submits/s = {ratio:.3f} x (target >= "
-          f"{TARGET_ENGINE_RATIO}); paced {paced['submits_per_s']:.1f}/s of "
+          f"{TARGET_ENGINE_RATIO}), one request a cycle {chained['submits_per_s']:.1f} = "
+          f"{chained_ratio:.3f} x; paced {paced['submits_per_s']:.1f}/s of "
           f"{args.paced_rate:.0f} offered, p95 claim {p95['claim']:.1f} / page "
           f"{p95['page']:.1f} / submit {p95['submit']:.1f} ms (target <= {TARGET_P95_MS:.0f});"
           f" duplicates {duplicates} (twice {twice}, over-filled {overfilled});"
@@ -492,7 +542,10 @@ def main() -> int:
           f"server_claim_p95_ms={server_p95['claim']:.1f} "
           f"server_submit_p95_ms={server_p95['submit']:.1f} "
           f"server_page_p95_ms={server_p95['page']:.1f} "
-          f"errors={len(paced['errors']) + len(closed['errors'])} "
+          f"chained_submits_per_s={chained['submits_per_s']:.1f} "
+          f"chained_engine_ratio={chained_ratio:.3f} "
+          f"chained_web_cpu_ms_per_cycle={chained['cpu']['web']:.2f} "
+          f"errors={sum(len(r['errors']) for r in results.values())} "
           f"web_cpu_ms_per_cycle={closed['cpu']['web']:.2f} "
           f"loadgen_cpu_ms_per_cycle={closed['cpu']['loadgen']:.2f} "
           f"rest_cpu_ms_per_cycle={closed['cpu']['rest']:.2f} "
