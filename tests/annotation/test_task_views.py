@@ -141,17 +141,27 @@ def test_api_submit_with_next_claims_the_next_task_in_the_same_request(newsqa_pr
         return list(Assignment.objects.filter(worker=workers["questioner"],
                                               status=Assignment.Status.ACTIVE))
 
-    # A refused submit claims nothing, whatever it asked for.
+    # An invalid answer leaves the task held.
     task = api.post(reverse("api_task_next"), {"project": newsqa_project.pk}, format="json")
     pk = task.json()["id"]
     bad = api.post(reverse("api_task_submit", args=[pk]),
                    {"payload": {"questions": []}, "next": True}, format="json")
     assert bad.status_code == 400
     assert [a.pk for a in active()] == [pk]
+    # A refused submit claims nothing, whatever it asked for. (Checked with no task held: a
+    # worker holding one would get that one back from a claim, which could not be seen.)
+    ok = api.post(reverse("api_task_submit", args=[pk]), {"payload": payload}, format="json")
+    assert ok.status_code == 201 and active() == []
+    again = api.post(reverse("api_task_submit", args=[pk]),
+                     {"payload": payload, "next": True}, format="json")
+    assert again.status_code == 409
+    assert active() == []  # questions are left, so a claim would have held one
 
     # With `next`: each answer brings the next question task of the project, claimed for
     # this worker as /tasks/next/ would, until none is left: then null.
-    done = 0
+    task = api.post(reverse("api_task_next"), {"project": newsqa_project.pk}, format="json")
+    pk = task.json()["id"]
+    done = 1
     while True:
         ok = api.post(reverse("api_task_submit", args=[pk]),
                       {"payload": payload, "next": True}, format="json")
