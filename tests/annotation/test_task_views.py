@@ -161,7 +161,7 @@ def test_api_submit_with_next_claims_the_next_task_in_the_same_request(newsqa_pr
     # this worker as /tasks/next/ would, until none is left: then null.
     task = api.post(reverse("api_task_next"), {"project": newsqa_project.pk}, format="json")
     pk = task.json()["id"]
-    done = 1
+    done = 1  # the question answered above, without `next`
     while True:
         ok = api.post(reverse("api_task_submit", args=[pk]),
                       {"payload": payload, "next": True}, format="json")
