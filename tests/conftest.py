@@ -42,6 +42,24 @@ def skip_or_fail(reason: str, *, required_by: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, request,
+                                 tmp_path_factory):
+    """SQLite, in a session with browser tests: the test database is a file, as the demo's
+    is. The live server, the job thread and the test all use it at once, and an in-memory
+    database shared between threads locks whole tables, failing at once ("database table
+    is locked") where a file in WAL mode lets readers go on and writers wait their turn.
+    Here, not in tests/e2e: the database is set up once a session, for whichever test asks
+    first, so an override beside the browser tests would not reach them in a whole-suite
+    run (`make test`)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    browser_tests = any(item.get_closest_marker("e2e") for item in request.session.items)
+    if db["ENGINE"] == "django.db.backends.sqlite3" and browser_tests:
+        db.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("e2e-db") / "e2e.sqlite3")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_storage():
     """Index, cache and media of the test run live in a temporary directory (settings were

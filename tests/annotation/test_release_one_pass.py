@@ -253,12 +253,15 @@ class _Progress:
         self.done.append(done)
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("unagreed", ["unanswerable", "omit"])
 def test_two_processes_write_what_one_process_writes(sample_project, monkeypatch, unagreed):
     """The rows split at the median document, a forked child writing the second half of
     every file as a fragment: the joined files and the merged figures equal one
-    process's. (Forced here on SQLite's in-memory test database: the child reads its
-    copy of it; PostgreSQL's run is the test above.)"""
+    process's. (Forced here on SQLite: the child reads its copy of the in-memory test
+    database, or opens the file of a run with browser tests; outside a transaction, as a
+    build that forks is, so that closing the connections before the fork closes them.
+    PostgreSQL's run is the test above.)"""
     from django.db import connection
 
     if connection.vendor != "sqlite":

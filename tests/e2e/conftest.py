@@ -32,21 +32,6 @@ CHROMIUM_ARGS = [
 ]
 
 
-
-@pytest.fixture(scope="session")
-def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix,
-                                 tmp_path_factory):
-    """SQLite: the browser tests' database is a file, as the demo's is. The live server,
-    the job thread and the test all use it at once, and an in-memory database shared
-    between threads locks whole tables, failing at once ("database table is locked")
-    where a file in WAL mode lets readers go on and writers wait their turn."""
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    if db["ENGINE"] == "django.db.backends.sqlite3":
-        db.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("e2e-db") / "e2e.sqlite3")
-
-
 def pytest_collection_modifyitems(config, items):
     """Every test under tests/e2e is a browser test (``-m "not e2e"`` leaves them out)."""
     here = Path(__file__).parent

@@ -23,6 +23,22 @@ def background_jobs(settings):
     settings.CROWDQA_JOBS_IN_THREAD = True
 
 
+def test_the_browser_tests_share_a_database_file_not_memory():
+    """The live server's threads, the job thread and the test share the database: on
+    SQLite it must be a file in WAL mode (an in-memory database shared between threads
+    fails a writer at once with "database table is locked"), in a run of these tests alone
+    and in a whole-suite run where another test set the database up first."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("only SQLite's in-memory test database locks whole tables")
+    name = connection.settings_dict["NAME"]
+    assert "mode=memory" not in name and name != ":memory:", name
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode")
+        assert cursor.fetchone()[0] == "wal"
+
+
 def test_admin_imports_watches_progress_and_searches(page, login, screenshot, background_jobs):
     from annotation.roles import Role
 
