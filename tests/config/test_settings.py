@@ -118,3 +118,29 @@ def test_release_processes_come_from_the_environment(overrides, expected):
                     "print(settings.CROWDQA_RELEASE_PROCESSES)")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [expected]
+
+
+def test_the_embedded_default_passes_its_system_checks_without_warnings(tmp_path):
+    """What `make demo` prints before serving: no warning that says nothing to its user
+    (the search postings' covering index column exists for PostgreSQL's backend only)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CROWDQA_ENV")}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--database", "default"], cwd=REPO,
+        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"}, capture_output=True,
+        text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues (1 silenced)." in result.stdout, (
+        result.stdout + result.stderr)
+
+
+@pytest.mark.parametrize(("overrides", "silenced"), [
+    ({"SECURE_SSL_REDIRECT": None}, ["security.W008"]),  # the proxy redirects to HTTPS
+    ({"SECURE_SSL_REDIRECT": "true"}, []),
+])
+def test_production_silences_only_what_its_deployment_answers(overrides, silenced):
+    result = _start({"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/crowdqa", **overrides},
+                    "from django.conf import settings; "
+                    "print(sorted(settings.SILENCED_SYSTEM_CHECKS))")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == repr(silenced)
