@@ -124,7 +124,8 @@ def test_the_embedded_default_passes_its_system_checks_without_warnings(tmp_path
     """What `make demo` prints before serving: no warning that says nothing to its user
     (the search postings' covering index column exists for PostgreSQL's backend only)."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CROWDQA_ENV")}
+           if k not in ("CELERY_BROKER_URL", "CROWDQA_ENV")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'check.sqlite3'}"  # not the demo's file
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--database", "default"], cwd=REPO,
         env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"}, capture_output=True,
