@@ -9,6 +9,7 @@ follow-up work are enqueued on commit. The hot statements live in ``annotation.s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -63,6 +64,25 @@ class TaskNotYours(TaskError):
 
 def lease_duration() -> timedelta:
     return timedelta(minutes=getattr(settings, "CROWDQA_LEASE_MINUTES", 30))
+
+
+def active_time_clean(value: Any, *, held_s: float) -> float | None:
+    """The active time a task page measured (seconds with the page in view), as the worker's
+    browser sent it: a number of seconds, finite and not negative, else a ValidationError
+    naming the field. Hourly pay is paid on it, so it is cut to ``held_s``, the time the
+    worker held the task by the server's clock: the page counts from its load, after the
+    claim, so an honest page never measures more. None (or "") when it measured nothing."""
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"active_time_s: {str(value)[:40]!r} is not a number of "
+                              "seconds") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValidationError(f"active_time_s: {str(value)[:40]} is not a time: it must be "
+                              "a finite number of seconds, 0 or more")
+    return min(seconds, max(held_s, 0.0))
 
 
 # Projects ------------------------------------------------------------------------------
@@ -506,9 +526,10 @@ def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
 
 def task_submit(
     *, assignment_id: int, worker: Any, payload: dict[str, Any],
-    active_time_s: float | None = None,
+    active_time_s: float | str | None = None,
 ) -> Submission:
-    """Validate and record a submission; when the item's last slot is in, finish it."""
+    """Validate and record a submission; when the item's last slot is in, finish it.
+    ``active_time_s`` is what the page measured (``active_time_clean``)."""
     with transaction.atomic():
         locked = slots.slot_for_submit(assignment_id)
         if locked is None:
@@ -524,11 +545,13 @@ def task_submit(
         now = timezone.now()
         if assignment.lease_expires_at and assignment.lease_expires_at <= now:
             raise TaskError("your time for this task ran out; take the next task")
+        active = active_time_clean(active_time_s,
+                                   held_s=(now - assignment.claimed_at).total_seconds())
         spec = item.stage.kind_spec
         cleaned = spec.clean_payload(item, payload)
         submission, submissions = slots.slot_submit(
             slot=assignment, item=item, worker=worker, payload=cleaned, now=now,
-            active_time_s=active_time_s,
+            active_time_s=active,
         )
         if item.gold:
             # A gold check: scored, never finished (it serves the next worker in a fresh
@@ -568,10 +591,12 @@ def submission_correctable(*, submission: Submission) -> str:
 
 
 def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, Any],
-                       active_time_s: float | None = None) -> Submission:
+                       active_time_s: float | str | None = None) -> Submission:
     """A worker corrects their last answer while its item is still open: a new submission
     (same slot) that supersedes the old one, which is kept as it was. Agreement and
-    consolidation read only the answers that count, so they use the newest."""
+    consolidation read only the answers that count, so they use the newest. The
+    correction's active time is held to the time since the answer it corrects, and to a
+    task's lease at most."""
     with transaction.atomic():
         found = Submission.objects.filter(pk=submission_id, worker=worker).values("item_id")
         if not found:
@@ -585,10 +610,12 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
         why = submission_correctable(submission=old)
         if why:
             raise TaskError(f"You cannot correct this answer: {why}.")
+        held = min(timezone.now() - old.created_at, lease_duration())
+        active = active_time_clean(active_time_s, held_s=held.total_seconds())
         cleaned = item.stage.kind_spec.clean_payload(item, payload)
         new = Submission.objects.create(
             assignment_id=old.assignment_id, item=item, stage_id=old.stage_id, worker=worker,
-            payload=cleaned, time_on_task_s=0.0, active_time_s=active_time_s,
+            payload=cleaned, time_on_task_s=0.0, active_time_s=active,
         )
         updated = Submission.objects.filter(pk=old.pk, superseded_by__isnull=True).update(
             superseded_by=new)

@@ -107,12 +107,11 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     home = _queue_home(spec.role)
     errors: list[str] = []
     if request.method == "POST":
-        active = request.POST.get("active_time_s") or None
         try:
             payload = spec.payload_from_form(item, request.POST)
             engine.task_submit(
                 assignment_id=assignment.pk, worker=request.user, payload=payload,
-                active_time_s=float(active) if active else None,
+                active_time_s=request.POST.get("active_time_s"),
             )
         except ValidationError as exc:
             errors = exc.messages
@@ -187,12 +186,11 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(_queue_home(spec.role))
     errors: list[str] = []
     if request.method == "POST":
-        active = request.POST.get("active_time_s") or None
         try:
             payload = spec.payload_from_form(item, request.POST)
             engine.submission_correct(submission_id=submission.pk, worker=request.user,
                                       payload=payload,
-                                      active_time_s=float(active) if active else None)
+                                      active_time_s=request.POST.get("active_time_s"))
         except ValidationError as exc:
             errors = exc.messages
         except engine.TaskError as exc:

@@ -23,3 +23,16 @@ class UserFactory(factory.django.DjangoModelFactory):
 def user_with_roles(username: str, *roles: Role):
     user, _ = user_ensure(username=username, password=PASSWORD, roles=roles)
     return user
+
+
+def held_since(task, *, seconds: float = 0, minutes: float = 0) -> None:
+    """Move ``task``'s claim back by that long: the worker has held it since then (a page
+    that measured that much active time held it at least as long)."""
+    from datetime import timedelta
+
+    from django.db.models import F
+
+    from annotation.models import Assignment
+
+    Assignment.objects.filter(pk=task.pk).update(
+        claimed_at=F("claimed_at") - timedelta(seconds=seconds, minutes=minutes))

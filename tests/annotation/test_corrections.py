@@ -4,8 +4,11 @@ submission superseding the old one); refused submits say what is wrong next to t
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
+from django.db.models import F
 from django.urls import reverse
 
 from annotation import engine, pay
@@ -44,6 +47,9 @@ def test_the_last_answer_is_corrected_by_a_new_submission_that_agreement_uses(
     assert refused.status_code == 400
     assert 'data-testid="field-error-spans"' in refused.content.decode()
     right = {"spans": [phrase_span(when, "in March")]}
+    # Answered 30 s ago; the correction's page measured 4 active seconds since.
+    Submission.objects.filter(pk=wrong.pk).update(
+        created_at=F("created_at") - timedelta(seconds=30))
     with committed():
         done = client.post(url, {"payload": json.dumps(right), "active_time_s": "4"})
     assert done.status_code == 302
@@ -69,6 +75,31 @@ def test_the_last_answer_is_corrected_by_a_new_submission_that_agreement_uses(
     assert "no longer open" in engine.submission_correctable(submission=new)
     with pytest.raises(engine.TaskError, match="no longer open"):
         engine.submission_correct(submission_id=new.pk, worker=ann1, payload=right)
+
+
+def test_a_corrections_active_time_is_held_to_the_time_since_the_answer(
+        newsqa_project, workers, committed, when, settings):
+    """No lease runs while a worker corrects: their page's measure is held to the time since
+    the answer they correct, and to a task's lease at most."""
+    ann1 = workers["ann1"]
+    wrong = answer(ann1, newsqa_project, when, {"spans": [phrase_span(when, "March")]},
+                   committed)
+    right = {"spans": [phrase_span(when, "in March")]}
+    Submission.objects.filter(pk=wrong.pk).update(
+        created_at=F("created_at") - timedelta(seconds=40))
+    with committed():
+        new = engine.submission_correct(submission_id=wrong.pk, worker=ann1, payload=right,
+                                        active_time_s=10**6)
+    assert 40 <= new.active_time_s < 50
+    settings.CROWDQA_LEASE_MINUTES = 1
+    Submission.objects.filter(pk=new.pk).update(created_at=F("created_at") - timedelta(hours=5))
+    with committed():
+        newer = engine.submission_correct(submission_id=new.pk, worker=ann1, payload=right,
+                                          active_time_s="7200")
+    assert newer.active_time_s == 60.0
+    with pytest.raises(ValidationError, match="active_time_s: -1 is not a time"):
+        engine.submission_correct(submission_id=newer.pk, worker=ann1, payload=right,
+                                  active_time_s="-1")
 
 
 def test_only_the_workers_own_last_answer_can_be_corrected(newsqa_project, workers, committed,

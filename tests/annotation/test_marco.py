@@ -21,7 +21,7 @@ from annotation.stages import marco as marco_stages
 from collector.metrics import PaScorer, flag_outliers, pa_tokens, pairwise_bleu
 from collector.metrics.pa import reference_weights
 from collector.models import Job
-from tests.factories import user_with_roles
+from tests.factories import held_since, user_with_roles
 
 TABLE2 = json.loads(
     (Path(__file__).resolve().parents[2] / "data/datasets/metric-vectors/pa_table2/inputs.json")
@@ -352,6 +352,7 @@ def test_spelling_check_warns_and_never_blocks(project, people, committed, clien
                        HTTP_HX_REQUEST="true").content.decode()
     assert "No spelling problems" in fine
     assert client_for(people["ed2"]).post(url, {"answer": "x"}).status_code == 403
+    held_since(task, seconds=30)  # the page measured 9 active seconds of them
     with committed():
         response = client_for(people["ed1"]).post(
             reverse("annotation:task_detail", args=[task.pk]),

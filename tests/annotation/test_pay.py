@@ -4,6 +4,7 @@ paying twice), the payments CSV, its command, and who may see the pay pages."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import threading
 import time
@@ -16,6 +17,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.models import F, Sum
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation import engine, pay, studies
 from annotation.models import (
@@ -30,7 +32,7 @@ from annotation.models import (
 from annotation.roles import Role
 from annotation.studies import Arrival
 from tests.annotation.test_newsqa_flow import claim_item, phrase_span
-from tests.factories import user_with_roles
+from tests.factories import held_since, user_with_roles
 
 PROLIFIC_ID = "5f3a9c0d1e2b4a0012345678"
 QUESTION = "Who opposed the plan?"
@@ -85,8 +87,7 @@ def _work(project, worker, item, payload, committed, *, minutes: float = 0,
     with the active time the page measured (None: it measured nothing)."""
     task = claim_item(worker, project, item)
     if minutes:
-        Assignment.objects.filter(pk=task.pk).update(
-            claimed_at=F("claimed_at") - timedelta(minutes=minutes))
+        held_since(task, minutes=minutes)
     with committed():
         return engine.task_submit(assignment_id=task.pk, worker=worker, payload=payload,
                                   active_time_s=active_s)
@@ -152,6 +153,54 @@ def test_per_submission_and_hourly_pay_use_active_time_or_time_on_task(
     assert sum(p["submissions"] for p in summary["series"]["points"]) == 4
     assert sum(p["cost"] for p in summary["series"]["points"]) == Decimal("9.75")
     assert summary["series"]["unit"] == "hour"
+
+
+# Active time: what hourly pay is paid on -------------------------------------------------
+
+def test_active_time_is_held_to_the_time_the_worker_held_the_task(
+    paid_project, workers, committed
+):
+    """The page's measure comes from the worker's browser: hours claimed for a task held a
+    minute are paid as that minute (12.00 an hour: 0.20), on the page and through the API."""
+    item = _ask(paid_project, workers["questioner"], committed)
+    task = claim_item(workers["ann1"], paid_project, item)
+    held_since(task, seconds=60)
+    with committed():
+        submission = engine.task_submit(assignment_id=task.pk, worker=workers["ann1"],
+                                        payload={"no_answer": True}, active_time_s=36_000)
+    assert 60 <= submission.active_time_s < 70
+    assert Submission.objects.get(pk=submission.pk).active_time_s == submission.active_time_s
+    assert pay.worker_earnings(worker=workers["ann1"])["total"] == {"GBP": Decimal("0.20")}
+    # Through the API, with an honest measure (kept) and an inflated one (cut).
+    api = APIClient()
+    api.force_authenticate(workers["ann2"])
+    task = claim_item(workers["ann2"], paid_project, item)
+    held_since(task, seconds=120)
+    with committed():
+        done = api.post(reverse("api_task_submit", args=[task.pk]),
+                        {"payload": {"no_answer": True}, "active_time_s": 45.5}, format="json")
+    assert done.status_code == 201, done.content
+    assert Submission.objects.get(pk=done.json()["submission"]).active_time_s == 45.5
+
+
+@pytest.mark.parametrize("sent", ["abc", "-5", "inf", "nan", "1e400", float("-inf"), -0.5])
+def test_an_active_time_that_is_no_time_is_refused_and_nothing_is_written(
+    paid_project, workers, committed, client_for, sent
+):
+    item = _ask(paid_project, workers["questioner"], committed)
+    task = claim_item(workers["ann1"], paid_project, item)
+    with pytest.raises(ValidationError) as refused:
+        engine.task_submit(assignment_id=task.pk, worker=workers["ann1"],
+                           payload={"no_answer": True}, active_time_s=sent)
+    [message] = refused.value.messages
+    assert message.startswith("active_time_s: ") and str(sent)[:3] in message
+    # The task page's form: the same message, 400, the task still the worker's.
+    page = client_for(workers["ann1"]).post(
+        reverse("annotation:task_detail", args=[task.pk]),
+        {"flag": "no_answer", "active_time_s": str(sent)})
+    assert page.status_code == 400 and message in html.unescape(page.content.decode())
+    assert not Submission.objects.filter(item=item, worker=workers["ann1"]).exists()
+    assert Assignment.objects.get(pk=task.pk).status == "active"
 
 
 def test_earnings_today_and_in_total_with_yesterdays_work_and_bonuses(

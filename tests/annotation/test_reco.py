@@ -24,7 +24,7 @@ from annotation.roles import Role
 from annotation.stages import reco
 from collector.filters import QueryFilter, evaluate_filter
 from tests.collector.filters.labels import REAL_EN, REAL_ZH
-from tests.factories import user_with_roles
+from tests.factories import held_since, user_with_roles
 
 QUERIES_DIR = Path(__file__).resolve().parents[2] / "data" / "datasets" / "search_queries"
 
@@ -570,6 +570,7 @@ def test_evidence_page_and_form_post(make_project, people, client_for, committed
             "alt_uncertain": "无法确定", "answer": "positive", "active_time_s": "9"}
     refused = client.post(url, form)
     assert refused.status_code == 400 and "must differ" in refused.content.decode()
+    held_since(task, seconds=30)  # the page measured 9 active seconds of them
     assert 'id="ev-end" value="6"' in refused.content.decode()  # kept for the page to restore
     with committed():
         done = client.post(url, {**form, "alt_negative": "不能"})

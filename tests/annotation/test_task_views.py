@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from annotation import engine
 from annotation.models import Assignment, Item, Submission
 from tests.annotation.test_newsqa_flow import claim_item
+from tests.factories import held_since
 
 
 def _questions_written(project, workers, committed):
@@ -43,6 +44,9 @@ def test_next_task_opens_the_question_page_and_submits_from_the_form(
     refused = client.post(response["Location"], {"question": ["Why is the sky blue today?"]})
     assert refused.status_code == 400
     assert "Why" in refused.content.decode() and "not allowed" in refused.content.decode()
+    # The worker held the task 30 s, of which the page measured 12 active.
+    held_since(Assignment.objects.get(worker=workers["questioner"], status="active"),
+               seconds=30)
     with committed():
         done = client.post(response["Location"], {"question": ["Who opposed the plan?", ""],
                                                   "active_time_s": "12"})

@@ -20,7 +20,7 @@ from annotation.roles import Role
 from annotation.stages import Emit, reco
 from annotation.studies import Arrival
 from collector.metrics.competence import labels_competence
-from tests.factories import user_with_roles
+from tests.factories import held_since, user_with_roles
 
 PROLIFIC_ID = "5f3a9c0d1e2b4a00aa112233"
 QUESTIONS = ["Who opposed the plan?", "Who leads the city?", "Who spoke about the start date?"]
@@ -44,7 +44,11 @@ def claim_item(worker, project, item):
 
 
 def work(project, worker, item, payload, committed, *, active_s=None):
+    """Claim ``item`` and submit ``payload``; the page measured ``active_s`` active seconds,
+    so the worker held the task that long (the claim is moved back by it)."""
     task = claim_item(worker, project, item)
+    if active_s:
+        held_since(task, seconds=active_s)
     with committed():
         return engine.task_submit(assignment_id=task.pk, worker=worker, payload=payload,
                                   active_time_s=active_s)
