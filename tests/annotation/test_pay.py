@@ -203,6 +203,29 @@ def test_an_active_time_that_is_no_time_is_refused_and_nothing_is_written(
     assert Assignment.objects.get(pk=task.pk).status == "active"
 
 
+def test_active_times_stored_before_the_check_are_held_by_the_migration(
+    paid_project, workers, prolific_worker, worked, committed, settings
+):
+    """``0013_submission_active_time_held`` on rows as the old code could store them."""
+    import importlib
+    from types import SimpleNamespace
+
+    from django.apps import apps
+
+    held = importlib.import_module("annotation.migrations.0013_submission_active_time_held")
+    answers = list(Submission.objects.filter(stage__kind="newsqa_answer").order_by("id"))
+    question = Submission.objects.get(stage__kind="newsqa_question")
+    Submission.objects.filter(pk=answers[0].pk).update(time_on_task_s=60,
+                                                       active_time_s=float("inf"))
+    Submission.objects.filter(pk=answers[1].pk).update(time_on_task_s=60, active_time_s=-5)
+    Submission.objects.filter(pk=question.pk).update(time_on_task_s=0, active_time_s=1e9)
+    settings.CROWDQA_LEASE_MINUTES = 30
+    held.hold(apps, SimpleNamespace(connection=connection))
+    assert [Submission.objects.get(pk=s.pk).active_time_s
+            for s in (answers[0], answers[1], question)] == [60.0, None, 1800.0]
+    assert pay.worker_earnings(worker=prolific_worker)["total"] == {"GBP": Decimal("0.20")}
+
+
 def test_earnings_today_and_in_total_with_yesterdays_work_and_bonuses(
     paid_project, workers, prolific_worker, worked, committed
 ):
