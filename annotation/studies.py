@@ -230,11 +230,18 @@ def session_of(*, study: Study, arrival: Arrival, user: Any) -> StudySession | N
                                        member__user=user).first()
 
 
-def session_current(*, worker: Any) -> StudySession | None:
-    """The marketplace session the worker is in now (their latest), with study and member."""
-    return (StudySession.objects.select_related("study", "study__project", "member")
-            .filter(member__user=worker, member__session_id=F("id"))
-            .order_by("-started_at", "-id").first())
+def session_current(*, worker: Any, session_id: Any = None) -> StudySession | None:
+    """The marketplace session the worker is in now, with study and member: ``session_id``
+    (the study the browser came in by, ``study_views.STUDY_SESSION``) when it is still the
+    worker's session in its project, else their latest. A worker in two studies has one
+    current session in each project."""
+    current = (StudySession.objects.select_related("study", "study__project", "member")
+               .filter(member__user=worker, member__session_id=F("id")))
+    if isinstance(session_id, int):
+        chosen = current.filter(pk=session_id).first()
+        if chosen is not None:
+            return chosen
+    return current.order_by("-started_at", "-id").first()
 
 
 def session_submitted(session: StudySession) -> int:
@@ -246,10 +253,24 @@ def session_submitted(session: StudySession) -> int:
 
 
 def session_finish(*, session: StudySession, outcome: str) -> StudySession:
-    """Record why the session ended (idempotent: the first outcome stays)."""
-    if session.outcome == StudySession.Outcome.WORKING:
-        StudySession.objects.filter(pk=session.pk, outcome=StudySession.Outcome.WORKING).update(
+    """Record why the session ended (idempotent: the first outcome stays, except that a
+    quota done replaces "no work left": work came back and the worker finished it)."""
+    Outcome = StudySession.Outcome
+    before = [Outcome.WORKING] + ([Outcome.NO_WORK] if outcome == Outcome.QUOTA else [])
+    if session.outcome in before:
+        StudySession.objects.filter(pk=session.pk, outcome__in=before).update(
             outcome=outcome, finished_at=timezone.now())
+        session.refresh_from_db(fields=["outcome", "finished_at"])
+    return session
+
+
+def session_resume(*, session: StudySession) -> StudySession:
+    """Work came back for a session that ended with none left: it is working again, so
+    that the outcome it ends with next (its quota done, or none left again) is recorded
+    and decides the code it is shown."""
+    if session.outcome == StudySession.Outcome.NO_WORK:
+        StudySession.objects.filter(pk=session.pk, outcome=StudySession.Outcome.NO_WORK).update(
+            outcome=StudySession.Outcome.WORKING, finished_at=None)
         session.refresh_from_db(fields=["outcome", "finished_at"])
     return session
 

@@ -20,6 +20,8 @@ from annotation.models import Assignment, Platform, Project, Study, StudySession
 from annotation.roles import Role, role_required
 
 _BACKEND = "annotation.roles.RoleBackend"
+# The browser's study: the session it came in by last, which ``/tasks/next/`` ends with.
+STUDY_SESSION = "crowdqa_study_session"
 
 
 def _problem(request: HttpRequest, *, title: str, message: str, status: int,
@@ -51,20 +53,23 @@ def study_entry(request: HttpRequest, token: str) -> HttpResponse:
                         f"Return to {study.get_platform_display()}.")
     if request.method == "POST":
         try:
-            user, _, _ = studies.study_arrive(study=study, arrival=arrival)
+            user, _, session = studies.study_arrive(study=study, arrival=arrival)
         except ValidationError as exc:
             return _problem(request, title="We could not start your session", status=409,
                             study=study, message=exc.messages[0])
         if request.user.is_authenticated and request.user.pk != user.pk:
             request.session.flush()
         login(request, user, backend=_BACKEND)
+        request.session[STUDY_SESSION] = session.pk
         assignment = engine.task_claim(worker=user, project=study.project,
                                        role=Role.ANNOTATOR)
         if assignment is not None:
             return redirect("annotation:task_detail", pk=assignment.pk)
         return redirect("annotation:task_next")
-    if studies.session_of(study=study, arrival=arrival, user=request.user) is not None:
-        return redirect("annotation:task_next")  # agreed already: straight on
+    session = studies.session_of(study=study, arrival=arrival, user=request.user)
+    if session is not None:  # agreed already: straight on, in this study
+        request.session[STUDY_SESSION] = session.pk
+        return redirect("annotation:task_next")
     return render(request, "annotation/study/consent.html", {
         "study": study, "project": study.project, "query": arrival.query(),
         "consent": render_markdown(study.project.consent),
@@ -101,7 +106,8 @@ def next_page(request: HttpRequest) -> HttpResponse:
     current = engine.task_current(worker=request.user, role=Role.ANNOTATOR)
     if current is not None:
         return redirect("annotation:task_detail", pk=current.pk)
-    session = studies.session_current(worker=request.user)
+    session = studies.session_current(worker=request.user,
+                                      session_id=request.session.get(STUDY_SESSION))
     if session is None:
         return redirect("annotation:annotator_home")
     project, member = session.study.project, session.member
@@ -113,8 +119,8 @@ def next_page(request: HttpRequest) -> HttpResponse:
         studies.session_finish(session=session, outcome=StudySession.Outcome.QUOTA)
     elif not qualify and not engine.work_waiting(worker=request.user, project=project):
         studies.session_finish(session=session, outcome=StudySession.Outcome.NO_WORK)
-    elif session.outcome != StudySession.Outcome.WORKING:
-        session.outcome = StudySession.Outcome.WORKING  # work came back: carry on
+    else:  # work came back after none was left: carry on
+        studies.session_resume(session=session)
     finished = session.outcome != StudySession.Outcome.WORKING
     return render(request, "annotation/study/next.html", {
         "session": session, "study": session.study, "project": project,

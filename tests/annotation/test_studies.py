@@ -56,7 +56,8 @@ def arrive(client: Client, study: Study, params: dict[str, str]):
     path = studies.study_path(study)
     page = client.get(path, params)
     assert page.status_code == 200, page.content.decode()
-    assert page.content.decode().count('type="submit"') == 1
+    signed_in = "_auth_user_id" in client.session  # then the header has "Sign out" too
+    assert page.content.decode().count('type="submit"') == 1 + signed_in
     token = client.cookies["csrftoken"].value
     return client.post(path + "?" + "&".join(f"{k}={v}" for k, v in params.items()),
                        {**params, "csrfmiddlewaretoken": token})
@@ -179,6 +180,73 @@ def test_nothing_left_gives_the_no_work_code(study_project):
     assert StudySession.objects.get().outcome == StudySession.Outcome.NO_WORK
     # The home page sends marketplace workers to the same place.
     assert client.get(reverse("annotation:annotator_home"))["Location"] == "/tasks/next/"
+
+
+def work_through_the_api(client: Client, tasks: int) -> None:
+    for _ in range(tasks):
+        task = api(client, "post", "/api/v1/tasks/next/")
+        assert task.status_code == 200, task.content
+        done = api(client, "post", f"/api/v1/tasks/{task.json()['id']}/submit/",
+                   {"payload": {"no_answer": True}})
+        assert done.status_code == 201, done.content
+
+
+@pytest.mark.parametrize("looks_again", [True, False],
+                         ids=["sees-work-come-back", "goes-straight-on"])
+def test_work_that_comes_back_after_none_was_left_ends_in_the_completion_code(
+        study_project, looks_again):
+    """Nothing was left when the worker came (the no-work code); then other workers'
+    tasks came back, and the worker did their quota: the completion code, and the session
+    counts as a quota done, whether or not they looked at the next-task page between."""
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="FULL1", no_work_code="EMPTY1", quota=2)
+    Assignment.objects.filter(status="open").update(status="cancelled")
+    client = csrf_client()
+    arrive(client, study, prolific())
+    assert "EMPTY1" in client.get("/tasks/next/").content.decode()
+    Assignment.objects.filter(status="cancelled").update(status="open")
+    if looks_again:
+        page = client.get("/tasks/next/").content.decode()
+        assert 'data-testid="next-task"' in page and "EMPTY1" not in page
+        session = StudySession.objects.get()
+        assert (session.outcome, session.finished_at) == (StudySession.Outcome.WORKING, None)
+    work_through_the_api(client, 2)
+    page = client.get("/tasks/next/").content.decode()
+    assert "You have finished this session" in page
+    assert "cc=FULL1" in page and "EMPTY1" not in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.QUOTA
+
+
+def test_a_worker_in_two_studies_gets_the_code_of_the_study_they_come_back_by(
+        study_project, news_corpus, admin_user, committed):
+    """A Prolific worker takes a second study (another project) while the first session is
+    open, finishes both, and opens the first study's link again: its code, not the last."""
+    other = engine.project_create(name="NewsQA second", recipe="newsqa", corpus=news_corpus,
+                                  user=admin_user)
+    with committed():
+        engine.project_start(project=other, actor=admin_user)
+    answer_items(other, 2)
+    first = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="FIRST1", quota=2)
+    second = studies.study_create(project=other, platform="prolific",
+                                  completion_code="SECOND2", quota=1)
+    client = csrf_client()
+    arrive(client, first, prolific(session="sessB", study="st1"))
+    api(client, "post", f"/api/v1/tasks/{Assignment.objects.get(status='active').pk}/release/")
+    arrive(client, second, prolific(session="sessX", study="st2"))
+    work_through_the_api(client, 1)
+    assert "cc=SECOND2" in client.get("/tasks/next/").content.decode()
+    # Back by the first study's link: its session, its quota, its code.
+    back = client.get(studies.study_path(first), prolific(session="sessB", study="st1"))
+    assert back["Location"] == reverse("annotation:task_next")
+    page = client.get(back["Location"]).content.decode()
+    assert "cc=FIRST1" not in page and "cc=SECOND2" not in page
+    assert 'data-testid="next-task"' in page and f'value="{study_project.pk}"' in page
+    work_through_the_api(client, 2)
+    page = client.get("/tasks/next/").content.decode()
+    assert "cc=FIRST1" in page and "SECOND2" not in page
+    outcomes = dict(StudySession.objects.values_list("session_key", "outcome"))
+    assert outcomes == {"sessB": "quota", "sessX": "quota"}
 
 
 def test_mturk_preview_shows_a_sample_and_claims_nothing(study_project):
