@@ -164,6 +164,14 @@ def inspection_claim(*, inspection_id: int, checker: Any) -> Inspection:
 VERDICTS = {"accept": True, "return": False}
 
 
+def inspection_done_message(inspection: Inspection) -> str:
+    """What a checker who sends a finished inspection again is told."""
+    return (gettext("You finished this inspection already: the batch was accepted.")
+            if inspection.passed else
+            gettext("You finished this inspection already: the batch was returned to its "
+                    "annotator."))
+
+
 def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list[str]],
                       verdict: str | None = None, comment: str = "",
                       item_comments: dict[Any, str] | None = None) -> Inspection:
@@ -183,8 +191,10 @@ def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list
         raise ValidationError(f"verdict: {verdict!r} is not one of accept, return")
     with transaction.atomic():
         inspection = Inspection.objects.select_for_update().get(pk=inspection_id)
-        if inspection.status != NS.ACTIVE or inspection.checker_id != checker.pk:
+        if inspection.checker_id != checker.pk:
             raise PermissionDenied("this inspection is not yours")
+        if inspection.status != NS.ACTIVE:  # sent twice (a second click, the back button)
+            raise ValidationError(inspection_done_message(inspection))
         batch = Batch.objects.select_for_update().select_related("stage").get(
             pk=inspection.batch_id)
         spec = batch.stage.kind_spec

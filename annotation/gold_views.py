@@ -14,17 +14,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import engine, gold
+from annotation.http import posted_id
 from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Item, Project, Stage, WorkerStage
 from annotation.roles import Role, has_role, role_required
 
 #: The largest JSONL file of gold items the stage's gold page accepts.
 GOLD_UPLOAD_MAX_BYTES = 20 * 1024 * 1024
-
-
-def _int(value: Any) -> int | None:
-    value = (value or "").strip() if isinstance(value, str) else ""
-    return int(value) if value.isdigit() else None
 
 
 @role_required(Role.ANNOTATOR, Role.CHECKER)
@@ -54,7 +50,7 @@ def qualification(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect(f"{url}?item={item.pk}" if item else url)
         return _answer(request, stage, standing, state, url)
     current = gold.qualification_item(standing=standing) if standing else None
-    answered, wanted = _int(request.GET.get("answered")), _int(request.GET.get("item"))
+    answered, wanted = posted_id(request.GET.get("answered")), posted_id(request.GET.get("item"))
     if wanted is not None:
         if current is not None and current.pk == wanted:
             return _task_page(request, stage, standing, state, current)
@@ -74,7 +70,7 @@ def _answer(request: HttpRequest, stage: Stage, standing: WorkerStage | None,
     """The answer to the training item the page showed (``?item=<id>`` of the form's URL;
     the task forms post to the page they are on)."""
     current = gold.qualification_item(standing=standing) if standing else None
-    shown = _int(request.GET.get("item"))
+    shown = posted_id(request.GET.get("item"))
     if current is None or (shown is not None and shown != current.pk):
         if standing is not None and shown is not None and gold.qualification_feedback(
                 standing=standing, item_id=shown):
@@ -169,7 +165,8 @@ def _gold_action(request: HttpRequest, stage: Stage) -> list[Item]:
         return gold.gold_items_import(stage=stage, text=text, name=upload.name,
                                       purpose=purpose)
     if action == "from_project":
-        source_id, limit = _int(request.POST.get("project")), _int(request.POST.get("limit"))
+        source_id = posted_id(request.POST.get("project"))
+        limit = posted_id(request.POST.get("limit"))
         source = Project.objects.filter(pk=source_id).first() if source_id else None
         if source is None:
             raise ValidationError("project: choose the project to take gold items from")

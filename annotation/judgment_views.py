@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotation.http import posted_or_404
 from annotation.models import Project, Release
 from annotation.roles import Role, role_required
 from annotation.stages.judgment_import import Upload
@@ -47,7 +48,7 @@ def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         try:
             if request.POST.get("release"):
-                release = get_object_or_404(releases, pk=request.POST["release"])
+                release = posted_or_404(releases, request.POST["release"])
                 references = release_references(release)
             elif request.FILES.get("references"):
                 references = _upload(request.FILES["references"])

@@ -407,7 +407,7 @@ def project_pay_settings_update(*, project: Project, currency: str,
         raise ValidationError({"currency": "currency: payments were already exported in "
                                            f"{locked.currency}; it can no longer change"})
     wage = _amount(min_hourly_wage, field="min_hourly_wage")
-    if wage < 0 or wage != cents(wage) or wage >= Decimal("1000000"):
+    if wage < 0 or wage >= Decimal("1000000") or wage != cents(wage):
         raise ValidationError({"min_hourly_wage": "min_hourly_wage: an amount of at least 0 "
                                                   "with at most two decimals"})
     locked.currency, locked.min_hourly_wage = code, wage
@@ -420,7 +420,7 @@ def bonus_add(*, project: Project, worker: Any, amount: Decimal | str, reason: s
               actor: Any = None) -> Bonus:
     """Add a bonus of ``amount`` (in the project's currency) to a member's earnings."""
     value = _amount(amount, field="amount")
-    if value <= 0 or value != cents(value) or value >= Decimal("100000000"):
+    if value <= 0 or value >= Decimal("100000000") or value != cents(value):
         raise ValidationError({"amount": "amount: more than 0, with at most two decimals"})
     reason = (reason or "").strip()
     if not reason:

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import pay
+from annotation.http import posted_id
 from annotation.models import PaymentExport, Project
 from annotation.roles import Role, role_required
 
@@ -34,9 +35,8 @@ def _pay_action(request: HttpRequest, project: Project) -> None:
     action = request.POST.get("action")
     try:
         if action == "bonus":
-            worker_id = request.POST.get("worker", "")
-            worker = (User.objects.filter(pk=int(worker_id)).first()
-                      if worker_id.isdigit() else None)
+            worker_id = posted_id(request.POST.get("worker"))
+            worker = User.objects.filter(pk=worker_id).first() if worker_id else None
             bonus = pay.bonus_add(project=project, worker=worker,
                                   amount=request.POST.get("amount", ""),
                                   reason=request.POST.get("reason", ""), actor=request.user)

@@ -206,7 +206,23 @@ def release_create(*, project: Project, version: str, formats: Iterable[str], us
 
 
 def release_publish(*, release: Release, actor: Any) -> Release:
-    transition(release, Release.Status.PUBLISHED, actor=actor, published_at=timezone.now())
+    """Publish a ready release. Publishing it again (a second click, two admins at once)
+    is refused with a ValidationError that says it is published, as is any other status."""
+    from annotation.workflow import TransitionError
+
+    published = ValidationError(f"release {release.version} is published already")
+    if release.status == Release.Status.PUBLISHED:
+        raise published
+    if release.status != Release.Status.READY:
+        raise ValidationError(f"release {release.version} is {release.status}: only a ready "
+                              "release can be published")
+    try:
+        transition(release, Release.Status.PUBLISHED, actor=actor, published_at=timezone.now())
+    except TransitionError:  # another publish came first
+        release.refresh_from_db(fields=["status"])
+        if release.status == Release.Status.PUBLISHED:
+            raise published from None
+        raise
     return release
 
 

@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation import engine, gold, pay, studies
+from annotation.http import posted_or_404
 from annotation.markdown import render_markdown, stage_guidelines_html
 from annotation.models import Assignment, Platform, Project, Study, StudySession
 from annotation.roles import Role, role_required
@@ -177,7 +178,7 @@ def study_action(request: HttpRequest, pk: int) -> HttpResponse:
                 actor=request.user)
             messages.success(request, f"Study created: {studies.study_path(study)}")
         elif action in ("close", "reopen"):
-            study = get_object_or_404(Study, pk=request.POST.get("study"), project=project)
+            study = posted_or_404(Study, request.POST.get("study"), project=project)
             studies.study_close(study=study, closed=action == "close")
             messages.success(request, f"Study {study} {action}d.")
         elif action == "consent":

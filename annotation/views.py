@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotation import engine, gold, pay, selectors, studies
 from annotation.forms import StageParamsForm
+from annotation.http import posted_or_404
 from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
@@ -74,7 +75,7 @@ def task_next(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied(f"This needs the role: {role}.")
     project = None
     if request.POST.get("project"):
-        project = get_object_or_404(Project, pk=request.POST["project"])
+        project = posted_or_404(Project, request.POST["project"])
     assignment = engine.task_claim(worker=request.user, project=project, role=role)
     if assignment is None:
         if project is not None and role == Role.ANNOTATOR:
@@ -300,6 +301,10 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
                                       project_id=inspection.batch.project_id):
         raise PermissionDenied("you are not a checker of this batch's project")
     errors: list[str] = []
+    if (request.method == "POST" and inspection.status == Inspection.Status.DONE
+            and inspection.checker_id == request.user.pk):
+        messages.info(request, batches.inspection_done_message(inspection))
+        return redirect("annotation:checker_home")
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
@@ -441,7 +446,7 @@ def project_action(request: HttpRequest, pk: int) -> HttpResponse:
                 engine.project_member_add(project=project, user=user, role=role)
             messages.success(request, f"{len(added)} membership(s) added.")
         elif action == "params":
-            stage = get_object_or_404(Stage, pk=request.POST.get("stage"), project=project)
+            stage = posted_or_404(Stage, request.POST.get("stage"), project=project)
             form = StageParamsForm(request.POST, stage=stage)
             if not (form.is_valid() and form.save()):
                 messages.error(request, f"Parameters of stage {stage.order} not saved: see "
@@ -526,12 +531,16 @@ def release_action(request: HttpRequest, pk: int) -> HttpResponse:
     from annotation.models import Release
 
     if request.POST.get("action") == "publish":
-        release = get_object_or_404(Release, pk=request.POST.get("release"), project_id=pk)
-        releases.release_publish(release=release, actor=request.user)
-        messages.success(request, f"Release {release.version} published.")
+        release = posted_or_404(Release, request.POST.get("release"), project_id=pk)
+        try:
+            releases.release_publish(release=release, actor=request.user)
+        except ValidationError as exc:
+            messages.error(request, exc.messages[0])
+        else:
+            messages.success(request, f"Release {release.version} published.")
         return redirect("annotation:project_detail", pk=pk)
     if request.POST.get("action") == "rebuild":
-        release = get_object_or_404(Release, pk=request.POST.get("release"), project_id=pk)
+        release = posted_or_404(Release, request.POST.get("release"), project_id=pk)
         try:
             releases.release_rebuild(release=release, user=request.user)
         except ValidationError as exc:

@@ -19,6 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import engine, quality, worker_stats
+from annotation.http import posted_or_404
 from annotation.models import MemberStatus, Project, ProjectMember, Stage
 from annotation.roles import Role, has_role, role_required
 
@@ -152,9 +153,7 @@ def project_worker_standing(request: HttpRequest, pk: int, user_id: int) -> Http
     retrain or block, ``stage`` = the stage's id; back to ``next``."""
     project = get_object_or_404(Project, pk=pk)
     worker = get_object_or_404(User, pk=user_id)
-    stage_id = request.POST.get("stage", "")
-    stage = get_object_or_404(Stage, project=project,
-                              pk=int(stage_id) if stage_id.isdigit() else 0)
+    stage = posted_or_404(Stage, request.POST.get("stage"), project=project)
     action = request.POST.get("action", "")
     member = ProjectMember.objects.filter(project=project, user=worker,
                                           role=stage.kind_spec.role.value).first()

@@ -219,6 +219,15 @@ def test_checker_pages(project, people, client_for, committed):
                                                               ["answer_incorrect"]}
     home = client.get(reverse("annotation:checker_home")).content.decode()
     assert 'data-testid="plot-accuracy"' in home and "the answer is incorrect: 1" in home
+    # Sent again (the back button, a second click): it is done, and the checker is told so.
+    again = client.post(url, {"action": "accept"}, follow=True)
+    assert again.redirect_chain[0] == (reverse("annotation:checker_home"), 302)
+    assert "You finished this inspection already: the batch was returned" in \
+        again.content.decode()
+    with pytest.raises(ValidationError, match="finished this inspection already"):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={})
+    with pytest.raises(PermissionDenied, match="not yours"):
+        batches.inspection_submit(inspection_id=inspection.pk, checker=alice, marks={})
 
 
 # The quality loop: numbering, explicit verdicts, comments back to the annotator -------------

@@ -199,6 +199,27 @@ def test_releases_are_immutable_and_versions_unique(finished_project, admin_user
     assert release.status == "published"
 
 
+def test_publishing_twice_from_the_project_page_says_it_is_published(
+    finished_project, admin_user, committed, client_for
+):
+    """A double click, or two admins at once: the second publish is told, not a 500."""
+    release = _release(finished_project, admin_user, committed, ["squad-v2"])
+    client = client_for(admin_user)
+    url = reverse("annotation:release_action", args=[finished_project.pk])
+    first = client.post(url, {"action": "publish", "release": release.pk}, follow=True)
+    assert "Release 1.0.0 published." in first.content.decode()
+    second = client.post(url, {"action": "publish", "release": release.pk}, follow=True)
+    assert second.status_code == 200
+    assert "release 1.0.0 is published already" in second.content.decode()
+    stale = Release.objects.get(pk=release.pk)
+    stale.status = "ready"  # read before the other admin's publish went through
+    with pytest.raises(ValidationError, match="published already"):
+        releases.release_publish(release=stale, actor=admin_user)
+    release.status = "failed"
+    with pytest.raises(ValidationError, match="is failed: only a ready release"):
+        releases.release_publish(release=release, actor=admin_user)
+
+
 def test_only_admins_create_and_workers_see_only_published(
     finished_project, admin_user, committed, workers, client_for
 ):

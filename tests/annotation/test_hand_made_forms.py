@@ -1,0 +1,60 @@
+"""Forms sent by hand (a word, an empty value or a number no database holds where an id
+goes; an amount too large to be money): a 404 or a message that says what is wrong, never
+a server error, and nothing written."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation import studies
+from annotation.http import posted_id
+from annotation.models import Bonus, Study
+
+NOT_IDS = ["", "abc", "0", "-3", "1.5", "²", "99999999999999999999999"]
+
+
+@pytest.mark.parametrize("value", NOT_IDS)
+def test_an_id_that_is_none_is_not_found(newsqa_project, admin_user, workers, client_for,
+                                         value):
+    project = newsqa_project
+    study = studies.study_create(project=project, platform="prolific", completion_code="C0DE1")
+    admin = client_for(admin_user)
+    for url, data in [
+        (reverse("annotation:study_action", args=[project.pk]),
+         {"action": "close", "study": value}),
+        (reverse("annotation:project_action", args=[project.pk]),
+         {"action": "params", "stage": value}),
+        (reverse("annotation:release_action", args=[project.pk]),
+         {"action": "publish", "release": value}),
+        (reverse("annotation:release_action", args=[project.pk]),
+         {"action": "rebuild", "release": value}),
+        (reverse("annotation:project_worker_standing", args=[project.pk, workers["ann1"].pk]),
+         {"action": "resume", "stage": value}),
+    ]:
+        response = admin.post(url, data)
+        assert response.status_code == 404, (url, data, response.status_code)
+    assert Study.objects.get(pk=study.pk).status == Study.Status.OPEN
+    if value:  # an empty project means "any project"
+        claimed = client_for(workers["ann1"]).post(reverse("annotation:task_next"),
+                                                   {"project": value})
+        assert claimed.status_code == 404
+
+
+def test_posted_ids_are_whole_numbers_a_bigint_holds():
+    assert [posted_id(v) for v in NOT_IDS] == [None] * len(NOT_IDS)
+    assert [posted_id(v) for v in ("7", " 12 ", str(2**63 - 1))] == [7, 12, 2**63 - 1]
+    assert posted_id(None) is None and posted_id(5) is None  # only what a form sends
+
+
+@pytest.mark.parametrize("amount", ["1e400", "1e8", "NaN", "-Infinity", "0.001"])
+def test_a_bonus_that_is_no_amount_of_money_is_refused(newsqa_project, admin_user, workers,
+                                                       client_for, amount):
+    response = client_for(admin_user).post(
+        reverse("annotation:project_pay", args=[newsqa_project.pk]),
+        {"action": "bonus", "worker": workers["ann1"].pk, "amount": amount, "reason": "x"},
+        follow=True)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "amount: " in page and ("not a number" in page or "at most two decimals" in page)
+    assert not Bonus.objects.exists()
