@@ -15,7 +15,14 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotation.payload_display import Block, generic_blocks
-from annotation.stages import Emit, Param, StageKind, register, run_result
+from annotation.stages import (
+    Emit,
+    Param,
+    StageKind,
+    register,
+    run_result,
+    split_shares_clean,
+)
 from collector.consolidation import Answer, agreement, newsqa_question_record
 from collector.metrics.squad import f1_v2
 from collector.question_rules import check_question
@@ -184,6 +191,9 @@ class SplitKind(StageKind):
         "dev": Param(0.05, "Share of articles in dev.", minimum=0, maximum=1),
         "test": Param(0.05, "Share of articles in test.", minimum=0, maximum=1),
     }
+
+    def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        return split_shares_clean(self.key, super().clean_params(params))
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
         from annotation.engine import item_finish, items_pending_locked

@@ -42,6 +42,7 @@ from annotation.stages import (
     StageKind,
     register,
     run_result,
+    split_shares_clean,
 )
 from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
 
@@ -548,10 +549,7 @@ class SplitKind(StageKind):
     }
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
-        cleaned = super().clean_params(params)
-        if cleaned["train"] + cleaned["dev"] + cleaned["test"] <= 0:
-            raise ValidationError(f"stage {self.key}: the split shares add up to 0")
-        return cleaned
+        return split_shares_clean(self.key, super().clean_params(params))
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
         from annotation.engine import item_finish, items_pending_locked

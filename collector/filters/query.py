@@ -26,6 +26,7 @@ terms are written in lower case.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -369,6 +370,16 @@ class _Pipeline:
         self.yesno = yesno
 
 
+def _by_language(name: str, value: Any) -> Mapping[str, Any]:
+    """A parameter that maps a language to its setting (None: none given)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must map a language (en, zh) to its setting; got "
+                         f"{type(value).__name__} {value!r:.60}")
+    return value
+
+
 class QueryFilter:
     """The three-step ReCO query filter, built once from parameters.
 
@@ -403,9 +414,14 @@ class QueryFilter:
             raise ValueError(f"intent_mode must be one of {INTENT_MODES}; got {intent_mode!r}")
         self.intent_mode = intent_mode
         self.yesno_threshold = float(yesno_threshold)
+        if not math.isfinite(self.yesno_threshold) or self.yesno_threshold <= 0:
+            raise ValueError("yesno_threshold must be a number above 0 (a query is yes/no "
+                             f"when its features' weights reach it); got {yesno_threshold!r}")
         self.all_steps = bool(all_steps)
         languages = LANGUAGES if self.language == "auto" else (self.language,)
-        models = dict(intent_models or {})
+        models = dict(_by_language("intent_models", intent_models))
+        blocklists = _by_language("blocklists", blocklists)
+        yesno_features = _by_language("yesno_features", yesno_features)
         for lang, model in models.items():
             if model.language != lang:
                 raise ValueError(f"intent_models[{lang!r}] is a {model.language!r} model")
@@ -414,16 +430,20 @@ class QueryFilter:
             model = models.get(lang)
             if intent_mode != "rules" and model is None and "intent" in self.steps:
                 raise ValueError(f"intent_mode {intent_mode!r} needs intent_models[{lang!r}]")
-            given = (blocklists or {}).get(lang)
+            given = blocklists.get(lang)
             if given is None:
                 blocklist = Blocklist.default(lang)
             elif isinstance(given, Blocklist):
                 blocklist = given
-            else:
+            elif isinstance(given, list | tuple | set | frozenset) and all(
+                    isinstance(term, str) for term in given):
                 blocklist = Blocklist(lang, given)
+            else:  # a string would be cut into its characters
+                raise ValueError(f"blocklists[{lang!r}] must be a list of terms; got "
+                                 f"{given!r:.80}")
             if blocklist.language != lang:
                 raise ValueError(f"blocklists[{lang!r}] is a {blocklist.language!r} list")
-            feats = (yesno_features or {}).get(lang)
+            feats = yesno_features.get(lang)
             yesno = YesNoClassifier(lang, feats, self.yesno_threshold)
             self._pipelines[lang] = _Pipeline(lang, model, blocklist, yesno)
 
@@ -452,7 +472,7 @@ class QueryFilter:
             raise ValueError(f"unknown query filter parameters: {sorted(unknown)}")
         models = {
             lang: IntentClassifier.from_dict(data)
-            for lang, data in (params.get("intent_models") or {}).items()
+            for lang, data in _by_language("intent_models", params.get("intent_models")).items()
         }
         return cls(
             language=params.get("language", "auto"),

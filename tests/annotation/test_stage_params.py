@@ -123,3 +123,42 @@ def test_after_the_start_the_fields_are_disabled_and_a_post_is_refused(client_fo
     assert "parameters can only change before the project starts" in response.content.decode()
     stage.refresh_from_db()
     assert stage.params["answers_per_question"] != 5
+
+
+@pytest.mark.parametrize(("recipe", "kind", "changes", "message"), [
+    ("newsqa", "newsqa_split", {"train": "0", "dev": "0", "test": "0"},
+     "the split shares (train 0, dev 0, test 0) add up to 0, not 1"),
+    ("newsqa", "newsqa_split", {"train": "0.9", "dev": "0.5", "test": "0.5"},
+     "add up to 1.9, not 1"),
+    ("reco", "reco_split", {"train": "0.5", "dev": "0.1", "test": "0.1"},
+     "add up to 0.7, not 1"),
+    ("reco", "reco_query_filter", {"blocklists": '{"en": "sex"}'},
+     "blocklists[&#x27;en&#x27;] must be a list of terms"),
+    ("reco", "reco_query_filter", {"yesno_threshold": "-5"},
+     "yesno_threshold must be a number above 0"),
+])
+def test_parameters_that_make_no_sense_together_are_refused_before_the_start(
+        client_for, admin_user, recipe, kind, changes, message):
+    """Refused on the form, nothing saved: a split whose shares are not the whole (it
+    failed at the start, or was scaled unasked), a blocklist given as one string (cut into
+    characters, replacing the shipped list), a threshold that makes every query yes/no."""
+    project = engine.project_create(name="p", recipe=recipe, user=admin_user)
+    stage = project.stages.get(kind=kind)
+    before = dict(stage.params)
+    response = client_for(admin_user).post(
+        reverse("annotation:project_action", args=[project.pk]), posted_form(stage, changes))
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    stage.refresh_from_db()
+    assert stage.params == before
+
+
+def test_split_shares_that_make_the_whole_are_saved(client_for, admin_user):
+    project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
+    stage = project.stages.get(kind="newsqa_split")
+    response = client_for(admin_user).post(
+        reverse("annotation:project_action", args=[project.pk]),
+        posted_form(stage, {"train": "0.8", "dev": "0.1", "test": "0.1"}))
+    assert response.status_code == 302
+    stage.refresh_from_db()
+    assert (stage.params["train"], stage.params["dev"], stage.params["test"]) == (0.8, 0.1, 0.1)

@@ -216,6 +216,24 @@ def test_custom_blocklist_replaces_default():
         QueryFilter(language="en", blocklists={"en": Blocklist("zh", ["色情"])})
 
 
+@pytest.mark.parametrize(("params", "message"), [
+    ({"blocklists": {"en": "sex"}}, r"blocklists\['en'\] must be a list of terms; got 'sex'"),
+    ({"blocklists": {"en": ["sex", 3]}}, "must be a list of terms"),
+    ({"blocklists": ["sex"]}, "blocklists must map a language"),
+    ({"yesno_features": "when"}, "yesno_features must map a language"),
+    ({"intent_models": []}, "intent_models must map a language"),
+    ({"yesno_threshold": -5}, "yesno_threshold must be a number above 0"),
+    ({"yesno_threshold": 0}, "above 0"),
+    ({"yesno_threshold": float("nan")}, "above 0"),
+    ({"yesno_threshold": float("inf")}, "above 0"),
+])
+def test_parameters_of_the_wrong_shape_are_refused_not_reinterpreted(params, message):
+    """A string of terms would become a list of its characters (and replace the shipped
+    list); a threshold at or below 0 makes every query yes/no."""
+    with pytest.raises(ValueError, match=message):
+        QueryFilter.from_params(params)
+
+
 def test_params_round_trip_through_json():
     f = QueryFilter(language="zh", yesno_threshold=0.8, all_steps=True)
     params = json.loads(json.dumps(f.params(), ensure_ascii=False))
