@@ -120,12 +120,12 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
             messages.error(request, str(exc))
             return redirect(home)
         else:
-            messages.success(request, _("Saved. Here is your next task."))
             next_assignment = engine.task_claim(worker=request.user, project=stage.project,
                                                 role=spec.role)
             if next_assignment is None:
-                messages.info(request, _("That was the last task for now."))
+                messages.success(request, _("Saved. That was the last task for now."))
                 return redirect(home)
+            messages.success(request, _("Saved. Here is your next task."))
             return redirect("annotation:task_detail", pk=next_assignment.pk)
     if assignment.status != Assignment.Status.ACTIVE:
         messages.info(request, _("This task is %(status)s.")

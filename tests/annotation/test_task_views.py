@@ -56,6 +56,24 @@ def test_next_task_opens_the_question_page_and_submits_from_the_form(
     assert submission.active_time_s == 12.0
 
 
+def test_each_saved_task_says_once_whether_another_follows(
+    client_for, newsqa_project, workers, committed
+):
+    """"Here is your next task" while there is one; after the last, only that it was the
+    last (not both)."""
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    said = []
+    while "/tasks/" in location and location != reverse("annotation:annotator_home"):
+        with committed():
+            done = client.post(location, {"question": ["Who opposed the plan?"]}, follow=True)
+        said.append([str(m) for m in done.context["messages"]])
+        location = done.redirect_chain[-1][0]
+    assert len(said) == Item.objects.filter(stage__kind="newsqa_question").count() >= 2
+    assert said[:-1] == [["Saved. Here is your next task."]] * (len(said) - 1)
+    assert said[-1] == ["Saved. That was the last task for now."]
+
+
 def test_question_check_answers_as_the_worker_types(client_for, newsqa_project, workers):
     client = client_for(workers["questioner"])
     task = engine.task_claim(worker=workers["questioner"], project=newsqa_project)

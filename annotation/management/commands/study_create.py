@@ -37,7 +37,9 @@ class Command(BaseCommand):
                 no_work_code=options["no_work_code"], name=options["name"],
                 no_work_completes=not options["no_work_incomplete"])
         except ValidationError as exc:
-            raise CommandError(f"--{exc.messages[0].replace('_', '-')}") from exc
+            # "completion_code: ..." names the option --completion-code; the rest is as said.
+            field, _, why = exc.messages[0].partition(": ")
+            raise CommandError(f"--{field.replace('_', '-')}: {why}") from exc
         external, session, study_param = studies.PARAMS[study.platform]
         self.stdout.write(f"{study} created for project {project.name!r} "
                           f"(quota: {study.quota or 'none'} per session).")
