@@ -530,23 +530,22 @@ def release_action(request: HttpRequest, pk: int) -> HttpResponse:
     from annotation import releases
     from annotation.models import Release
 
-    if request.POST.get("action") == "publish":
+    action = request.POST.get("action")
+    if action in ("publish", "rebuild"):
         release = posted_or_404(Release, request.POST.get("release"), project_id=pk)
         try:
-            releases.release_publish(release=release, actor=request.user)
+            if action == "publish":
+                releases.release_publish(release=release, actor=request.user)
+            else:
+                releases.release_rebuild(release=release, user=request.user)
         except ValidationError as exc:
             messages.error(request, exc.messages[0])
         else:
-            messages.success(request, f"Release {release.version} published.")
-        return redirect("annotation:project_detail", pk=pk)
-    if request.POST.get("action") == "rebuild":
-        release = posted_or_404(Release, request.POST.get("release"), project_id=pk)
-        try:
-            releases.release_rebuild(release=release, user=request.user)
-        except ValidationError as exc:
-            messages.error(request, exc.messages[0])
-        else:
-            messages.success(request, f"Release {release.version} is being built again.")
+            messages.success(request, f"Release {release.version} published."
+                             if action == "publish" else
+                             f"Release {release.version} is being built again.")
+        if action == "publish":
+            return redirect("annotation:project_detail", pk=pk)
         return redirect("annotation:release_detail", pk=release.pk)
     project = get_object_or_404(Project, pk=pk)
     try:
