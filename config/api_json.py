@@ -1,15 +1,18 @@
 """The API's JSON: rendered by orjson (drf-orjson-renderer), which writes a claim's ~900
 article tokens several times faster than the standard library, and sends what a value
 already holds as JSON (``json_fragment()``, an article's tokens made once per article)
-without encoding it again."""
+without encoding it again; request bodies read by orjson too, which refuses what could
+be stored but never written back; and errors the framework leaves to Django answered in
+JSON."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import orjson
+from django.core.exceptions import RequestDataTooBig
 from drf_orjson_renderer.renderers import ORJSONRenderer
-from rest_framework import renderers
+from rest_framework import exceptions, parsers, renderers, status
 from rest_framework.utils.encoders import JSONEncoder
 
 _DRF = JSONEncoder()
@@ -21,7 +24,8 @@ class JSONRenderer(ORJSONRenderer):
     DRF encodes them; U+2028 and U+2029 escaped; what it cannot encode refused), through
     orjson."""
 
-    options = ORJSONRenderer.options | orjson.OPT_PASSTHROUGH_DATETIME
+    # Non-string keys: DRF reports the errors of a list's items by their index (0, 1...).
+    options = ORJSONRenderer.options | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
 
     @staticmethod
     def default(obj: Any) -> Any:
@@ -41,3 +45,38 @@ class JSONRenderer(ORJSONRenderer):
             rendered = rendered.replace(b"\xe2\x80\xa8", b"\\u2028").replace(
                 b"\xe2\x80\xa9", b"\\u2029")
         return rendered
+
+
+class JSONParser(parsers.JSONParser):
+    """A JSON request body, read by orjson. Malformed JSON is a 400 as with DRF's parser,
+    and so is JSON that Python's parser takes but nothing can write back or store: a lone
+    surrogate (``"\\ud800"``, which no UTF-8 encoder writes, so a stored answer would
+    break every page that shows it), a number beyond a float (``1e400``), ``NaN``, and
+    nesting deeper than 1,024 (Python's parser recursed until it failed)."""
+
+    def parse(self, stream: Any, media_type: str | None = None,
+              parser_context: Any = None) -> Any:
+        body = stream.read()
+        encoding = parsers.get_encoding(parser_context or {})
+        try:
+            if encoding.lower().replace("-", "") != "utf8":
+                body = body.decode(encoding)
+            return orjson.loads(body)
+        except (orjson.JSONDecodeError, UnicodeDecodeError, LookupError) as exc:
+            raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is larger than this server accepts."
+    default_code = "too_large"
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Any:
+    """DRF's handler, and a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` as a JSON 413 (Django
+    would answer it with a page of text)."""
+    from rest_framework import views  # it reads the settings that name this module
+
+    if isinstance(exc, RequestDataTooBig):
+        exc = RequestTooLarge()
+    return views.exception_handler(exc, context)

@@ -72,3 +72,65 @@ def test_the_api_answers_with_it(client, django_user_model):
     assert response.status_code == 200 and response["Content-Type"] == "application/json"
     assert type(response.accepted_renderer) is JSONRenderer
     assert response.json()["username"] == "reader"
+
+
+def test_errors_of_a_lists_items_are_keyed_by_index_as_drf_writes_them():
+    errors = {"formats": {0: ["\"\" is not a valid choice."], 2: ["This field may not be null."]}}
+    assert JSONRenderer().render(errors) == DrfJSONRenderer().render(errors)
+
+
+@pytest.fixture
+def api(client, admin_user):
+    client.force_login(admin_user)
+    return client
+
+
+@pytest.fixture
+def annotator_api(client, annotator):
+    client.force_login(annotator)
+    return client
+
+
+def test_a_bad_item_in_a_list_is_a_400_naming_it(api):
+    from annotation import engine
+
+    project = engine.project_create(name="Lists", recipe="newsqa")
+    for formats in ([""], [None], [{}], ["squad-v1", []]):
+        response = api.post(f"/api/v1/projects/{project.pk}/releases/",
+                            {"version": "1.0.0", "formats": formats},
+                            content_type="application/json")
+        assert response.status_code == 400, (formats, response.content)
+        assert set(response.json()) == {"formats"} and response.json()["formats"]
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    (b'{"project": "\\ud800"}', "surrogate"),
+    (b'{"project": 1e400}', "infinity"),
+    (b'{"project": NaN}', "JSON parse error"),
+    (b'{"project": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "depth limit"),
+    (b"\xff\xfe{}", "JSON parse error"),
+])
+def test_json_that_could_not_be_written_back_is_a_400(annotator_api, body, says):
+    """Python's parser took these: a lone surrogate was stored, and then broke the answer
+    (and every page showing it); deep nesting recursed until a 500."""
+    response = annotator_api.post("/api/v1/tasks/next/", body,
+                                  content_type="application/json")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert says in response.json()["detail"]
+
+
+def test_a_body_in_another_declared_charset_is_read(annotator_api):
+    # The test client encodes the text in the charset the content type declares.
+    response = annotator_api.post("/api/v1/tasks/next/", '{"project": "é"}',
+                                  content_type="application/json; charset=latin-1")
+    assert response.status_code == 400
+    assert "project" in response.json()  # read, then refused by the field, not the parser
+
+
+def test_a_body_over_the_limit_is_a_json_413(annotator_api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = annotator_api.post("/api/v1/tasks/next/", {"project": "x" * 5000},
+                        content_type="application/json")
+    assert response.status_code == 413, response.content
+    assert response.json()["detail"] == "The request body is larger than this server accepts."
