@@ -6,6 +6,11 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation: projects, stages, assignments and reviews"
 
     def ready(self) -> None:
+        from django.urls import register_converter
+
+        from annotation.http import IdConverter
+
+        register_converter(IdConverter, "id")  # <id:pk> in every app's URLs
         # Registers the engine's job kinds (stage runs, lease expiry) and the invalidation
         # signals of the user and token cache (annotation.auth).
         from annotation import auth, engine, releases  # noqa: F401

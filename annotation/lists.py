@@ -16,6 +16,7 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from annotation.http import whole_number
 from annotation.models import Batch, Inspection, Project, Release
 from collector.models import Job
 
@@ -74,8 +75,8 @@ class JobFilter(django_filters.FilterSet):
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """By id, by the creator's user name, or by a word of the error."""
         match = Q(created_by__username__icontains=value) | Q(error__icontains=value)
-        if value.lstrip("#").isdigit():
-            match |= Q(pk=int(value.lstrip("#")))
+        if (number := whole_number(value.lstrip("#"))) is not None:
+            match |= Q(pk=number)
         return queryset.filter(match)
 
 
@@ -85,8 +86,8 @@ def _batch_search(queryset: QuerySet, value: str, prefix: str = "") -> QuerySet:
     match = (Q(**{f"{prefix}annotator__username__icontains": value})
              | Q(**{f"{prefix}project__name__icontains": value})
              | Q(**{f"{prefix}stage__name__icontains": value}))
-    if value.lstrip("#").isdigit():
-        match |= Q(**{f"{prefix}number": int(value.lstrip("#"))})
+    if (number := whole_number(value.lstrip("#"))) is not None:
+        match |= Q(**{f"{prefix}number": number})
     return queryset.filter(match)
 
 

@@ -5,7 +5,7 @@ from django.urls import path
 from annotation import pay_views
 
 urlpatterns = [
-    path("manage/projects/<int:pk>/pay/", pay_views.project_pay, name="project_pay"),
-    path("manage/payments/<int:pk>.csv", pay_views.payment_export_file,
+    path("manage/projects/<id:pk>/pay/", pay_views.project_pay, name="project_pay"),
+    path("manage/payments/<id:pk>.csv", pay_views.payment_export_file,
          name="payment_export_file"),
 ]

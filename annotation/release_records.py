@@ -316,7 +316,7 @@ def _int_id(value: Any, fallback: int) -> int:
     """MS MARCO and DuReader want integer ids: a numeric external id as it is, otherwise a
     stable 31-bit number from it."""
     text = str(value)
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # "²" is a digit to isdigit, not to int
         return int(text)
     return zlib.crc32(text.encode()) & 0x7FFFFFFF or fallback
 

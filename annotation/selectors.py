@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
 from annotation.eligibility import AVAILABLE_CAP
+from annotation.http import posted_id
 from annotation.models import Assignment, Item, Project, Submission
 from annotation.plots import WIDTH, hbar, line_plot, vbar
 from annotation.roles import Role, has_role
@@ -234,9 +235,9 @@ def users_with_role_names(values: list[str]) -> list[tuple[Any, Role]]:
     pairs = []
     for value in values:
         user_id, _, role = value.partition(":")
-        if not user_id.isdigit() or role not in Role.__members__.values():
+        if posted_id(user_id) is None or role not in Role.__members__.values():
             continue
-        user = User.objects.filter(pk=int(user_id), is_active=True).first()
+        user = User.objects.filter(pk=posted_id(user_id), is_active=True).first()
         if user is not None:
             pairs.append((user, Role(role)))
     return pairs

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation import engine, gold, pay, studies
-from annotation.http import posted_or_404
+from annotation.http import posted_or_404, whole_number
 from annotation.markdown import render_markdown, stage_guidelines_html
 from annotation.models import Assignment, Platform, Project, Study, StudySession
 from annotation.roles import Role, role_required
@@ -167,8 +167,8 @@ def study_action(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         if action == "create":
             quota = request.POST.get("quota", "").strip()
-            if quota and not quota.isdigit():
-                raise ValidationError(f"quota: {quota!r} is not a whole number")
+            if quota and whole_number(quota) is None:
+                raise ValidationError(f"quota: {quota[:40]!r} is not a whole number")
             study = studies.study_create(
                 project=project, platform=request.POST.get("platform", ""),
                 completion_code=request.POST.get("completion_code", "").strip(),

@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotation import engine, gold, pay, selectors, studies
 from annotation.forms import StageParamsForm
-from annotation.http import posted_or_404
+from annotation.http import posted_id, posted_or_404
 from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Project, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
@@ -37,10 +37,10 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
     if studies.session_current(worker=request.user) is not None:
         return redirect("annotation:task_next")  # marketplace workers finish there
     why = None
-    if request.GET.get("project", "").isdigit():
+    if posted_id(request.GET.get("project")) is not None:
         # Only a project they are a member of (the page names its stages).
         project = get_object_or_404(Project.objects.filter(members__user=request.user)
-                                    .distinct(), pk=request.GET["project"])
+                                    .distinct(), pk=posted_id(request.GET["project"]))
         why = {"project": project,
                "reasons": selectors.availability_why(worker=request.user, project=project)}
     return render(request, "annotation/annotator_home.html", {
@@ -590,8 +590,8 @@ def reco_filter_labels(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("annotation:reco_filter_labels", pk=project.pk)
     if request.method == "POST":
         choices = {"keep": True, "drop": False, "clear": None}
-        labels = {int(key[6:]): choices[value] for key, value in request.POST.items()
-                  if key.startswith("label-") and key[6:].isdigit() and value in choices}
+        labels = {posted_id(key[6:]): choices[value] for key, value in request.POST.items()
+                  if key.startswith("label-") and posted_id(key[6:]) and value in choices}
         changed = reco.query_labels_save(stage=stage, labels=labels, user=request.user)
         messages.success(request, f"{changed} label(s) saved.")
         return redirect("annotation:reco_filter_labels", pk=project.pk)

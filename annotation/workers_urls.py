@@ -5,10 +5,10 @@ from django.urls import path
 from annotation import workers_views
 
 urlpatterns = [
-    path("manage/projects/<int:pk>/workers/", workers_views.project_workers,
+    path("manage/projects/<id:pk>/workers/", workers_views.project_workers,
          name="project_workers"),
-    path("manage/projects/<int:pk>/workers/<int:user_id>/", workers_views.project_worker,
+    path("manage/projects/<id:pk>/workers/<id:user_id>/", workers_views.project_worker,
          name="project_worker"),
-    path("manage/projects/<int:pk>/workers/<int:user_id>/standing/",
+    path("manage/projects/<id:pk>/workers/<id:user_id>/standing/",
          workers_views.project_worker_standing, name="project_worker_standing"),
 ]

@@ -318,6 +318,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # <id:pk> (annotation.http.IdConverter): an integer up to what a bigint holds.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0,
+                                        "maximum": 2**63 - 1}},
     "ENUM_NAME_OVERRIDES": {
         "ProjectStatusEnum": "annotation.models.ProjectStatus",
         "AssignmentStatusEnum": "annotation.models.AssignmentStatus",

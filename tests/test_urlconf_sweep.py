@@ -51,7 +51,10 @@ SIGNED_IN_VIEWS: dict[str, str] = {
 
 ROLES = ("anonymous", "annotator", "checker", "admin")
 METHODS = ("get", "post", "options", "head")
-UNKNOWN = {"int": "999999", "path": "no/such/file.json"}  # other converters: a string
+# Ids (<id:pk>, annotation.http.IdConverter) and ints: a number no row has; paths: a file
+# no release holds; other converters: a string.
+UNKNOWN = {"int": "999999", "id": "999999", "path": "no/such/file.json"}
+NUMBERS = ("int", "id")
 NUL = "%00"
 
 
@@ -147,7 +150,8 @@ class Route:
 
     @property
     def has_int(self) -> bool:
-        return any(kind == "int" for part in self.parts for kind in _converters(part).values())
+        return any(kind in NUMBERS for part in self.parts
+                   for kind in _converters(part).values())
 
     def url(self, variant: str) -> str:
         return "/" + "".join(_fill(part, variant) for part in self.parts)
@@ -165,8 +169,10 @@ def _converters(part: Any) -> dict[str, str]:
 def _value(kind: str, variant: str) -> str:
     if variant == "nul":
         return NUL
-    if variant == "non_integer" and kind == "int":
+    if variant == "non_integer" and kind in NUMBERS:
         return "not-a-number"
+    if variant == "beyond_bigint" and kind in NUMBERS:
+        return str(2**63)  # it reached the database's raw statements: an overflow
     return UNKNOWN.get(kind, "no-such-thing")
 
 
@@ -202,6 +208,7 @@ def _cases() -> Iterator[Any]:
         yield pytest.param(route, "unknown", id=f"{route.route}-unknown")
         if route.has_int:
             yield pytest.param(route, "non_integer", id=f"{route.route}-non_integer")
+            yield pytest.param(route, "beyond_bigint", id=f"{route.route}-beyond_bigint")
         if route.has_values:
             yield pytest.param(route, "nul", id=f"{route.route}-nul")
 
@@ -210,7 +217,7 @@ def _cases() -> Iterator[Any]:
 
 def test_the_sweep_covers_the_whole_urlconf():
     routes = {route.route for route in ROUTES}
-    assert {"api/v1/tasks/<int:pk>/release/", "api/v1/corpora/<str:name>/documents/",
+    assert {"api/v1/tasks/<id:pk>/release/", "api/v1/corpora/<str:name>/documents/",
             "collector/corpora/<str:name>/", "api/v1/schema/", "api/v1/docs/",
             "admin/"} <= routes
     for route in ROUTES:  # each generated URL reaches the view it was made for
@@ -300,7 +307,7 @@ def test_no_server_error_for_any_role_or_method(route: Route, variant: str, role
                 problems.append(f"{where}: {response.status_code} is not JSON")
             if variant == "nul" and response.status_code != 400:
                 problems.append(f"{where}: {response.status_code}, not 400")
-            if variant == "non_integer" and response.status_code != 404:
+            if variant in ("non_integer", "beyond_bigint") and response.status_code != 404:
                 problems.append(f"{where}: {response.status_code}, not 404")
             if (variant == "unknown" and rule is not None and not rule.allows(user)
                     and not _denied(response, rule, user)):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
+from annotation.http import whole_number
 from annotation.stages import Emit, Param, StageKind, register, run_result
 
 if TYPE_CHECKING:
@@ -178,8 +179,8 @@ class RateKind(StageKind):
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         score = payload.get("score")
-        if isinstance(score, str) and score.strip().isdigit():
-            score = int(score)
+        if whole_number(score) is not None:
+            score = whole_number(score)
         if isinstance(score, bool) or not isinstance(score, int) or score not in SCORES:
             raise ValidationError(_("score: choose a score from 1 to 5 (got %(score)r)")
                                   % {"score": score})

@@ -27,6 +27,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks
 from annotation.plots import WIDTH, Plot, hbar
 from annotation.roles import Role
@@ -366,10 +367,10 @@ class CurateKind(StageKind):
             generic_blocks(rest)
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
-        selected = data.getlist("selected")
-        if not all(s.isdigit() for s in selected):
+        selected = [whole_number(s) for s in data.getlist("selected")]
+        if None in selected:
             raise ValidationError("selected: passage ranks expected")
-        return {"selected": [int(s) for s in selected],
+        return {"selected": selected,
                 "unanswerable": data.get("unanswerable") == "on",
                 "conflict": data.get("conflict") == "on",
                 "conflict_reason": data.get("conflict_reason", ""),
@@ -378,7 +379,8 @@ class CurateKind(StageKind):
     def form_values(self, item: Item, data: Any) -> dict[str, Any]:
         if not data:
             return {"selected": []}
-        return {"selected": [int(s) for s in data.getlist("selected") if s.isdigit()],
+        return {"selected": [n for s in data.getlist("selected")
+                             if (n := whole_number(s)) is not None],
                 "unanswerable": data.get("unanswerable") == "on",
                 "conflict": data.get("conflict") == "on",
                 "conflict_reason": data.get("conflict_reason", ""),
@@ -657,7 +659,7 @@ class ReviewKind(StageKind):
         extra = sorted(set(decisions) - set(flagged))
         if extra:
             raise ValidationError(f"decisions: answer {int(extra[0]) + 1} is not flagged"
-                                  if extra[0].isdigit() else
+                                  if whole_number(extra[0]) is not None else
                                   f"decisions: unknown answer {extra[0]!r}")
         for n in flagged:
             if decisions.get(n) not in ("keep", "drop"):

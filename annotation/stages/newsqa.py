@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks
 from annotation.stages import (
     Emit,
@@ -539,7 +540,8 @@ class ValidateKind(StageKind):
         choice = data.get("choice", "")
         if choice in ("all_bad", "bad_question"):
             return {choice: True}
-        return {"choice": int(choice)} if choice.isdigit() else {}
+        number = whole_number(choice)
+        return {"choice": number} if number is not None else {}
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         if payload.get("all_bad") is True:

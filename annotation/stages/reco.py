@@ -32,6 +32,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks, highlighted
 from annotation.roles import Role
 from annotation.stages import (
@@ -156,7 +157,7 @@ def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, A
     if len({v.casefold() for v in alternatives.values()}) != len(ANSWERS):
         raise ValidationError(_("alternatives: the three alternatives must differ"))
     answer = payload.get("answer")
-    if answer not in ANSWERS:
+    if not isinstance(answer, str) or answer not in ANSWERS:
         by_text = {v: k for k, v in alternatives.items()}
         if not isinstance(answer, str) or answer.strip() not in by_text:
             raise ValidationError(_("answer: mark which alternative is correct"))
@@ -203,8 +204,7 @@ def label_blocks(data: dict[str, Any], payload: dict[str, Any]) -> list[Block]:
 
 
 def _int_or_none(value: Any) -> int | None:
-    value = (value or "").strip() if isinstance(value, str) else value
-    return int(value) if isinstance(value, str) and value.isdigit() else None
+    return whole_number(value)
 
 
 # 1. Queries ----------------------------------------------------------------------------------
@@ -771,7 +771,8 @@ class _CandidatesKind(StageKind):
         choice = data.get("choice", "")
         if choice == "reject":
             return {"reject": True}
-        return {"choice": int(choice)} if choice.isdigit() else {}
+        number = whole_number(choice)
+        return {"choice": number} if number is not None else {}
 
     def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
                    ) -> float:

@@ -170,7 +170,8 @@ def candidates_build(
     for number, row in enumerate(ratings, start=1):
         n = row.get("line", number)
         qid, system = row["question_id"], row["system"]
-        if qid not in references and isinstance(qid, str) and qid.lstrip("-").isdigit():
+        if (qid not in references and isinstance(qid, str) and qid.lstrip("-").isascii()
+                and qid.lstrip("-").isdigit()):
             qid = int(qid)  # JSON lines often carry DuReader's integer ids as strings
         key = (qid, system)
         cand = by_key.get(key)

@@ -5,6 +5,8 @@ a server error, and nothing written."""
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
+from django.http import QueryDict
 from django.urls import reverse
 
 from annotation import studies
@@ -58,3 +60,34 @@ def test_a_bonus_that_is_no_amount_of_money_is_refused(newsqa_project, admin_use
     page = response.content.decode()
     assert "amount: " in page and ("not a number" in page or "at most two decimals" in page)
     assert not Bonus.objects.exists()
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/tasks/{id}/", "/tasks/{id}/", "/api/v1/projects/{id}/", "/manage/items/{id}/",
+])
+def test_an_id_in_a_path_beyond_a_bigint_is_not_found(client_for, admin_user, workers, path):
+    """The task paths went on to the database's raw statements: an overflow, a 500."""
+    user = workers["ann1"] if "tasks" in path else admin_user
+    client = client_for(user)
+    for number in (2**63, 2**64, 10**30):
+        assert client.get(path.format(id=number)).status_code == 404
+    assert client.get(path.format(id=2**63 - 1)).status_code in (403, 404)
+    submit = client_for(workers["ann1"]).post(f"/api/v1/tasks/{2**63}/submit/",
+                                             {"payload": {}}, content_type="application/json")
+    assert submit.status_code == 404
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "³"])
+def test_digits_that_are_not_ascii_are_no_numbers_on_the_task_forms(value):
+    """``str.isdigit`` takes them; ``int`` refused "²" (a 500) and read "٣" as 3."""
+    from annotation.http import whole_number
+    from annotation.stages import stage_kind
+
+    assert whole_number(value) is None
+    with pytest.raises(ValidationError, match="score: choose a score from 1 to 5"):
+        stage_kind("judgment_rate").clean_payload(None, {"score": value})
+    assert stage_kind("judgment_rate").clean_payload(None, {"score": " 4 "}) == {"score": 4}
+    assert stage_kind("newsqa_validate").payload_from_form(None, QueryDict(f"choice={value}")) \
+        == {}
+    with pytest.raises(ValidationError, match="selected: passage ranks expected"):
+        stage_kind("marco_curate").payload_from_form(None, QueryDict(f"selected={value}"))
