@@ -259,6 +259,8 @@ class ReleaseScoreApi(APIView):
                     release=release, format=data.validated_data["format"], predictions=path,
                     strict=data.validated_data["strict"])
             except MetricsInputError as exc:
-                return Response({"errors": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+                # The file as the client named it, not the server's temporary folder.
+                said = str(exc).replace(f"{folder}/", "")
+                return Response({"errors": [said]}, status=status.HTTP_400_BAD_REQUEST)
         return Response(ReleaseScoreOutputSerializer(
             {**scores, "warnings": warnings} if warnings else scores).data)

@@ -36,6 +36,9 @@ def _read_text(path: Source) -> str:
         raise MetricsInputError(f"cannot read ({exc.strerror})", source=str(path)) from None
 
 
+NESTED_TOO_DEEP = "invalid JSON: nested deeper than a predictions or reference file can be"
+
+
 def load_json(path: Source) -> Any:
     """Parse a whole JSON file; a syntax error names the line and column."""
     text = _read_text(path)
@@ -47,6 +50,8 @@ def load_json(path: Source) -> Any:
         raise MetricsInputError(
             f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path), line=exc.lineno
         ) from None
+    except RecursionError:
+        raise MetricsInputError(NESTED_TOO_DEEP, source=str(path)) from None
 
 
 def iter_jsonl(path: Source, *, skip_blank: bool = False) -> Iterator[tuple[int, Any]]:
@@ -73,6 +78,8 @@ def iter_jsonl(path: Source, *, skip_blank: bool = False) -> Iterator[tuple[int,
             raise MetricsInputError(
                 f"invalid JSON: {exc.msg} (column {exc.colno})", source=str(path), line=number
             ) from None
+        except RecursionError:
+            raise MetricsInputError(NESTED_TOO_DEEP, source=str(path), line=number) from None
         if not isinstance(obj, dict):
             raise MetricsInputError(
                 f"expected a JSON object, got {type(obj).__name__}", source=str(path), line=number

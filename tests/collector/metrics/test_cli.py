@@ -156,6 +156,16 @@ def test_squad_malformed_prediction_file(tmp_path):
     assert_one_line_error(cli("squad-v1", data, pred), "pred.json", "JSON object")
 
 
+def test_predictions_nested_too_deep_are_an_error_not_a_traceback(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    data = squad_data(tmp_path)
+    pred = write(tmp_path / "pred.json", '{"q1": ' + deep + "}")
+    assert_one_line_error(cli("squad-v1", data, pred), "pred.json", "nested deeper")
+    ref = write(tmp_path / "ref.jsonl", REF_LINE)
+    pred = write(tmp_path / "pred.jsonl", '{"question_id": 1, "answers": ' + deep + "}\n")
+    assert_one_line_error(cli("dureader", pred, ref), "pred.jsonl", "line 1", "nested deeper")
+
+
 def test_squad_unknown_and_missing_ids(tmp_path):
     data = squad_data(tmp_path)
     pred = write(tmp_path / "pred.json", '{"q1": "cat", "zz": "x"}')
