@@ -487,6 +487,9 @@ class UnagreedQuestions(models.TextChoices):
     CONSENSUS = "consensus", "Answerable when the official consensus is a span"
 
 
+SEMVER = r"\A(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z"
+
+
 class Release(models.Model):
     """A frozen, versioned snapshot of a project's consolidated data, in loadable formats.
 
@@ -501,7 +504,10 @@ class Release(models.Model):
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="releases")
     version = models.CharField(
         max_length=40,
-        validators=[RegexValidator(r"^\d+\.\d+\.\d+$", "Use a semantic version: X.Y.Z.")],
+        # \A...\Z and [0-9]: "$" also matched before a final newline, and "\d" any script's
+        # digits, so "1.0.0\n" and "１.0.0" passed beside an existing 1.0.0.
+        validators=[RegexValidator(SEMVER, "Use a semantic version: X.Y.Z, whole numbers "
+                                           "without leading zeros (e.g. 1.0.0).")],
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.BUILDING)
     formats = models.JSONField(help_text="The formats written, e.g. ['squad-v2', 'hf'].")

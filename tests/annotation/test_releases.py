@@ -192,8 +192,12 @@ def test_releases_are_immutable_and_versions_unique(finished_project, admin_user
         releases.release_build(release=release)
     with pytest.raises(ValidationError, match="does not apply"):
         releases.release_create(project=finished_project, version="1.0.1", formats=["reco"])
-    with pytest.raises(ValidationError, match="semantic version"):
-        releases.release_create(project=finished_project, version="v1", formats=["squad-v2"])
+    # "$" matched before a final newline and "\d" any script's digits: each of these passed
+    # (and read as 1.0.0 beside it), as did leading zeros.
+    for version in ("v1", "1.0.0\n", "１.0.0", "٣.0.0", "01.0.0", "1.0", "1.0.0.0", " 1.0.0"):
+        with pytest.raises(ValidationError, match="semantic version"):
+            releases.release_create(project=finished_project, version=version,
+                                    formats=["squad-v2"])
     releases.release_publish(release=release, actor=admin_user)
     release.refresh_from_db()
     assert release.status == "published"
