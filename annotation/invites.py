@@ -81,11 +81,17 @@ def _domains_clean(domains: Iterable[str]) -> list[str]:
     return cleaned
 
 
-def _positive(name: str, value: Any) -> int | None:
+MAX_USES_MOST = 2**31 - 1  # what the column holds
+EXPIRES_DAYS_MOST = 3650  # ten years: a link meant to last longer should not expire at all
+
+
+def _positive(name: str, value: Any, *, most: int) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValidationError({name: f"{value!r} is not a positive whole number"})
+    if value > most:
+        raise ValidationError({name: f"{value} is more than {most:,}"})
     return value
 
 
@@ -102,8 +108,8 @@ def invite_create(
     role = str(role).strip().lower()
     if role not in INVITE_ROLES:
         raise ValidationError({"role": f"{role!r} is not one of {', '.join(INVITE_ROLES)}"})
-    max_uses = _positive("max_uses", max_uses)
-    expires_days = _positive("expires_days", expires_days)
+    max_uses = _positive("max_uses", max_uses, most=MAX_USES_MOST)
+    expires_days = _positive("expires_days", expires_days, most=EXPIRES_DAYS_MOST)
     domains = _domains_clean(allowed_domains)
     expires_at = timezone.now() + timedelta(days=expires_days) if expires_days else None
     return Invite.objects.create(

@@ -130,6 +130,9 @@ def arrival_parse(*, study: Study, params: Mapping[str, Any]) -> Arrival:
                    _one(params, study_param, required=False))
 
 
+QUOTA_MOST = 2**31 - 1  # what the session's limit column holds
+
+
 def study_create(
     *, project: Project, platform: str, completion_code: str, quota: int | None = None,
     no_work_code: str = "", no_work_completes: bool = True, name: str = "", actor: Any = None,
@@ -145,6 +148,12 @@ def study_create(
     if quota is not None and quota < 1:
         raise ValidationError(f"quota: {quota} tasks per session; give at least 1 (or none "
                               "for no limit)")
+    if quota is not None and quota > QUOTA_MOST:
+        raise ValidationError(f"quota: {quota} tasks per session is more than {QUOTA_MOST:,}; "
+                              "give none for no limit")
+    if len(name) > Study._meta.get_field("name").max_length:
+        raise ValidationError(f"name: at most {Study._meta.get_field('name').max_length} "
+                              f"characters ({len(name)} given)")
     return Study.objects.create(
         project=project, platform=platform, token=secrets.token_urlsafe(12),
         completion_code=completion_code, no_work_code=no_work_code,

@@ -105,15 +105,19 @@ def corpus_ensure(*, name: str, language: str, split: SplitOptions | None = None
             corpus.window_tokens = split.window_tokens
         if split.window_overlap is not None:
             corpus.window_overlap = split.window_overlap
+        # Before full_clean, whose check constraint would say only its own name.
+        if corpus.window_tokens < 1:
+            raise ImportFailure(f"window_tokens: a window of {corpus.window_tokens} tokens; it "
+                                "needs at least 1", file=file)
+        if corpus.window_overlap >= corpus.window_tokens:
+            raise ImportFailure(f"window overlap ({corpus.window_overlap}) must be smaller "
+                                f"than the window ({corpus.window_tokens} tokens)", file=file)
         try:
             corpus.full_clean()
         except ValidationError as exc:
             problems = "; ".join(f"{key}: {' '.join(msgs)}"
                                  for key, msgs in exc.message_dict.items())
             raise ImportFailure(f"cannot create corpus {name!r}: {problems}", file=file) from None
-        if corpus.window_overlap >= corpus.window_tokens:
-            raise ImportFailure(f"window overlap ({corpus.window_overlap}) must be smaller "
-                                f"than the window ({corpus.window_tokens} tokens)", file=file)
         corpus.save()
         return corpus
     if corpus.language != language:

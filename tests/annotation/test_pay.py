@@ -497,7 +497,8 @@ def test_two_exports_at_once_never_pay_the_same_work_twice(monkeypatch):
                 .values_list("amount", flat=True)) == [Decimal("4.00")]
 
 
-def test_the_command_writes_the_csv_and_records_the_export(paid_project, worked, tmp_path):
+def test_the_command_writes_the_csv_and_records_the_export(paid_project, worked, tmp_path,
+                                                           workers):
     out = tmp_path / "payments.csv"
     stdout = io.StringIO()
     call_command("payments_export", "--project", "Paid NewsQA", "--out", str(out),
@@ -517,6 +518,12 @@ def test_the_command_writes_the_csv_and_records_the_export(paid_project, worked,
     assert PaymentExport.objects.filter(project=paid_project).count() == 2
     with pytest.raises(CommandError, match="no project named 'No such project'"):
         call_command("payments_export", "--project", "No such project", "--out", str(out))
+    # A file that cannot be written: said before anything is recorded (it was recorded,
+    # then the write failed with a traceback, and the next export skipped those lines).
+    pay.bonus_add(project=paid_project, worker=workers["ann2"], amount="1.00", reason="late")
+    with pytest.raises(CommandError, match="--out: cannot write /proc/x.csv"):
+        call_command("payments_export", "--project", "Paid NewsQA", "--out", "/proc/x.csv")
+    assert PaymentExport.objects.filter(project=paid_project).count() == 2
 
 
 # Pages -------------------------------------------------------------------------------------

@@ -273,6 +273,13 @@ def test_create_release_command_writes_files_and_prints_checksums(finished_proje
     with pytest.raises(CommandError, match="no project named"):
         call_command("create_release", "--project", "nope", "--version", "1.0.0",
                      "--format", "squad-v2", "--out", str(tmp_path / "x"), verbosity=0)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept")
+    with pytest.raises(CommandError, match=f"--out: {a_file} is a file, not a folder"):
+        call_command("create_release", "--project", finished_project.name, "--version",
+                     "2.0.1", "--format", "squad-v2", "--out", str(a_file), verbosity=0)
+    assert a_file.read_text() == "kept"
+    assert not Release.objects.filter(version="2.0.1").exists()
 
 
 # ReCO and MS MARCO: final records made by the stages' own record builders ----------------

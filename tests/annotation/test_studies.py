@@ -4,6 +4,7 @@ and the limits the claim enforces (per stage, per session, paused members)."""
 from __future__ import annotations
 
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -87,6 +88,13 @@ def test_study_create_prints_the_entry_path_last(study_project):
     with pytest.raises(CommandError) as refused:
         call_command("study_create", "--project", study_project.name, "--platform", "mturk",
                      "--completion-code", "has space")
+    for args, says in ((["--quota", str(10**20)], "--quota: 100000000000000000000 tasks per "
+                                                  "session is more than 2,147,483,647"),
+                       (["--name", "x" * 201], "--name: at most 200 characters (201 given)")):
+        with pytest.raises(CommandError, match=re.escape(says)):
+            call_command("study_create", "--project", study_project.name, "--platform",
+                         "prolific", "--completion-code", "C1AB2CD3", *args)
+    assert Study.objects.count() == 1
     # The option is named as typed; the message's own words are left as they are.
     assert str(refused.value).startswith("--completion-code: 'has space' is not a code")
     assert "letters, digits, '_' and '-'" in str(refused.value)

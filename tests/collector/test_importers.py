@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -239,6 +240,20 @@ def test_window_splitting_is_set_per_corpus(tmp_path):
         assert all(len(p.text.split()) <= 40 for p in passages)
         assert passages[0].start == 0 and passages[-1].end == len(document.body.rstrip())
     assert_offsets_exact(corpus)
+
+
+@pytest.mark.parametrize(("split", "says"), [
+    (SplitOptions(mode="window", window_tokens=0), "window_tokens: a window of 0 tokens"),
+    (SplitOptions(mode="window", window_tokens=10, window_overlap=10),
+     "window overlap (10) must be smaller than the window (10 tokens)"),
+])
+def test_a_window_that_cannot_cut_names_the_option(split, says):
+    """Not the database constraint's name ("collector_corpus_window_valid")."""
+    from collector.importers.errors import ImportFailure
+
+    with pytest.raises(ImportFailure, match=re.escape(says)):
+        _import(SQUAD_V1, corpus="windows", format="squad", split=split)
+    assert not Corpus.objects.filter(name="windows").exists()
 
 
 @pytest.mark.parametrize(("path", "fmt", "language"), [

@@ -47,6 +47,8 @@ class Command(BaseCommand):
         if project is None:
             raise CommandError(f"no project named {options['project']!r}")
         out = Path(options["out"]) if options["out"] else None
+        if out is not None and out.exists() and not out.is_dir():
+            raise CommandError(f"--out: {out} is a file, not a folder")
         if out is not None and out.exists() and any(out.iterdir()):
             raise CommandError(f"{out} is not empty: releases are written once")
         try:

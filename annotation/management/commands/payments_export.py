@@ -29,13 +29,22 @@ class Command(BaseCommand):
             raise CommandError(f"{out.parent} is not a directory")
         if out.is_dir():
             raise CommandError(f"{out} is a directory, not a file")
-        try:
-            export = pay.payments_export(project=project)
-        except ValidationError as exc:
-            raise CommandError(exc.messages[0]) from exc
-        # The export is recorded: should writing fail, its CSV stays downloadable from the
-        # pay page.
-        out.write_text(export.content, encoding="utf-8", newline="")
+        existed = out.exists()
+        try:  # before the export is recorded: a file that cannot be written records nothing
+            handle = out.open("w", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise CommandError(f"--out: cannot write {out} ({exc.strerror})") from exc
+        with handle:
+            try:
+                export = pay.payments_export(project=project)
+            except ValidationError as exc:
+                handle.close()
+                if not existed:
+                    out.unlink()
+                raise CommandError(exc.messages[0]) from exc
+            # The export is recorded: should writing fail now, its CSV stays downloadable
+            # from the pay page.
+            handle.write(export.content)
         rows = export.lines.count()
         self.stdout.write(f"{rows} row(s), total {export.total} {export.currency}, "
                           f"written to {out}")
