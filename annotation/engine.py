@@ -548,7 +548,7 @@ def task_submit(
         active = active_time_clean(active_time_s,
                                    held_s=(now - assignment.claimed_at).total_seconds())
         spec = item.stage.kind_spec
-        cleaned = spec.clean_payload(item, payload)
+        cleaned = spec.payload_checked(item, payload)
         submission, submissions = slots.slot_submit(
             slot=assignment, item=item, worker=worker, payload=cleaned, now=now,
             active_time_s=active,
@@ -612,7 +612,7 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
             raise TaskError(f"You cannot correct this answer: {why}.")
         held = min(timezone.now() - old.created_at, lease_duration())
         active = active_time_clean(active_time_s, held_s=held.total_seconds())
-        cleaned = item.stage.kind_spec.clean_payload(item, payload)
+        cleaned = item.stage.kind_spec.payload_checked(item, payload)
         new = Submission.objects.create(
             assignment_id=old.assignment_id, item=item, stage_id=old.stage_id, worker=worker,
             payload=cleaned, time_on_task_s=0.0, active_time_s=active,

@@ -84,7 +84,7 @@ def _cleaned_expected(spec: StageKind, item: Item, expected: Any) -> dict[str, A
     if not isinstance(expected, dict):
         raise ValidationError("a JSON object (a payload of the stage's kind) is required")
     try:
-        return spec.clean_payload(item, expected)
+        return spec.payload_checked(item, expected)
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValidationError(f"does not fit the item ({exc!r})") from exc
 
@@ -465,7 +465,7 @@ def qualification_answer(*, standing: WorkerStage, item: Item,
         if position != len(standing.training_scores):
             raise ValidationError("answer the items of your try in order")
         spec = stage.kind_spec
-        cleaned = spec.clean_payload(item, payload)
+        cleaned = spec.payload_checked(item, payload)
         score = float(spec.gold_score(item, cleaned, quality.expected_of(item)))
         number = standing.qualification_tries + 1
         answer = GoldAnswer.objects.create(standing=standing, item=item, purpose="training",

@@ -15,6 +15,8 @@ from drf_orjson_renderer.renderers import ORJSONRenderer
 from rest_framework import exceptions, parsers, renderers, status
 from rest_framework.utils.encoders import JSONEncoder
 
+from config.request_guards import nul_path
+
 _DRF = JSONEncoder()
 _DRF_RENDERER = renderers.JSONRenderer()
 
@@ -61,9 +63,15 @@ class JSONParser(parsers.JSONParser):
         try:
             if encoding.lower().replace("-", "") != "utf8":
                 body = body.decode(encoding)
-            return orjson.loads(body)
+            data = orjson.loads(body)
         except (orjson.JSONDecodeError, UnicodeDecodeError, LookupError) as exc:
             raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+        if (b"\\u0000" if isinstance(body, bytes) else "\\u0000") in body:  # then look
+            where = nul_path(data, "body")
+            if where:  # not a text: PostgreSQL's text and jsonb refuse it
+                raise exceptions.ParseError(f"JSON parse error - {where} contains a NUL "
+                                            "character (\\u0000), which no field accepts")
+        return data
 
 
 class RequestTooLarge(exceptions.APIException):

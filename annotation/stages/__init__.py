@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from django.core.exceptions import ValidationError
 
 from annotation.roles import Role
+from config.request_guards import nul_path
+
+NUL_REFUSED = "holds a NUL character (U+0000), which is not text"
 
 if TYPE_CHECKING:
     from annotation.models import Item, Stage, Submission
@@ -136,10 +139,14 @@ class StageKind:
                 f"stage {self.key}: unknown parameter(s) {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(known)) or 'none'}"
             )
-        return {
+        cleaned = {
             name: spec.clean(name, params[name]) if name in params else spec.default
             for name, spec in known.items()
         }
+        where = nul_path(cleaned)
+        if where:
+            raise ValidationError(f"stage {self.key}: the parameter at {where} {NUL_REFUSED}")
+        return cleaned
 
     def overlap(self, stage: Stage) -> int:
         """How many workers each item of ``stage`` needs."""
@@ -158,6 +165,16 @@ class StageKind:
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError(f"{self.key} takes no submissions")
+
+    def payload_checked(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        """``clean_payload``, then nothing in what would be stored that PostgreSQL's jsonb
+        refuses (a NUL character in any text): what the engine and the qualification
+        store."""
+        cleaned = self.clean_payload(item, payload)
+        where = nul_path(cleaned, "payload")
+        if where:
+            raise ValidationError(f"{where}: {NUL_REFUSED}")
+        return cleaned
 
     def form_values(self, item: Item, data: Any) -> dict[str, Any]:
         """Values to show in the form again (after a refused submission)."""

@@ -91,3 +91,37 @@ def test_digits_that_are_not_ascii_are_no_numbers_on_the_task_forms(value):
         == {}
     with pytest.raises(ValidationError, match="selected: passage ranks expected"):
         stage_kind("marco_curate").payload_from_form(None, QueryDict(f"selected={value}"))
+
+
+def test_a_nul_character_is_refused_wherever_it_would_be_stored(
+        newsqa_project, admin_user, workers, client_for, committed):
+    """PostgreSQL's text and jsonb cannot hold one: a form field, an answer's JSON, a JSON
+    body and a stage parameter each say so (400) before anything is written."""
+    from annotation import engine
+    from annotation.models import Stage, Submission
+    client = client_for(workers["questioner"])
+    task = engine.task_claim(worker=workers["questioner"], project=newsqa_project)
+    page = client.post(reverse("annotation:task_detail", args=[task.pk]),
+                       {"question": ["Who opposed\x00 the plan?"]})
+    assert page.status_code == 400 and not Submission.objects.exists()
+    with pytest.raises(ValidationError, match=r"payload\['questions'\]\[0\]: holds a NUL"):
+        engine.task_submit(assignment_id=task.pk, worker=workers["questioner"],
+                           payload={"questions": ["Who opposed\x00 the plan?"]})
+    api = client_for(workers["questioner"])
+    body = '{"payload": {"questions": ["Who opposed\\u0000 the plan?"]}}'
+    refused = api.post(f"/api/v1/tasks/{task.pk}/submit/", body,
+                       content_type="application/json")
+    assert refused.status_code == 400
+    assert "body['payload']['questions'][0] contains a NUL" in refused.json()["detail"]
+    # An escaped backslash before "u0000" is text, not a NUL: read as it is.
+    kept = api.post(f"/api/v1/tasks/{task.pk}/submit/",
+                    '{"payload": {"questions": ["Who wrote \\\\u0000?"]}}',
+                    content_type="application/json")
+    assert kept.status_code == 201, kept.content
+    assert Submission.objects.get().payload == {"questions": ["Who wrote \\u0000?"]}
+    stage = engine.project_create(name="ReCO", recipe="reco").stages.get(
+        kind="reco_query_filter")
+    with pytest.raises(ValidationError, match=r"the parameter at \['blocklists'\]\['en'\]\[0\] "
+                                              "holds a NUL character"):
+        engine.stage_params_update(stage=stage, params={"blocklists": {"en": ["sex\x00"]}})
+    assert Stage.objects.get(pk=stage.pk).params == stage.params
