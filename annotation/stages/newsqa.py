@@ -321,7 +321,13 @@ def clean_answer_payload(item: Item, payload: dict[str, Any]) -> dict[str, Any]:
             raise ValidationError(_("spans[%(n)d]: the selection holds only white space")
                                   % {"n": n})
         cleaned.append([start, end])
-    return {"spans": sorted(cleaned)}
+    cleaned.sort()
+    for before, after in zip(cleaned, cleaned[1:], strict=False):
+        if after[0] < before[1]:  # stored as sent, a validator was shown the text twice
+            raise ValidationError(_("spans: %(first)s and %(second)s overlap; select each part "
+                                    "of the answer once")
+                                  % {"first": before, "second": after})
+    return {"spans": cleaned}
 
 
 @register

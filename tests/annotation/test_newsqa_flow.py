@@ -243,9 +243,17 @@ def test_answer_spans_are_validated(newsqa_project, workers, committed):
         ({"spans": [[5, 2]]}, "outside the article"),
         ({"spans": [[0, size + 1]]}, "outside the article"),
         ({"spans": [["a", 3]]}, "expected \\[start, end\\]"),
+        # The page merges what overlaps; sent by hand they were stored, and a validator
+        # was shown the text twice.
+        ({"spans": [[0, 10], [0, 10]]}, "\\[0, 10\\] and \\[0, 10\\] overlap"),
+        ({"spans": [[5, 12], [0, 10]]}, "\\[0, 10\\] and \\[5, 12\\] overlap"),
     ]:
         with pytest.raises(ValidationError, match=message):
             engine.task_submit(assignment_id=task.pk, worker=workers["ann1"], payload=payload)
+    with committed():  # spans that touch do not overlap
+        done = engine.task_submit(assignment_id=task.pk, worker=workers["ann1"],
+                                  payload={"spans": [[5, 12], [0, 5]]})
+    assert done.payload == {"spans": [[0, 5], [5, 12]]}
 
 
 def test_emits_in_one_commit_run_their_stage_once(newsqa_project):
