@@ -192,6 +192,9 @@ class RateKind(StageKind):
     def form_values(self, item: Item, data: Any) -> dict[str, Any]:
         return {"score": data.get("score", "")}
 
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"score": str(payload.get("score", ""))}  # as the form posts it
+
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         ratings = [{"rater": str(s.worker_id), "score": s.payload["score"]}
                    for s in submissions if not s.set_aside]

@@ -386,6 +386,13 @@ class CurateKind(StageKind):
                 "conflict_reason": data.get("conflict_reason", ""),
                 "note": data.get("note", "")}
 
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"selected": list(payload.get("selected") or []),
+                "unanswerable": bool(payload.get("unanswerable")),
+                "conflict": bool(payload.get("conflict")),
+                "conflict_reason": payload.get("conflict_reason") or "",
+                "note": payload.get("note") or ""}
+
     def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
                    ) -> float:
         """F1 of the selected passages against the gold selection; "not answerable by
@@ -522,6 +529,10 @@ class DistillKind(StageKind):
             return {}
         return {"answer": data.get("answer", ""), "yesno": data.get("yesno", ""),
                 "entities": data.get("entities", "")}
+
+    def payload_form_values(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"answer": payload.get("answer") or "", "yesno": payload.get("yesno") or "",
+                "entities": "\n".join(payload.get("entities") or [])}
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         answers = [{

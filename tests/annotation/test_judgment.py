@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
+from django.http import QueryDict
 from django.urls import reverse
 
 from annotation import engine
@@ -251,3 +252,13 @@ def test_references_from_a_release_of_this_platform(draft, admin_user, settings,
     result = judgment_import(project=draft, references=release_references(release),
                              predictions=system_uploads())
     assert result["questions"] == 25
+
+
+def test_a_rating_correction_marks_the_score_given():
+    """The rating page marks the button whose value equals the form's score (as posted,
+    text); a correction opened with none marked."""
+    from annotation.stages import stage_kind
+
+    spec = stage_kind("judgment_rate")
+    shown = spec.payload_form_values(None, {"score": 3})
+    assert shown == spec.form_values(None, QueryDict("score=3")) == {"score": "3"}

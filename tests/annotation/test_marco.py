@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.http import QueryDict
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -745,3 +746,26 @@ def test_judgment_page_says_exclude_needs_an_intent_and_errors_sit_by_their_fiel
     assert 'data-testid="field-error-decision"' not in body
     refused = client.post(url, {"intent": "navigational", "decision": "keep"})
     assert 'data-testid="field-error-decision"' in refused.content.decode()
+
+
+def test_a_correction_opens_with_the_answer_filled_in(project, people, committed, client_for):
+    """Curation and distillation: the correction's form holds the worker's answer, as the
+    guide says (they opened empty)."""
+    judged(project, people, committed)
+    note = "Rank 2 repeats rank 1 <b>word for word</b>"
+    curation = submit(people["curator"], claim(people["curator"], project, "marco_curate"),
+                      {"selected": [1, 2], "note": note}, committed)
+    # One curator: the item is done at once, so only a returned batch or gold shows the form
+    # again; the values it would show, posted back, are the same answer.
+    spec = curation.stage.kind_spec
+    shown = spec.payload_form_values(curation.item, curation.payload)
+    posted = QueryDict(mutable=True)
+    posted.setlist("selected", [str(n) for n in shown["selected"]])
+    posted.update({"note": shown["note"], "conflict_reason": shown["conflict_reason"]})
+    assert spec.clean_payload(curation.item, spec.payload_from_form(curation.item, posted)) \
+        == curation.payload
+    answer = submit(people["ed1"], claim(people["ed1"], project, "marco_distill"),
+                    {"answer": GOOD[0]}, committed)
+    page = client_for(people["ed1"]).get(
+        reverse("annotation:submission_correct", args=[answer.pk])).content.decode()
+    assert f">{GOOD[0]}</textarea>" in page
