@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -131,6 +132,11 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         messages.info(request, _("This task is %(status)s.")
                       % {"status": str(assignment.get_status_display()).lower()})
         return redirect(home)
+    if assignment.lease_expires_at and assignment.lease_expires_at <= timezone.now():
+        # Its lease ran out (the periodic job has not yet put it back): a form would take
+        # work that the submit then refuses.
+        messages.info(request, _("Your time for this task ran out; take the next task."))
+        return redirect(home)
     from annotation.batches import returned_feedback
 
     returned = returned_feedback(assignment=assignment)
@@ -154,16 +160,20 @@ def _earned(worker: Any, project: Project | None = None) -> dict[str, Any]:
     return {"earned": earned, "done_today": earned["done_today"]}
 
 
-def field_errors(errors: list[str]) -> dict[str, list[str]]:
+def field_errors(errors: list[str]) -> dict[str, Any]:
     """Validation messages by the form field they name: stage kinds write them as
-    "field: what is wrong" (``spans[2]: ...`` and ``question 2: ...`` belong to ``spans``
-    and ``question``), so a template shows each next to its field."""
+    "field: what is wrong" (``spans[2]: ...`` belongs to ``spans``), so a template shows
+    each next to its field. Fields the form repeats (``question 2: ...``) go under
+    ``<field>_by_number``, by number, for the template to show next to that one."""
     import re
 
-    by_field: dict[str, list[str]] = {}
+    by_field: dict[str, Any] = {}
     for error in errors:
-        match = re.match(r"([a-z_]+)(?:\[\d+\]| \d+)?: ", error)
-        if match:
+        match = re.match(r"([a-z_]+)(?:\[\d+\]| (\d+))?: ", error)
+        if match and match.group(2):
+            by_field.setdefault(f"{match.group(1)}_by_number", {}).setdefault(
+                int(match.group(2)), []).append(error[match.end():])
+        elif match:
             by_field.setdefault(match.group(1), []).append(error[match.end():])
     return by_field
 

@@ -12,6 +12,12 @@ from annotation.stages.newsqa import ArticleTokens, token_spans_html
 register = template.Library()
 
 
+@register.filter
+def at(mapping: dict[Any, Any] | None, key: Any) -> Any:
+    """``mapping[key]``, or None: ``field_errors.question_by_number|at:n``."""
+    return (mapping or {}).get(key)
+
+
 @register.filter(is_safe=True)
 def token_spans(tokens: list[dict[str, Any]]) -> SafeString:
     """An article's tokens (``newsqa.article_tokens``) as the spans the selection script

@@ -8,7 +8,8 @@
   }
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
-    var target = document.querySelector('[data-key="' + event.key + '"]');
+    // CSS.escape: a key such as " or \ would make the selector invalid (a thrown error)
+    var target = document.querySelector('[data-key="' + CSS.escape(event.key) + '"]');
     if (!target && event.key === "n") target = document.querySelector('[data-testid="next-task"]');
     if (target) { event.preventDefault(); target.click(); }
   });

@@ -24,9 +24,14 @@
     });
   }
   function text(s) {
-    return tokens.slice(s[0], s[1] + 1).map(function (t, k, arr) {
-      return t.textContent + (k < arr.length - 1 ? " " : "");
-    }).join("").replace(/ ([,.;:!?])/g, "$1");
+    // As the article has it: a space only where its tokens have a gap between them
+    // ("Examplestan (CNN)", not "( CNN )"); a line break shows as a space.
+    var out = "";
+    for (var k = s[0]; k <= s[1]; k++) {
+      if (k > s[0] && tokens[k].dataset.s !== tokens[k - 1].dataset.e) out += " ";
+      out += tokens[k].textContent;
+    }
+    return out;
   }
   function sync() {
     spans.sort(function (a, b) { return a[0] - b[0]; });

@@ -124,7 +124,7 @@ def test_only_the_workers_own_last_answer_can_be_corrected(newsqa_project, worke
 def test_server_errors_are_shown_next_to_their_field():
     assert field_errors(["choice: pick one", "spans[2]: outside", "question 2: too easy",
                          "no field here", "decision: choose exclude"]) == {
-        "choice": ["pick one"], "spans": ["outside"], "question": ["too easy"],
+        "choice": ["pick one"], "spans": ["outside"], "question_by_number": {2: ["too easy"]},
         "decision": ["choose exclude"]}
 
 

@@ -40,10 +40,18 @@ def test_next_task_opens_the_question_page_and_submits_from_the_form(
     assert "Portvale council votes" in content or "Elm Street bridge" in content
     assert "city council of Portvale voted" not in content  # no article for questioners
     assert "Guidelines" in content and "how" in content.lower()
-    # A refused question comes back with the explanation and the text kept.
+    # A refused question comes back with the explanation and the text kept, next to it:
+    # the second question's reason under the second question (it was under the first).
     refused = client.post(response["Location"], {"question": ["Why is the sky blue today?"]})
     assert refused.status_code == 400
     assert "Why" in refused.content.decode() and "not allowed" in refused.content.decode()
+    refused = client.post(response["Location"],
+                          {"question": ["Who opposed the plan?", "Why is the sky blue today?"]})
+    page = refused.content.decode()
+    second = page.split('data-testid="question-2"', 1)[1].split('data-testid="question-3"')[0]
+    assert 'data-testid="field-error-question-2"' in second and "not allowed" in second
+    first = page.split('data-testid="question-1"', 1)[1].split('data-testid="question-2"')[0]
+    assert "field-error" not in first
     # The worker held the task 30 s, of which the page measured 12 active.
     held_since(Assignment.objects.get(worker=workers["questioner"], status="active"),
                seconds=30)
@@ -54,6 +62,25 @@ def test_next_task_opens_the_question_page_and_submits_from_the_form(
     submission = workers["questioner"].submissions.get()
     assert submission.payload == {"questions": ["Who opposed the plan?"]}
     assert submission.active_time_s == 12.0
+
+
+def test_a_task_whose_time_ran_out_does_not_open_as_workable(
+    client_for, newsqa_project, workers
+):
+    """Before the lease job puts it back, the page said nothing and took the work, which
+    the submit then refused."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    task = Assignment.objects.get(worker=workers["questioner"], status="active")
+    Assignment.objects.filter(pk=task.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1))
+    page = client.get(location, follow=True)
+    assert page.redirect_chain[0] == (reverse("annotation:annotator_home"), 302)
+    assert "Your time for this task ran out; take the next task." in page.content.decode()
 
 
 def test_each_saved_task_says_once_whether_another_follows(
