@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import eligibility, quality, slots, sql
 from annotation.batches import (
@@ -474,9 +475,9 @@ def task_release(*, assignment_id: int, worker: Any) -> None:
     with transaction.atomic():
         assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
         if assignment is None:
-            raise TaskNotFound("this task does not exist")
+            raise TaskNotFound(gettext("this task does not exist"))
         if assignment.worker_id != worker.pk:
-            raise TaskNotYours("this task is not yours")
+            raise TaskNotYours(gettext("this task is not yours"))
         if assignment.status != AS.ACTIVE:
             raise TaskError(f"this task is {assignment.status}, not active")
         transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())
@@ -533,18 +534,20 @@ def task_submit(
     with transaction.atomic():
         locked = slots.slot_for_submit(assignment_id)
         if locked is None:
-            raise TaskNotFound("this task does not exist")
+            raise TaskNotFound(gettext("this task does not exist"))
         item, assignment = locked
         if assignment.worker_id != worker.pk:
-            raise TaskNotYours("this task is not yours")
+            raise TaskNotYours(gettext("this task is not yours"))
         if assignment.status != AS.ACTIVE:
             raise TaskError(
-                "your time for this task ran out and it went back to the pool"
-                if assignment.status == AS.EXPIRED else f"this task is already {assignment.status}"
+                gettext("your time for this task ran out and it went back to the pool")
+                if assignment.status == AS.EXPIRED else
+                gettext("this task is already %(status)s")
+                % {"status": str(assignment.get_status_display()).lower()}
             )
         now = timezone.now()
         if assignment.lease_expires_at and assignment.lease_expires_at <= now:
-            raise TaskError("your time for this task ran out; take the next task")
+            raise TaskError(gettext("your time for this task ran out; take the next task"))
         active = active_time_clean(active_time_s,
                                    held_s=(now - assignment.claimed_at).total_seconds())
         spec = item.stage.kind_spec
@@ -576,17 +579,17 @@ def submission_correctable(*, submission: Submission) -> str:
     """Why the worker cannot correct ``submission`` now ("" when they can): only their
     latest answer, while its item is still open (other workers' answers still to come)."""
     if submission.superseded_by_id is not None:
-        return "this answer was corrected already"
+        return gettext("this answer was corrected already")
     if submission.set_aside:
-        return "this answer was set aside"
+        return gettext("this answer was set aside")
     item = submission.item
     if item.gold:
-        return "gold checks cannot be corrected"
+        return gettext("gold checks cannot be corrected")
     if item.status != IS.OPEN:
-        return "its item is no longer open: the answers are in"
+        return gettext("its item is no longer open: the answers are in")
     later = Submission.objects.filter(worker_id=submission.worker_id, pk__gt=submission.pk)
     if later.exists():
-        return "only your last answer can be corrected"
+        return gettext("only your last answer can be corrected")
     return ""
 
 
@@ -609,7 +612,7 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
         old.item = item
         why = submission_correctable(submission=old)
         if why:
-            raise TaskError(f"You cannot correct this answer: {why}.")
+            raise TaskError(gettext("You cannot correct this answer: %(why)s.") % {"why": why})
         held = min(timezone.now() - old.created_at, lease_duration())
         active = active_time_clean(active_time_s, held_s=held.total_seconds())
         cleaned = item.stage.kind_spec.payload_checked(item, payload)
@@ -620,7 +623,8 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
         updated = Submission.objects.filter(pk=old.pk, superseded_by__isnull=True).update(
             superseded_by=new)
         if updated != 1:
-            raise TaskError("You cannot correct this answer: it was corrected already.")
+            raise TaskError(gettext("You cannot correct this answer: %(why)s.")
+                            % {"why": gettext("this answer was corrected already")})
     return new
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 # Function words do not count towards overlap: sharing "the" or "did" with the highlights
 # is not copying them.
@@ -50,24 +52,24 @@ def check_question(
     words = _WORDS.findall(text.lower())
     overlap = highlight_overlap(text, highlights)
     if len(words) < min_words:
-        return QuestionVerdict(False, f"Write a full question of at least {min_words} words.",
-                               overlap)
+        return QuestionVerdict(False, _("Write a full question of at least %(n)d words.")
+                               % {"n": min_words}, overlap)
     if forbid_how_why:
         if words[0] == "why":
             return QuestionVerdict(
-                False, '"Why" questions are not allowed: their answers are not short.', overlap
+                False, _('"Why" questions are not allowed: their answers are not short.'), overlap
             )
         if words[0] == "how" and (len(words) < 2 or words[1] not in ALLOWED_HOW):
             return QuestionVerdict(
-                False, '"How" questions are not allowed (their answers are not short); '
-                '"how far / long / many / much" are fine.', overlap,
+                False, _('"How" questions are not allowed (their answers are not short); '
+                         '"how far / long / many / much" are fine.'), overlap,
             )
     if overlap > max_overlap:
         return QuestionVerdict(
             False,
-            f"{overlap:.0%} of your question's words come from the highlights (limit "
-            f"{max_overlap:.0%}). Ask about something the highlights do not already say, "
-            "in your own words.",
+            _("%(share)s of your question's words come from the highlights (limit "
+              "%(limit)s). Ask about something the highlights do not already say, in your "
+              "own words.") % {"share": f"{overlap:.0%}", "limit": f"{max_overlap:.0%}"},
             overlap,
         )
     return QuestionVerdict(True, "", overlap)

@@ -230,3 +230,26 @@ def test_the_checkers_rules_are_translated():
             assert violation_label(rule) == rule.label
         assert chinese != rule.label and all("\u4e00" <= c <= "\u9fff" or not c.isalpha()
                                             for c in chinese), chinese
+
+
+def test_texts_the_task_pages_take_from_the_code_follow_the_language():
+    """The question check's reasons, the judgment and rating pages' type and score labels,
+    and the engine's refusals were English on Chinese pages."""
+    from django.utils import translation
+
+    from annotation.models import Item
+    from annotation.stages import stage_kind
+    from collector.question_rules import check_question
+
+    judge = Item(data={"query": "q", "query_id": 1})
+    rate = Item(data={"question": "q", "question_type": "ENTITY", "answer": "a",
+                      "reference": {"answers": ["a"]}})
+    with translation.override("zh-hans"):
+        why = check_question("Why is the sky blue today?", [], max_overlap=0.5).reason
+        types = [o["label"] for o in stage_kind("marco_judge").context(judge)["question_types"]]
+        rating = stage_kind("judgment_rate").context(rate)
+    assert "为什么" in why
+    assert types == ["是 / 否", "实体", "描述"]
+    assert rating["type_label"] == "实体" and rating["scores"][-1]["label"] == "完全无关"
+    with translation.override("en"):
+        assert stage_kind("judgment_rate").context(rate)["type_label"] == "Entity"

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from annotation.http import whole_number
 from annotation.stages import Emit, Param, StageKind, register, run_result
@@ -39,13 +40,16 @@ if TYPE_CHECKING:
     from collector.jobs import Progress
 
 TYPES = ("YES_NO", "ENTITY", "DESCRIPTION")
-TYPE_LABELS = {"YES_NO": "Yes-no", "ENTITY": "Entity", "DESCRIPTION": "Description"}
+# In English in reports and files; the rating page shows them in the rater's language.
+TYPE_LABELS = {"YES_NO": gettext_noop("Yes-no"), "ENTITY": gettext_noop("Entity"),
+               "DESCRIPTION": gettext_noop("Description")}
 SCORES = {
-    5: "Perfectly answers the question, with little redundant information",
-    4: "Sufficiently answers it; something unvital missing, or some redundancy",
-    3: "A little insufficient (e.g. a yes-no opinion without supporting context)",
-    2: "Something vital is missing, or there is an error",
-    1: "Totally irrelevant",
+    5: gettext_noop("Perfectly answers the question, with little redundant information"),
+    4: gettext_noop("Sufficiently answers it; something unvital missing, or some redundancy"),
+    3: gettext_noop("A little insufficient (e.g. a yes-no opinion without supporting "
+                    "context)"),
+    2: gettext_noop("Something vital is missing, or there is an error"),
+    1: gettext_noop("Totally irrelevant"),
 }
 
 
@@ -171,10 +175,10 @@ class RateKind(StageKind):
         data = item.data
         return {
             "question": data["question"], "question_type": data["question_type"],
-            "type_label": TYPE_LABELS.get(data["question_type"], data["question_type"]),
+            "type_label": _(TYPE_LABELS.get(data["question_type"], data["question_type"])),
             "references": references_shown(data), "answer": data["answer"],
             "yesno_answer": data.get("yesno_answer") or "",
-            "scores": [{"value": v, "label": label} for v, label in SCORES.items()],
+            "scores": [{"value": v, "label": _(label)} for v, label in SCORES.items()],
         }
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks
@@ -45,6 +45,11 @@ if TYPE_CHECKING:
     from annotation.models import Item, Project, Stage, Submission
     from collector.jobs import Progress
 
+QUERY_TYPE_LABELS = {"DESCRIPTION": gettext_noop("Description"),
+                     "NUMERIC": gettext_noop("Numeric"), "ENTITY": gettext_noop("Entity"),
+                     "LOCATION": gettext_noop("Location"), "PERSON": gettext_noop("Person")}
+QUESTION_TYPE_LABELS = {"YES_NO": gettext_noop("Yes / no"), "ENTITY": gettext_noop("Entity"),
+                        "DESCRIPTION": gettext_noop("Description")}
 INTENTS = {
     "informational": gettext_lazy("Informational"),
     "navigational": gettext_lazy("Navigational (a site to go to)"),
@@ -179,9 +184,10 @@ class JudgeKind(StageKind):
             "query": item.data["query"], "query_id": item.data["query_id"],
             "intents": options(INTENTS.items(), "123"),
             "exclusions": options(EXCLUSIONS.items(), "adltsx"),
-            "query_types": options([(t, t.capitalize()) for t in QUERY_TYPES], "45678"),
-            "question_types": options(zip(QUESTION_TYPES, ("Yes / no", "Entity", "Description"),
-                                          strict=True), "ywh"),
+            "query_types": options([(t, _(QUERY_TYPE_LABELS[t])) for t in QUERY_TYPES],
+                                   "45678"),
+            "question_types": options([(t, _(QUESTION_TYPE_LABELS[t])) for t in QUESTION_TYPES],
+                                      "ywh"),
         }
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:

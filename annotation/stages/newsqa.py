@@ -367,9 +367,9 @@ class AnswerKind(StageKind):
 
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         if expected.get("no_answer"):
-            return "No answer in the article."
+            return _("No answer in the article.")
         if expected.get("bad_question"):
-            return "The question makes no sense."
+            return _("The question makes no sense.")
         return " … ".join(item.document.body[s:e] for s, e in expected.get("spans", []))
 
     def form_values(self, item: Item, data: Any) -> dict[str, Any]:
@@ -518,7 +518,7 @@ class ValidateKind(StageKind):
         options = []
         for n, answer in enumerate(item.data["unique_answers"]):
             if answer.get("no_answer"):
-                text = "No answer in the article"
+                text = _("No answer in the article")
             else:
                 text = " … ".join(body[s:e] for s, e in answer["spans"])
             options.append({"index": n, "text": text})
@@ -571,14 +571,14 @@ class ValidateKind(StageKind):
 
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         if expected.get("all_bad"):
-            return "All answers are very bad."
+            return _("All answers are very bad.")
         if expected.get("bad_question"):
-            return "The question doesn't make sense."
+            return _("The question doesn't make sense.")
         choice = expected.get("choice", 0)
         answer = item.data["unique_answers"][choice]
-        text = ("No answer in the article" if answer.get("no_answer") else
+        text = (_("No answer in the article") if answer.get("no_answer") else
                 " … ".join(item.document.body[s:e] for s, e in answer.get("spans", [])))
-        return f"Answer {choice + 1}: {text}"
+        return _("Answer %(n)d: %(text)s") % {"n": choice + 1, "text": text}
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         return [Emit(
