@@ -10,6 +10,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.eligibility import AVAILABLE_CAP
 from annotation.http import posted_id
@@ -59,11 +60,11 @@ class ProjectAvailability:
         return [f"{stage.name}: {stage.reason}" for stage in self.stages if stage.reason]
 
 
-_RULE_REASONS = {
-    "under_limit": "you took the most tasks of this stage one worker may take",
-    "session_left": "you finished the tasks of this session",
-    "not_paused": "you are paused on this stage",
-    "qualified": "you have not passed this stage's qualification yet",
+_RULE_REASONS = {  # shown in the worker's language (gettext where they are used)
+    "under_limit": gettext_noop("you took the most tasks of this stage one worker may take"),
+    "session_left": gettext_noop("you finished the tasks of this session"),
+    "not_paused": gettext_noop("you are paused on this stage"),
+    "qualified": gettext_noop("you have not passed this stage's qualification yet"),
 }
 
 
@@ -95,28 +96,30 @@ def worker_availability(*, worker: Any, role: Role = Role.ANNOTATOR,
         failed = [rule for rule, ok in zip(rule_names, verdicts, strict=True) if not ok]
         if project_status != Project.Status.ACTIVE:
             stage.rule = "project_active"
-            stage.reason = f"the project is {Project.Status(project_status).label.lower()}"
+            stage.reason = gettext("the project is %(status)s") % {
+                "status": str(Project.Status(project_status).label).lower()}
         elif member_status != "active":
             stage.rule = "member_active"
-            stage.reason = f"your membership of this project is {member_status}"
+            stage.reason = gettext("your membership of this project is %(status)s") % {
+                "status": gettext(member_status)}
         elif failed:
-            stage.rule, stage.reason = failed[0], _RULE_REASONS[failed[0]]
+            stage.rule, stage.reason = failed[0], gettext(_RULE_REASONS[failed[0]])
         elif takeable:
             stage.count = takeable
         elif open_work:
             stage.rule = "pool"
-            stage.reason = ("its open tasks are ones you already did or may not do"
+            stage.reason = (gettext("its open tasks are ones you already did or may not do")
                             if kind not in engine._batched_kinds()
-                            else "its open tasks are in other annotators' batches")
+                            else gettext("its open tasks are in other annotators' batches"))
         elif others:
             stage.rule = "taken"
-            stage.reason = "all its tasks are being worked on by others right now"
+            stage.reason = gettext("all its tasks are being worked on by others right now")
         elif upstream:
             stage.rule = "upstream"
-            stage.reason = "waiting for an earlier stage to send it work"
+            stage.reason = gettext("waiting for an earlier stage to send it work")
         else:
             stage.rule = "empty"
-            stage.reason = "nothing is left to do"
+            stage.reason = gettext("nothing is left to do")
         entry.stages.append(stage)
     return out
 
@@ -144,7 +147,8 @@ def availability_why(*, worker: Any, project: Project,
 
     entry = worker_availability(worker=worker, role=role, project=project).get(project.pk)
     if entry is None:
-        return [f"You are not a member of {project.name} as {role.value}."]
+        return [gettext("You are not a member of %(project)s as %(role)s.")
+                % {"project": project.name, "role": gettext(role.value)}]
     if entry.stages and entry.stages[0].rule in ("project_active", "member_active"):
         return [entry.stages[0].reason[0].upper() + entry.stages[0].reason[1:] + "."]
     reasons = []
@@ -159,16 +163,17 @@ def availability_why(*, worker: Any, project: Project,
             counts = dict(zip([name for name, _ in pool_rules()], blocked, strict=True))
             parts = []
             if counts["not_held_or_done"]:
-                parts.append(f"{counts['not_held_or_done']} you already did or hold")
+                parts.append(gettext("%(n)d you already did or hold")
+                             % {"n": counts["not_held_or_done"]})
             if counts["not_excluded"]:
                 why = list(ItemExclusion.objects.filter(
                     user=worker, item__stage_id=stage.stage_id,
                     item__assignments__status=AS.OPEN).values_list("reason", flat=True)
                     .distinct().order_by("reason"))
-                parts.append(f"{counts['not_excluded']} you may not do"
+                parts.append(gettext("%(n)d you may not do") % {"n": counts["not_excluded"]}
                              + (f" ({'; '.join(why)})" if why else ""))
-            text = (f"{stage.name}: none of its {total} open task(s) is for you: "
-                    + ", ".join(parts))
+            text = (gettext("%(stage)s: none of its %(total)d open task(s) is for you: ")
+                    % {"stage": stage.name, "total": total} + ", ".join(parts))
         elif stage.rule == "not_paused":
             standing = WorkerStage.objects.filter(
                 member__project=project, member__user=worker, stage_id=stage.stage_id,

@@ -78,7 +78,8 @@ def _text(payload: dict[str, Any], name: str, *, limit: int = 2000) -> str:
         raise ValidationError(f"{name}: text expected")
     value = value.strip()
     if len(value) > limit:
-        raise ValidationError(f"{name}: at most {limit} characters ({len(value)} given)")
+        raise ValidationError(_("%(name)s: at most %(limit)d characters (%(given)d given)")
+                              % {"name": name, "limit": limit, "given": len(value)})
     return value
 
 
