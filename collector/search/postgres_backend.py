@@ -582,7 +582,9 @@ class PostgresBackend(SearchBackend):
         hits = [IndexHit(passage_id=r[0], document_id=r[1], external_id=r[2], start=r[3],
                          end=r[4], score=float(r[5])) for r in rows if r[0] is not None]
         total = int(rows[0][6] or 0) if rows else 0
-        return IndexResults(hits=hits, total=max(total, offset + len(hits)))
+        # An estimated total is at least what this page shows to have been found; a page
+        # past the end shows nothing, and says nothing about the total.
+        return IndexResults(hits=hits, total=max(total, offset + len(hits)) if hits else total)
 
     # -- highlighting -------------------------------------------------------------
     def fragments(self, *, language: str, text: str, query: str, html: bool,

@@ -121,6 +121,9 @@ class SearchPage:
         return (self.page - 1) * self.per_page + 1
 
 
+MAX_PAGE = 100_000
+
+
 def search_page(*, corpus: Corpus, text: str, page: int = 1, per_page: int = 10) -> SearchPage:
     """One page of passage hits for a person, with matches highlighted."""
     text = text.strip()
@@ -128,14 +131,24 @@ def search_page(*, corpus: Corpus, text: str, page: int = 1, per_page: int = 10)
     if not text:
         return SearchPage(query=text, results=[], total=0, page=1, pages=0, per_page=per_page)
     backend = search_backend()
-    results = backend.search(key=index_key(corpus), language=corpus.language, text=text,
-                             limit=per_page, offset=(page - 1) * per_page)
+    page = min(page, MAX_PAGE)  # an offset no database overflows on
+
+    def hits(number: int):
+        return backend.search(key=index_key(corpus), language=corpus.language, text=text,
+                              limit=per_page, offset=(number - 1) * per_page)
+
+    results = hits(page)
     pages = math.ceil(results.total / per_page)
+    if pages and page > pages:  # past the last page (an old link, a hand-made one): the last
+        page = pages
+        results = hits(page)
+    elif not pages:
+        page = 1
     found = [
         SearchResult(passage=passage, highlighted=mark_safe(  # noqa: S308 - escaped by fragments()
             backend.fragments(language=corpus.language, text=passage.text, query=text,
                               html=True)))
         for passage in _load(results.hits)
     ]
-    return SearchPage(query=text, results=found, total=results.total, page=min(page, max(pages, 1)),
+    return SearchPage(query=text, results=found, total=results.total, page=page,
                       pages=pages, per_page=per_page)

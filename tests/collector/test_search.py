@@ -113,6 +113,15 @@ def test_search_page_highlights_matches_and_pages(squad):
     assert {r.passage.passage_id for r in first.results}.isdisjoint(
         {r.passage.passage_id for r in second.results})
     assert second.first_rank == 3
+    # Past the last page (an old link, a hand-made one): the last page, with its results
+    # (it said "page N of N" over an empty list), and a page no offset can hold.
+    last = search_page(corpus=squad, text="Warsaw city", page=first.pages, per_page=2)
+    for beyond in (first.pages + 1, 10**20):
+        shown = search_page(corpus=squad, text="Warsaw city", page=beyond, per_page=2)
+        assert shown.page == first.pages and shown.results
+        assert [r.passage.passage_id for r in shown.results] == \
+            [r.passage.passage_id for r in last.results]
+    assert search_page(corpus=squad, text="zzzqqq", page=5).page == 1
 
 
 def test_highlighting_escapes_html_and_marks_chinese():
