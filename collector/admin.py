@@ -44,8 +44,21 @@ class ImportRunAdmin(SystemWrittenAdmin):
     readonly_fields = [f.name for f in ImportRun._meta.fields]
 
 
+class ImportedAdmin(SystemWrittenAdmin):
+    """Imported text: the passages, the search index, the items' spans and the releases
+    point into it by offset, so it is shown, not changed or deleted one row at a time
+    (deleting a document left its passages in the search index). It changes by import,
+    and goes with its corpus (``CorpusAdmin``) or its import run."""
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ImportedAdmin):
     list_display = ("external_id", "corpus", "title", "source_type")
     list_filter = ("corpus", "source_type")
     search_fields = ("external_id", "title")
@@ -60,7 +73,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Passage)
-class PassageAdmin(admin.ModelAdmin):
+class PassageAdmin(ImportedAdmin):
     list_display = ("id", "document", "ordinal", "start", "end")
     raw_id_fields = ("document",)
     list_select_related = ("document",)

@@ -85,9 +85,19 @@ class ImportForm(forms.Form):
         existing = Corpus.objects.filter(name=name).first() if name else None
         if existing is not None and language and existing.language != language:
             self.add_error("language", f"Corpus {name} is in {existing.get_language_display()}.")
+        # A value left empty is the corpus's own (a new corpus: the default), as the import
+        # will take it: compared only when both were given, 5 tokens passed the preview
+        # and failed the import against the default overlap of 20.
         tokens, overlap = data.get("window_tokens"), data.get("window_overlap")
-        if tokens is not None and overlap is not None and overlap >= tokens:
-            self.add_error("window_overlap", "The overlap must be smaller than the window.")
+        settled = existing or Corpus()
+        tokens_used = settled.window_tokens if tokens is None else tokens
+        overlap_used = settled.window_overlap if overlap is None else overlap
+        if (tokens is not None or overlap is not None) and overlap_used >= tokens_used:
+            self.add_error("window_overlap" if overlap is not None else "window_tokens",
+                           f"The overlap ({overlap_used}"
+                           + (", left as it is" if overlap is None else "")
+                           + f") must be smaller than the window ({tokens_used} tokens"
+                           + (", left as it is" if tokens is None else "") + ").")
         return data
 
     @property

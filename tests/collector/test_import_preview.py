@@ -142,3 +142,28 @@ def test_a_forged_upload_reference_is_refused(client_for, admin_user):
     }).content.decode()
     assert "The uploaded file has expired: upload it again." in page
     assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize(("window", "overlap", "field", "says"), [
+    ("5", "", "window_tokens", "The overlap (20, left as it is) must be smaller than the "
+                               "window (5 tokens)."),
+    ("", "150", "window_overlap", "The overlap (150) must be smaller than the window (100 "
+                                  "tokens, left as it is)."),
+    ("10", "10", "window_overlap", "The overlap (10) must be smaller than the window (10 "
+                                   "tokens)."),
+])
+def test_window_options_are_checked_with_what_an_empty_one_leaves(db, window, overlap, field,
+                                                                  says):
+    """Compared only when both were given, a window of 5 passed the preview and failed the
+    import against the default overlap of 20."""
+    from collector.forms import ImportForm
+
+    form = ImportForm(data={"corpus": "new-one", "language": "en", "split_mode": "window",
+                            "window_tokens": window, "window_overlap": overlap,
+                            "upload": "x"})
+    assert not form.is_valid()
+    assert form.errors[field] == [says]
+    fine = ImportForm(data={"corpus": "new-one", "language": "en", "split_mode": "window",
+                            "window_tokens": "50", "window_overlap": "", "upload": "x"})
+    fine.is_valid()
+    assert "window_tokens" not in fine.errors and "window_overlap" not in fine.errors
