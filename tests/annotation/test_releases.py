@@ -209,6 +209,9 @@ def test_publishing_twice_from_the_project_page_says_it_is_published(
     """A double click, or two admins at once: the second publish is told, not a 500."""
     release = _release(finished_project, admin_user, committed, ["squad-v2"])
     client = client_for(admin_user)
+    # The page shows each file's whole SHA-256 (it showed 17 characters of 64).
+    page = client.get(reverse("annotation:release_detail", args=[release.pk])).content.decode()
+    assert all(f.sha256 in page for f in release.files.all())
     url = reverse("annotation:release_action", args=[finished_project.pk])
     first = client.post(url, {"action": "publish", "release": release.pk}, follow=True)
     assert "Release 1.0.0 published." in first.content.decode()

@@ -184,6 +184,7 @@ def test_django_admin_document_list_leaves_bodies_out(client_for, admin_user, sq
     document = Document.objects.get(external_id="Warsaw#0")
     page = client.get(reverse("admin:collector_document_change", args=[document.pk]))
     assert page.status_code == 200 and document.body[:50] in page.content.decode()
+    assert 'rel="icon" href="/static/img/favicon.svg"' in page.content.decode()
     passages = client.get(reverse("admin:collector_passage_changelist"))
     assert passages.status_code == 200
     # Shown, not changed or deleted one at a time: the index and the items point into them

@@ -80,3 +80,19 @@ def test_dashboard_plot_text_is_readable_and_inside_its_plot(draft, as_user, scr
         assert m["size"] >= 11, m  # drawn at its own size, not shrunk to 7 px
         assert m["inside"], m  # no label cut off at the plot's edge
     screenshot("dashboard-plots", of=boss)
+
+
+def test_a_name_without_spaces_breaks_instead_of_stretching_the_page(draft, as_user):
+    """A 300-character name stretched /manage/ to 2,555 px and the project pages to 3,758 px
+    in a 1,280 px window; the top bar stayed, and the cards spilled past it."""
+    from annotation.models import Project
+
+    Project.objects.filter(pk=draft.pk).update(name="<b>W</b>" + "W" * 300)
+    boss = as_user("boss")
+    boss.set_viewport_size({"width": 1280, "height": 900})
+    for path in ("/manage/", f"/manage/projects/{draft.pk}/",
+                 f"/manage/projects/{draft.pk}/members/"):
+        boss.goto(path)
+        expect(boss.get_by_text("<b>W</b>WWW", exact=False).first).to_be_visible()
+        wide = boss.evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= 1280, (path, wide)

@@ -86,9 +86,29 @@ def test_a_chinese_browser_gets_the_chinese_login_page(browser, live_server, csp
         expect(page.locator("h1")).to_have_text("登录")
         expect(page.locator("label[for=id_username]")).to_contain_text("用户名")
         assert page.locator("html").get_attribute("lang") == "zh-hans"
+        # Drawn in the served subset where the machine has no CJK font, with nothing asking
+        # for it but the page's font stack: with system-ui first, chromium drew the heading
+        # in DejaVu Sans, as boxes, and never fetched the subset.
+        page.evaluate("() => document.fonts.ready")
+        assert FONT in _drawn_with(page, "h1") or _system_cjk_fonts()
         screenshot("zh-login", of=page)
     finally:
         context.close()
+
+
+def _drawn_with(page, selector: str) -> list[str]:
+    """The font families chromium drew the element's text with (DevTools' platform fonts),
+    which a font-loaded check does not tell: a loaded font may go unused."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+        node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    finally:
+        cdp.detach()
+    return [font["familyName"] for font in fonts]
 
 
 def _system_cjk_fonts() -> list[str]:
