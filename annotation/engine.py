@@ -686,7 +686,7 @@ def member_status_set(*, member: ProjectMember, status: str, actor: Any,
             return 0
         kinds = [kind for kind, spec in stage_kinds().items()
                  if spec.role.value == locked.role]
-        note = reason or f"member {ProjectMember.Status(status).label.lower()} by an admin"
+        note = reason or f"member {status} by an admin"  # stored: the value, not a label
         return _slots_return(
             Assignment.objects.filter(stage__project_id=locked.project_id,
                                       stage__kind__in=kinds, worker_id=locked.user_id),

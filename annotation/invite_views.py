@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import engine, invites
@@ -240,10 +240,13 @@ def member_status(request: HttpRequest, pk: int) -> HttpResponse:
         return HttpResponseBadRequest(f"status: expected one of "
                                       f"{', '.join(ProjectMember.Status.values)}")
     returned = engine.member_status_set(member=member, status=status, actor=request.user)
-    label = ProjectMember.Status(status).label.lower()
-    text = f"{member.user.username} ({member.role}) is now {label}."
+    text = _("%(user)s (%(role)s) is now %(status)s.") % {
+        "user": member.user.username, "role": _(member.role),
+        "status": str(ProjectMember.Status(status).label).lower()}
     if returned:
-        text += f" {returned} live task(s) went back to the pool."
+        text += " " + ngettext("%(n)d live task went back to the pool.",
+                               "%(n)d live tasks went back to the pool.", returned) % {
+            "n": returned}
     (messages.warning if status != ProjectMember.Status.ACTIVE else messages.success)(
         request, text)
     return redirect("annotation:project_members", pk=member.project_id)

@@ -25,9 +25,9 @@ PER_PAGE = 25
 
 class ProjectFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label=_("Search"))
-    status = django_filters.ChoiceFilter(choices=Project.Status.choices,
+    status = django_filters.ChoiceFilter(choices=Project.Status.choices, label=_("Status"),
                                          empty_label=_("Any status"))
-    recipe = django_filters.ChoiceFilter(empty_label=_("Any recipe"))
+    recipe = django_filters.ChoiceFilter(label=_("Recipe"), empty_label=_("Any recipe"))
 
     class Meta:
         model = Project
@@ -46,7 +46,7 @@ class ProjectFilter(django_filters.FilterSet):
 
 class ReleaseFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label=_("Search"))
-    status = django_filters.ChoiceFilter(choices=Release.Status.choices,
+    status = django_filters.ChoiceFilter(choices=Release.Status.choices, label=_("Status"),
                                          empty_label=_("Any status"))
 
     class Meta:
@@ -59,8 +59,9 @@ class ReleaseFilter(django_filters.FilterSet):
 
 class JobFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label=_("Search"))
-    kind = django_filters.ChoiceFilter(empty_label=_("Any kind"))
-    status = django_filters.ChoiceFilter(choices=Job.Status.choices, empty_label=_("Any status"))
+    kind = django_filters.ChoiceFilter(label=_("Kind"), empty_label=_("Any kind"))
+    status = django_filters.ChoiceFilter(choices=Job.Status.choices, label=_("Status"),
+                                         empty_label=_("Any status"))
 
     class Meta:
         model = Job
@@ -108,8 +109,9 @@ class _ProjectChoiceMixin:
 
 class BatchFilter(_ProjectChoiceMixin, django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label=_("Search"))
-    project = django_filters.ChoiceFilter(empty_label=_("Any project"))
-    status = django_filters.ChoiceFilter(choices=Batch.Status.choices, empty_label=_("Any status"))
+    project = django_filters.ChoiceFilter(label=_("Project"), empty_label=_("Any project"))
+    status = django_filters.ChoiceFilter(choices=Batch.Status.choices, label=_("Status"),
+                                         empty_label=_("Any status"))
 
     class Meta:
         model = Batch

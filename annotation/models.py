@@ -94,15 +94,15 @@ class Project(models.Model):
 
 
 class MemberStatus(models.TextChoices):
-    ACTIVE = "active", "Active"
-    PAUSED = "paused", "Paused"
-    BLOCKED = "blocked", "Blocked"
+    ACTIVE = "active", pgettext_lazy("worker status", "Active")
+    PAUSED = "paused", _("Paused")
+    BLOCKED = "blocked", _("Blocked")
 
 
 class MemberSource(models.TextChoices):
-    ADMIN = "admin", "Added by an admin"
-    CSV = "csv", "CSV upload"
-    INVITE = "invite", "Invite link"
+    ADMIN = "admin", _("Added by an admin")
+    CSV = "csv", _("CSV upload")
+    INVITE = "invite", _("Invite link")
     PROLIFIC = "prolific", "Prolific"
     MTURK = "mturk", "MTurk"
 
@@ -472,10 +472,10 @@ class Inspection(models.Model):
 
 
 class ReleaseStatus(models.TextChoices):
-    BUILDING = "building", "Building"
-    READY = "ready", "Ready"
-    PUBLISHED = "published", "Published"
-    FAILED = "failed", "Failed"
+    BUILDING = "building", _("Building")
+    READY = "ready", _("Ready")
+    PUBLISHED = "published", _("Published")
+    FAILED = "failed", _("Failed")
 
 
 class UnagreedQuestions(models.TextChoices):
@@ -590,8 +590,8 @@ class ExternalAccount(models.Model):
 
 
 class StudyStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    CLOSED = "closed", "Closed"
+    OPEN = "open", _("Open")
+    CLOSED = "closed", _("Closed")
 
 
 class Study(models.Model):
@@ -627,9 +627,9 @@ class Study(models.Model):
 
 
 class SessionOutcome(models.TextChoices):
-    WORKING = "working", "Working"
-    QUOTA = "quota", "Quota done"
-    NO_WORK = "no_work", "No work left"
+    WORKING = "working", _("Working")
+    QUOTA = "quota", _("Quota done")
+    NO_WORK = "no_work", _("No work left")
 
 
 class StudySession(models.Model):
@@ -761,9 +761,9 @@ class PaymentLine(models.Model):
 
 
 class WorkerStageStatus(models.TextChoices):
-    ACTIVE = "active", "Active"
-    PAUSED = "paused", "Paused"
-    BLOCKED = "blocked", "Blocked"
+    ACTIVE = "active", pgettext_lazy("worker status", "Active")
+    PAUSED = "paused", _("Paused")
+    BLOCKED = "blocked", _("Blocked")
 
 
 class WorkerStage(models.Model):

@@ -551,9 +551,10 @@ def release_action(request: HttpRequest, pk: int) -> HttpResponse:
         except ValidationError as exc:
             messages.error(request, exc.messages[0])
         else:
-            messages.success(request, f"Release {release.version} published."
-                             if action == "publish" else
-                             f"Release {release.version} is being built again.")
+            messages.success(request, (_("Release %(version)s published.")
+                                       if action == "publish" else
+                                       _("Release %(version)s is being built again."))
+                             % {"version": release.version})
         if action == "publish":
             return redirect("annotation:project_detail", pk=pk)
         return redirect("annotation:release_detail", pk=release.pk)

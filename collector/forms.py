@@ -8,17 +8,19 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.validators import RegexValidator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from collector.importers import FORMATS, mapping_parse
 from collector.models import Corpus, Language
 from collector.services.uploads import QUERIES
 
-FORMAT_CHOICES = [("", "Detect it from the file")] + [
+FORMAT_CHOICES = [("", gettext_lazy("Detect it from the file"))] + [
     (fmt.name, fmt.label) for fmt in FORMATS.values()] + [
-    (QUERIES, "Query list (one query a line, or JSON Lines)"),
+    (QUERIES, gettext_lazy("Query list (one query a line, or JSON Lines)")),
 ]
 CORPUS_NAME = RegexValidator(r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
-                             "Use letters, digits, '.', '_' and '-'.")
+                             gettext_lazy("Use letters, digits, '.', '_' and '-'."))
 
 
 class ImportForm(forms.Form):
@@ -26,27 +28,33 @@ class ImportForm(forms.Form):
     when not chosen, first records read); the preview's form carries the stored upload as
     a signed ``upload`` token instead of the file."""
 
-    file = forms.FileField(required=False,
-                           help_text="UTF-8 text: JSON, JSONL, CSV, TSV or a .story file; "
-                                     "it may be gzipped (.gz) or alone in a .zip.")
+    file = forms.FileField(required=False, label=gettext_lazy("File"),
+                           help_text=gettext_lazy(
+                               "UTF-8 text: JSON, JSONL, CSV, TSV or a .story file; "
+                               "it may be gzipped (.gz) or alone in a .zip."))
     upload = forms.CharField(required=False, widget=forms.HiddenInput)
-    corpus = forms.CharField(max_length=100, validators=[CORPUS_NAME],
-                             help_text="An existing corpus, or the name of a new one.")
-    language = forms.ChoiceField(choices=Language.choices)
-    format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False)
+    corpus = forms.CharField(
+        max_length=100, validators=[CORPUS_NAME], label=gettext_lazy("Corpus"),
+        help_text=gettext_lazy("An existing corpus, or the name of a new one."))
+    language = forms.ChoiceField(choices=Language.choices, label=gettext_lazy("Language"))
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, required=False,
+                               label=gettext_lazy("Format"))
     mapping = forms.CharField(
-        required=False, label="Field mapping",
-        help_text="JSONL/CSV/TSV only: field=column,… (fields: id, body, title, url, "
-                  "source_type, highlights). Empty: columns named like the fields.",
+        required=False, label=gettext_lazy("Field mapping"),
+        help_text=gettext_lazy("JSONL/CSV/TSV only: field=column,… (fields: id, body, title, "
+                               "url, source_type, highlights). Empty: columns named like the "
+                               "fields."),
     )
     split_mode = forms.ChoiceField(
-        required=False, label="Passage splitting (new corpus)",
-        choices=[("", "Default (by paragraph)"), *Corpus.SplitMode.choices],
+        required=False, label=gettext_lazy("Passage splitting (new corpus)"),
+        choices=[("", gettext_lazy("Default (by paragraph)")), *Corpus.SplitMode.choices],
     )
-    window_tokens = forms.IntegerField(required=False, min_value=1, label="Window (tokens)")
-    window_overlap = forms.IntegerField(required=False, min_value=0, label="Overlap (tokens)")
+    window_tokens = forms.IntegerField(required=False, min_value=1,
+                                       label=gettext_lazy("Window (tokens)"))
+    window_overlap = forms.IntegerField(required=False, min_value=0,
+                                        label=gettext_lazy("Overlap (tokens)"))
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                                  label="Description (new corpus)")
+                                  label=gettext_lazy("Description (new corpus)"))
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
@@ -54,10 +62,11 @@ class ImportForm(forms.Form):
             return None
         limit = settings.CROWDQA_IMPORT_MAX_BYTES
         if upload.size == 0:
-            raise forms.ValidationError(f"{upload.name} is empty.")
+            raise forms.ValidationError(_("%(name)s is empty.") % {"name": upload.name})
         if upload.size > limit:
             raise forms.ValidationError(
-                f"{upload.name} is {upload.size:,} bytes, over the import limit of {limit:,}."
+                _("%(name)s is %(size)s bytes, over the import limit of %(limit)s.")
+                % {"name": upload.name, "size": f"{upload.size:,}", "limit": f"{limit:,}"}
             )
         return upload
 
@@ -70,12 +79,13 @@ class ImportForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if not data.get("file") and not data.get("upload") and "file" not in self.errors:
-            self.add_error("file", "Choose a file to import.")
+            self.add_error("file", _("Choose a file to import."))
         fmt = data.get("format")
         mapping = data.get("mapping", "").strip()
         if mapping:
             if fmt == QUERIES or (fmt in FORMATS and not FORMATS[fmt].takes_mapping):
-                self.add_error("mapping", "Only the jsonl, csv and tsv formats take a mapping.")
+                self.add_error("mapping",
+                               _("Only the jsonl, csv and tsv formats take a mapping."))
             else:
                 try:
                     mapping_parse(mapping)
@@ -84,7 +94,8 @@ class ImportForm(forms.Form):
         name, language = data.get("corpus"), data.get("language")
         existing = Corpus.objects.filter(name=name).first() if name else None
         if existing is not None and language and existing.language != language:
-            self.add_error("language", f"Corpus {name} is in {existing.get_language_display()}.")
+            self.add_error("language", _("Corpus %(name)s is in %(language)s.")
+                           % {"name": name, "language": existing.get_language_display()})
         # A value left empty is the corpus's own (a new corpus: the default), as the import
         # will take it: compared only when both were given, 5 tokens passed the preview
         # and failed the import against the default overlap of 20.
@@ -94,11 +105,23 @@ class ImportForm(forms.Form):
         overlap_used = settled.window_overlap if overlap is None else overlap
         if (tokens is not None or overlap is not None) and overlap_used >= tokens_used:
             self.add_error("window_overlap" if overlap is not None else "window_tokens",
-                           f"The overlap ({overlap_used}"
-                           + (", left as it is" if overlap is None else "")
-                           + f") must be smaller than the window ({tokens_used} tokens"
-                           + (", left as it is" if tokens is None else "") + ").")
+                           self._window_error(overlap_used, overlap is None,
+                                              tokens_used, tokens is None))
         return data
+
+    @staticmethod
+    def _window_error(overlap: int, overlap_kept: bool, tokens: int, tokens_kept: bool) -> str:
+        """The overlap is not smaller than the window; either may be the corpus's own value
+        (a field left empty), said as such."""
+        values = {"overlap": overlap, "tokens": tokens}
+        if overlap_kept:
+            return _("The overlap (%(overlap)s, left as it is) must be smaller than the "
+                     "window (%(tokens)s tokens).") % values
+        if tokens_kept:
+            return _("The overlap (%(overlap)s) must be smaller than the window "
+                     "(%(tokens)s tokens, left as it is).") % values
+        return _("The overlap (%(overlap)s) must be smaller than the window "
+                 "(%(tokens)s tokens).") % values
 
     @property
     def upload_name(self) -> str:
@@ -111,7 +134,7 @@ class ImportForm(forms.Form):
 
 class SearchForm(forms.Form):
     corpus = forms.ChoiceField(choices=())
-    q = forms.CharField(required=False, max_length=500, label="Query")
+    q = forms.CharField(required=False, max_length=500, label=gettext_lazy("Query"))
     page = forms.IntegerField(required=False, min_value=1)
 
     def __init__(self, *args: Any, corpora: list[Corpus], **kwargs: Any) -> None:

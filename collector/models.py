@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from collector.querysets import DocumentQuerySet
 
@@ -19,10 +20,10 @@ class Job(models.Model):
     """
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     token = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     kind = models.CharField(max_length=64)
@@ -74,16 +75,16 @@ class Job(models.Model):
 
 
 class Language(models.TextChoices):
-    EN = "en", "English"
-    ZH = "zh", "Chinese"
+    EN = "en", _("English")
+    ZH = "zh", _("Chinese")
 
 
 class Corpus(models.Model):
     """A named collection of documents in one language, with its own search index."""
 
     class SplitMode(models.TextChoices):
-        PARAGRAPH = "paragraph", "By paragraph"
-        WINDOW = "window", "Token windows with overlap"
+        PARAGRAPH = "paragraph", _("By paragraph")
+        WINDOW = "window", _("Token windows with overlap")
 
     name = models.CharField(
         max_length=100, unique=True,
@@ -133,8 +134,8 @@ class ImportRun(models.Model):
     """
 
     class Kind(models.TextChoices):
-        DOCUMENTS = "documents", "Documents"
-        QUERIES = "queries", "Queries"
+        DOCUMENTS = "documents", _("Documents")
+        QUERIES = "queries", _("Queries")
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="import_runs")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.DOCUMENTS)
@@ -165,12 +166,12 @@ class Document(models.Model):
     """One source text. ``body`` is large: list pages load documents with ``.listing()``."""
 
     class SourceType(models.TextChoices):
-        NEWS = "news", "News"
-        FORUM = "forum", "Forum"
-        VERTICAL = "vertical", "Vertical site"
-        ENCYCLOPEDIA = "encyclopedia", "Encyclopedia"
-        WEB = "web", "Web page"
-        OTHER = "other", "Other"
+        NEWS = "news", _("News")
+        FORUM = "forum", _("Forum")
+        VERTICAL = "vertical", _("Vertical site")
+        ENCYCLOPEDIA = "encyclopedia", _("Encyclopedia")
+        WEB = "web", _("Web page")
+        OTHER = "other", _("Other")
 
     # The unique (corpus, external_id) index serves corpus lookups: no separate index.
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents",

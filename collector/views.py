@@ -9,6 +9,7 @@ from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -121,7 +122,7 @@ def job_retry(request: HttpRequest, pk: int) -> HttpResponse:
     except JobError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Job #{job.pk} queued again.")
+        messages.success(request, _("Job #%(pk)s queued again.") % {"pk": job.pk})
     return redirect("collector:job_detail", pk=job.pk)
 
 
@@ -167,9 +168,11 @@ def corpus_visibility(request: HttpRequest, name: str) -> HttpResponse:
     corpus = get_object_or_404(Corpus, name=name)
     corpus.open_to_annotators = request.POST.get("open") == "1"
     corpus.save(update_fields=["open_to_annotators"])
-    now = ("open to annotators" if corpus.open_to_annotators
-           else "for checkers and admins only")
-    messages.success(request, f"Corpus {corpus.name} is now {now}.")
+    if corpus.open_to_annotators:
+        text = _("Corpus %(name)s is now open to annotators.")
+    else:
+        text = _("Corpus %(name)s is now for checkers and admins only.")
+    messages.success(request, text % {"name": corpus.name})
     return redirect("collector:corpus_detail", name=corpus.name)
 
 

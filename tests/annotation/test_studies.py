@@ -387,7 +387,7 @@ def test_the_admin_pauses_blocks_and_resumes_a_member_from_the_members_page(
     response = admin.post(url, {"status": "paused"}, follow=True)
     member.refresh_from_db()
     assert member.status == "paused"
-    assert "1 live task(s) went back to the pool" in response.content.decode()
+    assert "1 live task went back to the pool." in response.content.decode()
     live.refresh_from_db()
     assert live.status == "released"
     # Its slot is open again for someone else; the paused member gets nothing.
