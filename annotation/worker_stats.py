@@ -45,6 +45,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from annotation.models import (
     GoldAnswer,
@@ -473,17 +474,17 @@ def _standings(own: list[dict[str, Any]], stage_ids: set[int], stage_of: dict[in
 # Sorting and filtering -----------------------------------------------------------------
 
 SORTS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
-    "username": ("Worker", lambda r: r["username"].lower()),
-    "role": ("Role", lambda r: r["role"]),
-    "source": ("Source", lambda r: r["source"]),
-    "status": ("Status", lambda r: STATUS_RANK.get(r["status"], 0)),
-    "tasks": ("Tasks", lambda r: r["tasks"]),
-    "active_time": ("Active time", lambda r: r["active_time_s"]),
-    "median_time": ("Median per task", lambda r: r["median_time_s"]),
-    "gold": ("Gold accuracy", lambda r: r["gold_accuracy"]),
-    "competence": ("Competence", lambda r: r["competence_score"]),
-    "agreement": ("Agreement", lambda r: r["agreement"]),
-    "rejections": ("Batches returned", lambda r: r["rejections"]),
+    "username": (gettext_lazy("Worker"), lambda r: r["username"].lower()),
+    "role": (gettext_lazy("Role"), lambda r: r["role"]),
+    "source": (gettext_lazy("Source"), lambda r: r["source"]),
+    "status": (gettext_lazy("Status"), lambda r: STATUS_RANK.get(r["status"], 0)),
+    "tasks": (gettext_lazy("Tasks"), lambda r: r["tasks"]),
+    "active_time": (gettext_lazy("Active time"), lambda r: r["active_time_s"]),
+    "median_time": (gettext_lazy("Median per task"), lambda r: r["median_time_s"]),
+    "gold": (gettext_lazy("Gold accuracy"), lambda r: r["gold_accuracy"]),
+    "competence": (gettext_lazy("Competence"), lambda r: r["competence_score"]),
+    "agreement": (gettext_lazy("Agreement"), lambda r: r["agreement"]),
+    "rejections": (gettext_lazy("Batches returned"), lambda r: r["rejections"]),
 }
 
 #: Columns whose first click sorts A to Z (the others: highest first).

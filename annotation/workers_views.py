@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import engine, quality, worker_stats
@@ -45,20 +46,20 @@ class WorkersQueryForm(forms.Form):
 
     sort = forms.ChoiceField(required=False, choices=[(k, v[0]) for k, v
                                                       in worker_stats.SORTS.items()])
-    order = forms.ChoiceField(required=False, choices=[("desc", "descending"),
-                                                       ("asc", "ascending")])
-    status = forms.ChoiceField(required=False, choices=[("", "any status"),
+    order = forms.ChoiceField(required=False, choices=[("desc", gettext_lazy("descending")),
+                                                       ("asc", gettext_lazy("ascending"))])
+    status = forms.ChoiceField(required=False, choices=[("", gettext_lazy("any status")),
                                                         *MemberStatus.choices])
-    role = forms.ChoiceField(required=False, choices=[("", "any role"),
-                                                      (Role.ANNOTATOR.value, "annotator"),
-                                                      (Role.CHECKER.value, "checker")])
+    role = forms.ChoiceField(required=False, choices=[
+        ("", gettext_lazy("any role")), (Role.ANNOTATOR.value, gettext_lazy("annotator")),
+        (Role.CHECKER.value, gettext_lazy("checker"))])
     stage = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
     q = forms.CharField(required=False, max_length=150, strip=True)
     page = forms.IntegerField(required=False, min_value=1)
 
     def __init__(self, *args: Any, stages: list[Stage], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["stage"].choices = [("", "all stages"),
+        self.fields["stage"].choices = [("", gettext_lazy("all stages")),
                                         *((s.pk, f"{s.order}. {s.name}") for s in stages)]
 
     def value(self, name: str, default: Any = "") -> Any:
