@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation import eligibility, quality, slots, sql
 from annotation.batches import (
@@ -164,10 +164,11 @@ def stage_job_subject(job: Job) -> list[tuple[str, str, str]]:
 
     stage = Stage.objects.select_related("project").filter(pk=job.params.get("stage_id")).first()
     if stage is None:
-        return [("Stage", f"#{job.params.get('stage_id')} (deleted)", "")]
-    return [("Project", stage.project.name,
+        gone = gettext("#%(id)s (deleted)") % {"id": job.params.get("stage_id")}
+        return [(gettext("Stage"), gone, "")]
+    return [(gettext("Project"), stage.project.name,
              reverse("annotation:project_detail", args=[stage.project_id])),
-            ("Stage", f"{stage.order}. {stage.name} ({stage.kind_spec.label})", "")]
+            (gettext("Stage"), f"{stage.order}. {stage.name} ({stage.kind_spec.label})", "")]
 
 
 def stage_job_summary(job: Job) -> list[str]:
@@ -178,11 +179,12 @@ def stage_job_summary(job: Job) -> list[str]:
     result = dict(job.result)
     lines = []
     if result.get("received") is not None:
-        lines.append(f"Received {result.pop('received'):,}, passed on "
-                     f"{result.pop('passed', 0):,}.")
+        lines.append(gettext("Received %(received)s, passed on %(passed)s.") % {
+            "received": f"{result.pop('received'):,}", "passed": f"{result.pop('passed', 0):,}"})
     dropped = result.pop("dropped", None)
     if isinstance(dropped, dict):
-        lines += [f"Dropped {n:,}: {reason}." for reason, n in dropped.items()]
+        lines += [gettext("Dropped %(count)s: %(reason)s.") % {"count": f"{n:,}", "reason": reason}
+                  for reason, n in dropped.items()]
     elif dropped is not None:
         result["dropped"] = dropped
     lines += [f"{note[0].upper()}{note[1:]}." for note in result.pop("notes", None) or []]
@@ -190,7 +192,7 @@ def stage_job_summary(job: Job) -> list[str]:
 
 
 @job_handler("stage_run", rerun_when_lost=True, subject=stage_job_subject,
-             summary=stage_job_summary)
+             summary=stage_job_summary, label=gettext_lazy("Stage run"))
 def stage_run_job(job: Job, progress: Progress) -> dict[str, Any]:
     """Run an automatic stage over its pending items (idempotent; safe to re-deliver)."""
     stage = Stage.objects.select_related("project").filter(pk=job.params["stage_id"]).first()
@@ -470,6 +472,15 @@ def _claim_open_slot(worker: Any, stages: list[QueueStage],
     return None
 
 
+def _not_active(assignment: Assignment) -> TaskError:
+    """Why a task its worker no longer holds cannot be submitted or given back, in the
+    worker's language."""
+    if assignment.status == AS.EXPIRED:
+        return TaskError(gettext("your time for this task ran out and it went back to the pool"))
+    return TaskError(gettext("this task is already %(status)s")
+                     % {"status": str(assignment.get_status_display()).lower()})
+
+
 def task_release(*, assignment_id: int, worker: Any) -> None:
     """The worker cannot do this task: the slot goes back to the pool."""
     with transaction.atomic():
@@ -479,7 +490,7 @@ def task_release(*, assignment_id: int, worker: Any) -> None:
         if assignment.worker_id != worker.pk:
             raise TaskNotYours(gettext("this task is not yours"))
         if assignment.status != AS.ACTIVE:
-            raise TaskError(f"this task is {assignment.status}, not active")
+            raise _not_active(assignment)
         transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())
         _slot_replace(assignment)
         _count_return(assignment)
@@ -539,12 +550,7 @@ def task_submit(
         if assignment.worker_id != worker.pk:
             raise TaskNotYours(gettext("this task is not yours"))
         if assignment.status != AS.ACTIVE:
-            raise TaskError(
-                gettext("your time for this task ran out and it went back to the pool")
-                if assignment.status == AS.EXPIRED else
-                gettext("this task is already %(status)s")
-                % {"status": str(assignment.get_status_display()).lower()}
-            )
+            raise _not_active(assignment)
         now = timezone.now()
         if assignment.lease_expires_at and assignment.lease_expires_at <= now:
             raise TaskError(gettext("your time for this task ran out; take the next task"))

@@ -68,10 +68,11 @@ class JobFilter(django_filters.FilterSet):
         fields = ("q", "kind", "status")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from collector.jobs import job_kinds
+        from collector.jobs import job_kind_label, job_kinds
 
         super().__init__(*args, **kwargs)
-        self.filters["kind"].extra["choices"] = [(kind, kind) for kind in job_kinds()]
+        self.filters["kind"].extra["choices"] = [(kind, job_kind_label(kind))
+                                                 for kind in job_kinds()]
 
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """By id, by the creator's user name, or by a word of the error."""

@@ -29,6 +29,7 @@ from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation import release_records as rr
 from annotation.models import Inspection, Item, Project, Release, ReleaseFile, Submission
@@ -254,18 +255,21 @@ def release_job_subject(job: Job) -> list[tuple[str, str, str]]:
     release = Release.objects.select_related("project").filter(
         pk=job.params.get("release_id")).first()
     if release is None:
-        return [("Release", f"#{job.params.get('release_id')} (deleted)", "")]
-    return [("Project", release.project.name,
+        gone = gettext("#%(id)s (deleted)") % {"id": job.params.get("release_id")}
+        return [(gettext("Release"), gone, "")]
+    return [(gettext("Project"), release.project.name,
              reverse("annotation:project_detail", args=[release.project_id])),
-            ("Release", release.version, reverse("annotation:release_detail",
-                                                 args=[release.pk]))]
+            (gettext("Release"), release.version, reverse("annotation:release_detail",
+                                                    args=[release.pk]))]
 
 
 def release_job_summary(job: Job) -> list[str]:
     r = job.result
     splits = ", ".join(f"{split} {n:,}" for split, n in r.get("splits", {}).items())
-    return [f"{r['files']} files written with {r['records']:,} records"
-            + (f" ({splits})." if splits else ".")]
+    words = {"files": r["files"], "records": f"{r['records']:,}", "splits": splits}
+    if splits:
+        return [gettext("%(files)s files written with %(records)s records (%(splits)s).") % words]
+    return [gettext("%(files)s files written with %(records)s records.") % words]
 
 
 def release_rebuild(*, release: Release, user: Any = None) -> Release:
@@ -293,7 +297,7 @@ def release_rebuild(*, release: Release, user: Any = None) -> Release:
 
 @job_handler("release_build", rerun_when_lost=True, on_failed=release_job_failed,
              on_retry=release_job_retry, subject=release_job_subject,
-             summary=release_job_summary)
+             summary=release_job_summary, label=gettext_lazy("Release build"))
 def release_build_job(job: Job, progress: Progress) -> dict[str, Any]:
     release = Release.objects.select_related("project", "project__corpus").filter(
         pk=job.params["release_id"]).first()
@@ -324,7 +328,7 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
     total = rr.final_items(project).count()
     steps = len(release.formats) + 1
     if progress:
-        progress.start(total=total * steps, message="writing the release")
+        progress.start(total=total * steps, message=gettext_lazy("writing the release"))
     base = 0
 
     def tick(message: str) -> Callable[[int], None]:
@@ -383,7 +387,7 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
         transition(release, Release.Status.READY, split_counts=splits, datasheet=datasheet,
                    finished_at=timezone.now())
     if progress:
-        progress.set(total * steps, message="done")
+        progress.set(total * steps, message=gettext_lazy("done"))
     return {"files": len(entries), "records": total, "splits": splits, "timings": timings}
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from collector.importers import ImportFailure
 from collector.jobs import JobError, Progress, job_handler
@@ -50,33 +52,39 @@ def corpus_subject(job: Job) -> list[tuple[str, str, str]]:
     link = (reverse("collector:corpus_detail", args=[name])
             if Corpus.objects.filter(name=name).exists() else "")
     source = job.params.get("filename")
-    return [("Corpus", name, link), *([("File", source, "")] if source else [])]
+    return [(_("Corpus"), name, link), *([(_("File"), source, "")] if source else [])]
 
 
 def import_summary(job: Job) -> list[str]:
     r = job.result
     if "queries_created" in r:
-        return [f"{r['queries_created']:,} queries imported into {r['corpus']} "
-                f"({r['queries_skipped']:,} skipped: already present)."]
-    lines = [f"{r.get('documents_created', 0):,} documents imported into {r['corpus']} "
-             f"({r.get('documents_skipped', 0):,} skipped: already present), "
-             f"{r.get('passages_created', 0):,} passages, "
-             f"{r.get('questions_created', 0):,} questions "
-             f"({r.get('questions_skipped', 0):,} skipped)."]
+        return [_("%(created)s queries imported into %(corpus)s (%(skipped)s skipped: already "
+                  "present).") % {"created": f"{r['queries_created']:,}", "corpus": r["corpus"],
+                                  "skipped": f"{r['queries_skipped']:,}"}]
+    lines = [_("%(documents)s documents imported into %(corpus)s (%(skipped)s skipped: already "
+               "present), %(passages)s passages, %(questions)s questions (%(questions_skipped)s "
+               "skipped).") % {
+        "documents": f"{r.get('documents_created', 0):,}", "corpus": r["corpus"],
+        "skipped": f"{r.get('documents_skipped', 0):,}",
+        "passages": f"{r.get('passages_created', 0):,}",
+        "questions": f"{r.get('questions_created', 0):,}",
+        "questions_skipped": f"{r.get('questions_skipped', 0):,}"}]
     if r.get("passages_indexed") is not None:
-        lines.append(f"{r['passages_indexed']:,} passages added to the search index.")
+        lines.append(ngettext("%(count)s passage added to the search index.",
+                              "%(count)s passages added to the search index.",
+                              r["passages_indexed"]) % {"count": f"{r['passages_indexed']:,}"})
     if not r.get("run"):
-        lines.append("Nothing new: every record was in the corpus already.")
+        lines.append(_("Nothing new: every record was in the corpus already."))
     return lines
 
 
 def index_summary(job: Job) -> list[str]:
-    return [f"Search index of {job.result['corpus']} rebuilt: "
-            f"{job.result['passages_indexed']:,} passages indexed."]
+    return [_("Search index of %(corpus)s rebuilt: %(count)s passages indexed.") % {
+        "corpus": job.result["corpus"], "count": f"{job.result['passages_indexed']:,}"}]
 
 
 @job_handler("corpus_import", queue="index", rerun_when_lost=True, subject=corpus_subject,
-             summary=import_summary)
+             summary=import_summary, label=gettext_lazy("Corpus import"))
 def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
     try:
@@ -110,7 +118,7 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
 
 
 @job_handler("queries_import", rerun_when_lost=True, subject=corpus_subject,
-             summary=import_summary)
+             summary=import_summary, label=gettext_lazy("Queries import"))
 def queries_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
     try:
@@ -128,7 +136,7 @@ def queries_import_job(job: Job, progress: Progress) -> dict[str, Any]:
 
 
 @job_handler("index_rebuild", queue="index", rerun_when_lost=True, subject=corpus_subject,
-             summary=index_summary)
+             summary=index_summary, label=gettext_lazy("Index rebuild"))
 def index_rebuild_job(job: Job, progress: Progress) -> dict[str, Any]:
     corpus = Corpus.objects.filter(name=job.params["corpus"]).first()
     if corpus is None:

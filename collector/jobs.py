@@ -38,6 +38,8 @@ from django.core.cache import cache
 from django.db import OperationalError, close_old_connections, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from collector.models import Job
 
@@ -66,6 +68,7 @@ class JobKind:
     on_retry: Callable[[Job], None] | None = None
     subject: Callable[[Job], list[tuple[str, str, str]]] | None = None
     summary: Callable[[Job], list[str]] | None = None
+    label: Any = None  # the kind's name for people (a lazy translation)
 
 
 _KINDS: dict[str, JobKind] = {}
@@ -86,18 +89,20 @@ def job_handler(
     on_retry: Callable[[Job], None] | None = None,
     subject: Callable[[Job], list[tuple[str, str, str]]] | None = None,
     summary: Callable[[Job], list[str]] | None = None,
+    label: Any = None,
 ) -> Callable[[JobHandler], JobHandler]:
     """Register ``handler`` as the code that runs jobs of ``kind``.
 
     Jobs that write the search index use ``queue="index"``: that queue is consumed by a
     single worker process with concurrency 1, so each index has one writer at a time.
     ``rerun_when_lost=True`` declares the handler idempotent: a run cut short by a dead
-    worker is simply run again from the start.
+    worker is simply run again from the start. ``label`` names the kind on its pages
+    (``gettext_lazy``); without one the kind's key is shown in words.
     """
 
     def register(handler: JobHandler) -> JobHandler:
         _KINDS[kind] = JobKind(kind, handler, queue, rerun_when_lost, on_failed, on_retry,
-                               subject, summary)
+                               subject, summary, label)
         return handler
 
     return register
@@ -109,6 +114,14 @@ def job_kinds() -> list[str]:
 
 def job_kind(kind: str) -> JobKind | None:
     return _KINDS.get(kind)
+
+
+def job_kind_label(kind: str) -> str:
+    """The name of a job kind in the interface language ("Corpus import")."""
+    registered = _KINDS.get(kind)
+    if registered is not None and registered.label is not None:
+        return str(registered.label)
+    return _words(kind)
 
 
 def heartbeat_interval() -> float:
@@ -185,7 +198,8 @@ def job_progress(job: Job) -> dict[str, Any]:
         live = cache.get(progress_key(job)) or {}
         done = live.get("done", job.progress_done)
         total = live.get("total", job.progress_total)
-        message = live.get("message", "")
+        # A lazy translation (``collector.progress.said``) is put in the reader's language.
+        message = str(live.get("message", ""))
     percent = None
     if total:
         percent = min(100, round(100 * done / total))
@@ -505,26 +519,31 @@ def job_describe(job: Job) -> dict[str, Any]:
         except Exception:
             logger.exception("summary of job %s", job.pk)
             summary = result_in_words(job.result)
+    if kind is not None and kind.rerun_when_lost and job.attempts:
+        runs = _("run %(run)s of at most %(most)s") % {"run": job.attempts,
+                                                       "most": max_attempts()}
+    elif job.attempts:
+        runs = _("run %(run)s") % {"run": job.attempts}
+    else:
+        runs = _("not started yet")
     return {
-        "title": f"{_words(job.kind)} #{job.pk}",
+        "title": f"{job_kind_label(job.kind)} #{job.pk}",
         "subject": [{"label": label, "text": text, "link": link}
                     for label, text, link in subject],
         "summary": summary,
         "lost": job.status == Job.Status.FAILED and job.error.startswith(WORKER_LOST),
         "retryable": job.status == Job.Status.FAILED and kind is not None,
-        "runs": (f"run {job.attempts} of at most {max_attempts()}"
-                 if kind is not None and kind.rerun_when_lost and job.attempts
-                 else (f"run {job.attempts}" if job.attempts else "not started yet")),
+        "runs": runs,
         "history": job.history,
     }
 
 
-@job_handler("selfcheck", rerun_when_lost=True)
+@job_handler("selfcheck", rerun_when_lost=True, label=gettext_lazy("Self-check"))
 def selfcheck_job(job: Job, progress: Progress) -> dict[str, Any]:
     """A tiny job that proves the worker reaches the database: counts users."""
     from django.contrib.auth import get_user_model
 
-    progress.start(total=1, message="counting users")
+    progress.start(total=1, message=gettext_lazy("counting users"))
     users = get_user_model().objects.count()
     progress.advance()
     import socket

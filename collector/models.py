@@ -73,6 +73,13 @@ class Job(models.Model):
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
 
+    @property
+    def kind_label(self) -> str:
+        """The job's kind as its pages name it, in the interface language."""
+        from collector.jobs import job_kind_label
+
+        return job_kind_label(self.kind)
+
 
 class Language(models.TextChoices):
     EN = "en", _("English")

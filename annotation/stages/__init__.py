@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy
 
 from annotation.roles import Role
 from config.request_guards import nul_path
@@ -324,7 +325,7 @@ class CorpusQueriesKind(StageKind):
             limit = stage.params["max_queries"]
             dropped[f"beyond max_queries ({limit})"] = max(received - limit, 0)
             rows = rows[:limit]
-        progress.start(total=len(rows), message="taking queries")
+        progress.start(total=len(rows), message=gettext_lazy("taking queries"))
         taken = 0
         with transaction.atomic():
             for row in rows:

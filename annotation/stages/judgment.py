@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.http import whole_number
 from annotation.stages import Emit, Param, StageKind, register, run_result
@@ -91,7 +91,7 @@ class SampleKind(StageKind):
             # Locked: a second run of the stage (a re-delivered job) waits, then finds
             # nothing pending.
             pending = list(items_pending(stage).select_for_update())
-            progress.start(total=len(pending), message="sampling questions")
+            progress.start(total=len(pending), message=gettext_lazy("sampling questions"))
             wanted = {"YES_NO": stage.params["yes_no"], "ENTITY": stage.params["entity"],
                       "DESCRIPTION": stage.params["description"]}
             rng = random.Random(stage.params["seed"])  # noqa: S311 (a sample, not a secret)

@@ -7,6 +7,8 @@ import io
 from typing import Any
 
 from django.db import transaction
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Item, Project, Stage
 from annotation.plots import Plot, hbar, line_plot
@@ -53,7 +55,8 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
         "judgment_sample", "judgment_rate"), status__in=(Item.Status.OPEN,
                                                          Item.Status.PENDING)).count()
     if unrated:
-        progress.start(total=None, message=f"waiting: {unrated} item(s) not rated yet")
+        progress.start(total=None, message=format_lazy(
+            gettext_lazy("waiting: {count} item(s) not rated yet"), count=unrated))
         return run_result(received=0, passed=0, waiting=unrated,
                           notes=[f"waiting: {unrated} item(s) not rated yet"])
     items = list(Item.objects.filter(stage=stage, status__in=(
@@ -66,7 +69,7 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
     steps = ["metrics per candidate", "rater agreement",
              "single-question correlations and bootstrap", "overall-level correlations",
              "bonus weight sweeps"]
-    progress.start(total=len(steps) + 1, message="reading the ratings")
+    progress.start(total=len(steps) + 1, message=gettext_lazy("reading the ratings"))
 
     def step(message: str) -> None:
         progress.set(steps.index(message) if message in steps else 0, message=message)
@@ -76,7 +79,7 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
     report = judgment_study(refs, preds, ratings, alpha=params["alpha"], beta=params["beta"],
                             gamma=params["gamma"], resamples=params["resamples"],
                             sample=params["sample"], seed=params["seed"], progress=step)
-    progress.set(len(steps), message="saving the report")
+    progress.set(len(steps), message=gettext_lazy("saving the report"))
     values = {(str(c["question_id"]), c["system"]): c for c in report["candidates"]}
     with transaction.atomic():
         saved = JudgmentReport.objects.create(
@@ -88,7 +91,7 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
             if locked is not None:
                 item_finish(item=locked, emits=[], result=values[
                     (str(item.data["question_id"]), item.data["system"])])
-    progress.set(len(steps) + 1, message="done")
+    progress.set(len(steps) + 1, message=gettext_lazy("done"))
     return run_result(
         received=len(waiting), passed=len(waiting), report=saved.pk, candidates=len(items),
         new=len(waiting),

@@ -13,6 +13,7 @@ import orjson
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks
@@ -158,7 +159,7 @@ class ArticlesKind(StageKind):
                 dropped[f"beyond max_articles ({stage.params['max_articles']})"] = beyond
             docs = docs[: stage.params["max_articles"]]
         rows = list(docs.values_list("id", "external_id"))
-        progress.start(total=len(rows), message="taking articles")
+        progress.start(total=len(rows), message=gettext_lazy("taking articles"))
         taken = 0
         # One transaction: the split stage then sees every article at once, so its 90/5/5
         # cut is over the whole set.

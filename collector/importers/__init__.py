@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from collector.importers.dureader import read_dureader
 from collector.importers.errors import ImportFailure
 from collector.importers.generic import mapping_parse, read_csv, read_jsonl, read_tsv
@@ -39,7 +41,7 @@ Reader = Callable[..., Iterator[ImportUnit]]
 @dataclass(frozen=True, slots=True)
 class Format:
     name: str
-    label: str
+    label: Any  # a lazy translation: the import form shows it in the reader's language
     reader: Reader
     takes_mapping: bool = False
     folder_suffix: str | None = None
@@ -48,17 +50,17 @@ class Format:
 FORMATS: dict[str, Format] = {
     fmt.name: fmt
     for fmt in (
-        Format("jsonl", "JSON Lines (with a field mapping)", read_jsonl, takes_mapping=True),
-        Format("csv", "CSV with a header (with a field mapping)", read_csv, takes_mapping=True),
-        Format("tsv", "TSV (with a field mapping)", read_tsv, takes_mapping=True),
-        Format("squad", "SQuAD v1.1 / v2.0 JSON", read_squad),
-        Format("newsqa-json", "NewsQA combined JSON", read_newsqa_json),
-        Format("newsqa-csv", "NewsQA combined CSV", read_newsqa_csv),
-        Format("story", "CNN .story file or folder of them", read_story,
+        Format("jsonl", _("JSON Lines (with a field mapping)"), read_jsonl, takes_mapping=True),
+        Format("csv", _("CSV with a header (with a field mapping)"), read_csv, takes_mapping=True),
+        Format("tsv", _("TSV (with a field mapping)"), read_tsv, takes_mapping=True),
+        Format("squad", _("SQuAD v1.1 / v2.0 JSON"), read_squad),
+        Format("newsqa-json", _("NewsQA combined JSON"), read_newsqa_json),
+        Format("newsqa-csv", _("NewsQA combined CSV"), read_newsqa_csv),
+        Format("story", _("CNN .story file or folder of them"), read_story,
                folder_suffix=".story"),
-        Format("msmarco", "MS MARCO v2.1 (JSONL or column-oriented JSON)", read_msmarco),
-        Format("dureader", "DuReader JSONL", read_dureader),
-        Format("reco", "ReCO JSON (or JSONL)", read_reco),
+        Format("msmarco", _("MS MARCO v2.1 (JSONL or column-oriented JSON)"), read_msmarco),
+        Format("dureader", _("DuReader JSONL"), read_dureader),
+        Format("reco", _("ReCO JSON (or JSONL)"), read_reco),
     )
 }
 

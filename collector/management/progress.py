@@ -25,14 +25,15 @@ class TerminalProgress:
             {"unit": "B", "unit_scale": True, "unit_divisor": 1024} if in_bytes
             else {"unit": " passages", "unit_scale": True}
         )
-        self.bar = tqdm(total=total, desc=message, file=self.stream, disable=not self.enabled,
+        self.bar = tqdm(total=total, desc=str(message), file=self.stream,
+                        disable=not self.enabled,
                         dynamic_ncols=True, leave=True, **options)
 
     def advance(self, n: int = 1, *, message: str | None = None) -> None:
         if self.bar is not None:
             self.bar.update(n)
             if message:
-                self.bar.set_postfix_str(message, refresh=False)
+                self.bar.set_postfix_str(str(message), refresh=False)
 
     def set(self, done: int, *, total: int | None = None, message: str | None = None) -> None:
         if self.bar is None:
@@ -41,7 +42,7 @@ class TerminalProgress:
             self.bar.total = total
         self.bar.update(done - self.bar.n)
         if message:
-            self.bar.set_postfix_str(message, refresh=False)
+            self.bar.set_postfix_str(str(message), refresh=False)
 
     def close(self) -> None:
         if self.bar is not None:

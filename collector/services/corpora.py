@@ -10,6 +10,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
 
 from collector.importers import (
     ByteCounter,
@@ -202,7 +204,8 @@ def corpus_import(*, path: Path, corpus: str, language: str, format: str,
                          folder_suffix=fmt.folder_suffix,
                          max_record_bytes=settings.CROWDQA_IMPORT_MAX_RECORD_BYTES)
     counter = ByteCounter()
-    progress.start(total=source.total_bytes, message=f"reading {source.name}")
+    progress.start(total=source.total_bytes,
+                   message=format_lazy(gettext_lazy("reading {name}"), name=source.name))
     options = {"source_type": source_type} if fmt.takes_mapping else {}
     with transaction.atomic():
         corpus_obj = corpus_ensure(name=corpus, language=language, split=split,
@@ -263,7 +266,8 @@ def queries_import(*, path: Path, corpus: str, language: str, source_name: str |
     source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=name,
                          max_record_bytes=settings.CROWDQA_IMPORT_MAX_RECORD_BYTES)
     counter = ByteCounter()
-    progress.start(total=source.total_bytes, message=f"reading {source.name}")
+    progress.start(total=source.total_bytes,
+                   message=format_lazy(gettext_lazy("reading {name}"), name=source.name))
     with transaction.atomic():
         corpus_obj = corpus_ensure(name=corpus, language=language, file=source.name)
         run = ImportRun.objects.create(corpus=corpus_obj, kind=ImportRun.Kind.QUERIES,

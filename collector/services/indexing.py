@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
 
 from collector.models import Corpus, ImportRun, Passage
 from collector.progress import NullProgress, ProgressSink
@@ -53,7 +55,8 @@ def index_import_run(*, run_id: int, progress: ProgressSink | None = None) -> in
     corpus = run.corpus
     passages = Passage.objects.filter(document__import_run_id=run.pk)
     total = run.passages_created
-    progress.start(total=total, message=f"indexing {total:,} passages")
+    progress.start(total=total, message=format_lazy(gettext_lazy("indexing {count} passages"),
+                                                count=f"{total:,}"))
     added = 0
     with search_backend().writer(key=index_key(corpus), language=corpus.language,
                                  expected=total) as writer:
@@ -62,7 +65,8 @@ def index_import_run(*, run_id: int, progress: ProgressSink | None = None) -> in
             writer.add(entry)
             added += 1
     ImportRun.objects.filter(pk=run.pk).update(indexed_at=timezone.now())
-    progress.set(added, total=added, message=f"{added:,} passages indexed")
+    progress.set(added, total=added, message=format_lazy(gettext_lazy("{count} passages indexed"),
+                                                         count=f"{added:,}"))
     return added
 
 
@@ -82,7 +86,8 @@ def index_rebuild(*, corpus: Corpus, progress: ProgressSink | None = None) -> in
                 .values_list("id", flat=True))
     passages = Passage.objects.filter(document__corpus=corpus)
     total = passages.count()
-    progress.start(total=total, message=f"rebuilding the index of {total:,} passages")
+    progress.start(total=total, message=format_lazy(
+        gettext_lazy("rebuilding the index of {count} passages"), count=f"{total:,}"))
     added = 0
     with search_backend().writer(key=index_key(corpus), language=corpus.language,
                                  expected=total, replace=True) as writer:
@@ -90,7 +95,8 @@ def index_rebuild(*, corpus: Corpus, progress: ProgressSink | None = None) -> in
             writer.add(entry)
             added += 1
     ImportRun.objects.filter(pk__in=runs).update(indexed_at=timezone.now())
-    progress.set(added, total=added, message=f"{added:,} passages indexed")
+    progress.set(added, total=added, message=format_lazy(gettext_lazy("{count} passages indexed"),
+                                                         count=f"{added:,}"))
     return added
 
 

@@ -40,10 +40,10 @@ def test_job_and_release_lists_are_for_admins_and_filter(client, db):
     assert client.get(reverse("annotation:release_list")).status_code == 403
     client.force_login(admin)
     page = client.get(reverse("collector:job_list"), {"status": "failed"}).content.decode()
-    assert "stage_run #" in page and "selfcheck #" not in page
+    assert "Stage run #" in page and "Self-check #" not in page
     page = client.get(reverse("collector:job_list"), {"q": f"#{jobs[1].pk}"}).content.decode()
-    assert f"selfcheck #{jobs[1].pk}" in page and f"selfcheck #{jobs[0].pk}<" not in page
+    assert f"Self-check #{jobs[1].pk}" in page and f"Self-check #{jobs[0].pk}<" not in page
     page = client.get(reverse("collector:job_list"), {"q": "no longer"}).content.decode()
-    assert "stage_run #" in page
+    assert "Stage run #" in page
     page = client.get(reverse("annotation:release_list"), {"q": "zzz"}).content.decode()
     assert "No release matches these filters." in page

@@ -430,3 +430,18 @@ def test_the_api_claim_refuses_a_project_that_is_not_there(answer_items, workers
     assert refused.json() == {"project": [message]}
     # Without a project: the worker's live slot, whatever the project.
     assert api.post("/api/v1/tasks/next/", {}, format="json").json()["id"] == live.json()["id"]
+
+
+def test_giving_back_a_task_no_longer_held_says_why_in_the_workers_language(answer_items,
+                                                                             workers):
+    from django.utils.translation import override
+
+    worker = workers["ann1"]
+    task = engine.task_claim(worker=worker, project=answer_items[0].project)
+    engine.task_submit(assignment_id=task.pk, worker=worker, payload={"no_answer": True})
+    with override("zh-hans"), pytest.raises(engine.TaskError) as refused:
+        engine.task_release(assignment_id=task.pk, worker=worker)
+    assert str(refused.value) == "这个任务已经是已提交状态"
+    with pytest.raises(engine.TaskError, match="^this task is already submitted$"):
+        engine.task_release(assignment_id=task.pk, worker=worker)
+    assert Assignment.objects.get(pk=task.pk).status == Assignment.Status.SUBMITTED

@@ -88,12 +88,12 @@ class _TqdmProgress:
 
     def start(self, *, total: int | None, message: str = "") -> None:
         self.bar.reset(total=total)
-        self.bar.set_postfix_str(message)
+        self.bar.set_postfix_str(str(message))
 
     def set(self, done: int, *, total: int | None = None, message: str | None = None) -> None:
         self.bar.n = done
         if message:
-            self.bar.set_postfix_str(message, refresh=False)
+            self.bar.set_postfix_str(str(message), refresh=False)
         self.bar.refresh()
 
     def advance(self, n: int = 1, *, message: str | None = None) -> None:
