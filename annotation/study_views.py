@@ -19,6 +19,7 @@ from annotation.http import posted_or_404, whole_number
 from annotation.markdown import render_markdown, stage_guidelines_html
 from annotation.models import Assignment, Platform, Project, Study, StudySession
 from annotation.roles import Role, role_required
+from annotation.study_frame import FRAMED, frame_for_mturk
 
 _BACKEND = "annotation.roles.RoleBackend"
 # The browser's study: the session it came in by last, which ``/tasks/next/`` ends with.
@@ -39,6 +40,8 @@ def study_entry(request: HttpRequest, token: str) -> HttpResponse:
         return _problem(request, title="No such study", status=404, message=(
             "This study link is not known here. Open the study again from the platform "
             "that sent you, or contact the researcher."))
+    if study.platform == Platform.MTURK:
+        frame_for_mturk(request)  # MTurk shows this page, and the HIT, in its own frame
     source = request.POST if request.method == "POST" else request.GET
     try:
         arrival = studies.arrival_parse(study=study, params=source)
@@ -62,6 +65,10 @@ def study_entry(request: HttpRequest, token: str) -> HttpResponse:
             request.session.flush()
         login(request, user, backend=_BACKEND)
         request.session[STUDY_SESSION] = session.pk
+        if study.platform == Platform.MTURK:
+            request.session[FRAMED] = True  # every page of this browser's HIT is framed
+        else:
+            request.session.pop(FRAMED, None)
         assignment = engine.task_claim(worker=user, project=study.project,
                                        role=Role.ANNOTATOR)
         if assignment is not None:

@@ -81,6 +81,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.request_guards.UrlGuardMiddleware",
     "csp.middleware.CSPMiddleware",
+    # MTurk frames its workers' pages and takes their completion form: the pages of an
+    # MTurk study allow that (annotation.study_frame); between CSP and the session.
+    "annotation.study_frame.MturkFrameMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The interface language: the browser's Accept-Language or the language cookie, then the
     # signed-in user's stored choice (config.i18n.UserLanguageMiddleware, after auth).
@@ -205,6 +208,8 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": [NONE],
     },
 }
+# The sites allowed to frame an MTurk study's pages and receive its completion form.
+CROWDQA_MTURK_FRAME_ANCESTORS = ["https://www.mturk.com", "https://workersandbox.mturk.com"]
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=str(VAR_DIR / "media"))
 MEDIA_URL = "media/"
 

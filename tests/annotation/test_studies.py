@@ -410,3 +410,78 @@ def test_stage_limit_is_not_a_parameter_of_batched_stages(db):
     assert "pay_rate" in stage_kind("reco_evidence").all_params()
     with pytest.raises(Exception, match="pay_model"):
         stage_kind("newsqa_answer").clean_params({"pay_model": "piecework"})
+
+
+def _csp(response) -> dict[str, str]:
+    return {part.split()[0]: part.strip()
+            for part in response["Content-Security-Policy"].split(";") if part.strip()}
+
+
+MTURK_FRAMERS = "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com"
+
+
+def test_mturk_may_frame_its_workers_pages_and_take_the_completion_form(study_project):
+    """MTurk shows an external HIT in an iframe and the HIT ends by posting to MTurk: the
+    pages of an MTurk worker allow both, from MTurk's hosts only."""
+    study = studies.study_create(project=study_project, platform="mturk",
+                                 completion_code="MT1", quota=1)
+    client = csrf_client()
+    consent = client.get(studies.study_path(study), mturk())
+    preview = client.get(studies.study_path(study), mturk(assignment=studies.PREVIEW_ASSIGNMENT))
+    landed = arrive(client, study, mturk())
+    task_page = client.get(landed["Location"])
+    task = api(client, "post", "/api/v1/tasks/next/")
+    assert task.status_code == 200  # the API's JSON keeps the strict policy
+    assert _csp(task)["frame-ancestors"] == "frame-ancestors 'none'"
+    api(client, "post", f"/api/v1/tasks/{task.json()['id']}/submit/",
+        {"payload": {"no_answer": True}})
+    done = client.get("/tasks/next/")
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in done.content.decode()
+    for page in (consent, preview, landed, task_page, done):
+        assert "X-Frame-Options" not in page, page
+        policy = _csp(page)
+        assert policy["frame-ancestors"] == MTURK_FRAMERS
+        assert policy["form-action"] == (
+            "form-action 'self' https://www.mturk.com https://workersandbox.mturk.com")
+
+
+def test_every_other_page_keeps_refusing_frames(study_project, client_for, admin_user):
+    prolific_study = studies.study_create(project=study_project, platform="prolific",
+                                          completion_code="P1")
+    client = csrf_client()
+    pages = [client.get(studies.study_path(prolific_study), prolific())]
+    pages.append(client.get(arrive(client, prolific_study, prolific())["Location"]))
+    pages.append(client_for(admin_user).get(reverse("annotation:project_detail",
+                                                    args=[study_project.pk])))
+    pages.append(Client().get("/study/no-such-token/", mturk()))
+    for page in pages:
+        assert page["X-Frame-Options"] == "DENY"
+        assert _csp(page)["frame-ancestors"] == "frame-ancestors 'none'"
+        assert _csp(page)["form-action"] == "form-action 'self'"
+
+
+def test_over_https_a_framed_workers_cookies_are_sent_inside_the_frame(study_project,
+                                                                         settings):
+    """Inside MTurk's frame the site is a third party: the browser sends its cookies only
+    when they are SameSite=None (and Secure), so the session and CSRF cookies of an MTurk
+    worker's pages are; everyone else's stay Lax."""
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = True
+    study = studies.study_create(project=study_project, platform="mturk",
+                                 completion_code="MT1")
+    client = Client(enforce_csrf_checks=True)
+    path = studies.study_path(study)
+    consent = client.get(path, mturk(), secure=True)
+    assert consent.cookies["csrftoken"]["samesite"] == "None"
+    assert consent.cookies["csrftoken"]["secure"] is True
+    landed = client.post(path, {**mturk(), "csrfmiddlewaretoken":
+                                client.cookies["csrftoken"].value}, secure=True,
+                         HTTP_REFERER=f"https://testserver{path}")
+    assert landed.status_code == 302, landed.content.decode()
+    assert landed.cookies["sessionid"]["samesite"] == "None"
+    assert landed.cookies["sessionid"]["secure"] is True
+    assert landed.cookies["sessionid"]["httponly"] is True
+    # A Prolific arrival over https: its cookies stay Lax.
+    other = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="P1")
+    page = Client().get(studies.study_path(other), prolific(), secure=True)
+    assert page.cookies["csrftoken"]["samesite"] == "Lax"
