@@ -302,7 +302,15 @@ def completion(*, session: StudySession) -> dict[str, Any]:
 
 def sample_item(*, study: Study) -> Item | None:
     """For MTurk's preview, an open item of the latest stage that has one (workers are
-    given the latest stages first)."""
+    given the latest stages first), of a kind an annotator works and whose task shows no
+    other worker's answers: the previewer has not joined, and a checker's task (an outlier
+    review) or a validation would show them what other workers wrote."""
+    from annotation.stages import stage_kinds
+
+    kinds = [key for key, kind in stage_kinds().items()
+             if not kind.automatic and kind.role == Role.ANNOTATOR
+             and not kind.shows_others_work]
     return (Item.objects.select_related("stage", "document")
-            .filter(project=study.project, status=Item.Status.OPEN, gold="")
+            .filter(project=study.project, status=Item.Status.OPEN, gold="",
+                    stage__kind__in=kinds)
             .order_by("-stage__order", "priority", "id").first())

@@ -119,6 +119,9 @@ class StageKind:
     #: Kinds that score an answer against a gold answer (``gold_score``) take the
     #: qualification and gold-check parameters.
     scores_gold: ClassVar[bool] = False
+    #: Kinds whose task shows other workers' answers (as the protocol lets that stage's
+    #: workers see them): never shown to someone who has not joined (MTurk's preview).
+    shows_others_work: ClassVar[bool] = False
 
     def all_params(self) -> dict[str, Param]:
         """The kind's own parameters, and for kinds worked by people ``WORK_PARAMS``

@@ -509,6 +509,7 @@ class ValidateKind(StageKind):
     template = "annotation/tasks/newsqa_validate.html"
     overlap_param = "validators_per_question"
     scores_gold = True
+    shows_others_work = True
     params = {
         "validators_per_question": Param(2, "Validators per question (paper: 2.48 on "
                                          "average).", minimum=1, maximum=10),

@@ -796,6 +796,7 @@ class EvidenceChoiceKind(_CandidatesKind):
     key = "reco_evidence_choice"
     label = "Test set: choose the evidence"
     template = "annotation/tasks/reco_evidence_choice.html"
+    shows_others_work = True
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         return {"choice": self._chosen(item, payload)}

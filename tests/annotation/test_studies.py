@@ -485,3 +485,28 @@ def test_over_https_a_framed_workers_cookies_are_sent_inside_the_frame(study_pro
                                  completion_code="P1")
     page = Client().get(studies.study_path(other), prolific(), secure=True)
     assert page.cookies["csrftoken"]["samesite"] == "Lax"
+
+
+def test_mturk_preview_never_shows_other_workers_answers(study_project):
+    """A validation task (the latest stage, so first in line) shows the answers other
+    workers gave; someone previewing a HIT has not joined: they see an answer task."""
+    agreement = study_project.stages.get(kind="newsqa_agreement")
+    answer = study_project.items.filter(stage__kind="newsqa_answer").first()
+    secret = "SECRET-ANSWER-OF-ANOTHER-WORKER"
+    answers = [{"spans": [[0, 3]]}, {"spans": [[4, 9]]}]
+    engine.items_emit(source_stage=agreement, emits=[Emit(
+        kind="newsqa_validate", key="v0", document_id=answer.document_id,
+        data={"question": secret, "answers": answers, "unique_answers": answers})])
+    study = studies.study_create(project=study_project, platform="mturk",
+                                 completion_code="MT1")
+    preview = studies.study_path(study)
+    params = mturk(assignment=studies.PREVIEW_ASSIGNMENT)
+    page = Client().get(preview, params).content.decode()
+    assert 'data-testid="preview"' in page and secret not in page
+    assert answer.data["question"] in page or "Question" in page
+    assert studies.sample_item(study=study).stage.kind == "newsqa_answer"
+    # With only such tasks open, the preview shows none.
+    study_project.items.exclude(stage__kind="newsqa_validate").update(status="done")
+    page = Client().get(preview, params).content.decode()
+    assert "There is no sample task to show yet" in page
+    assert secret not in page
