@@ -630,6 +630,7 @@ class SessionOutcome(models.TextChoices):
     WORKING = "working", _("Working")
     QUOTA = "quota", _("Quota done")
     NO_WORK = "no_work", _("No work left")
+    SCREENED_OUT = "screened_out", _("Screened out")
 
 
 class StudySession(models.Model):

@@ -29,6 +29,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.models import (
     ExternalAccount,
@@ -88,14 +89,17 @@ def _one(params: Mapping[str, Any], name: str, *, required: bool) -> str:
     value = (params.get(name) or "").strip()
     if not value:
         if required:
-            raise ValidationError(f"{name}: missing from the study link")
+            raise ValidationError(gettext("%(name)s: missing from the study link")
+                                  % {"name": name})
         return ""
     if "%" in value or "{" in value:
-        raise ValidationError(f"{name}: {value!r} is a placeholder the platform did not fill "
-                              "in; open the study from the platform, not from its template")
+        raise ValidationError(gettext(
+            "%(name)s: %(value)r is a placeholder the platform did not fill in; open the "
+            "study from the platform, not from its template") % {"name": name, "value": value})
     if not _ID.match(value):
-        raise ValidationError(f"{name}: {value[:80]!r} is not a valid id (letters, digits, "
-                              "'_' and '-', at most 64)")
+        raise ValidationError(gettext(
+            "%(name)s: %(value)r is not a valid id (letters, digits, '_' and '-', at most "
+            "64)") % {"name": name, "value": value[:80]})
     return value
 
 
@@ -104,12 +108,15 @@ def _submit_to(value: str) -> str:
     there)."""
     value = (value or "").strip().rstrip("/")
     if not value:
-        raise ValidationError(f"{MTURK_SUBMIT_TO}: missing from the HIT link")
+        raise ValidationError(gettext("%(name)s: missing from the HIT link")
+                              % {"name": MTURK_SUBMIT_TO})
     parts = urlsplit(value)
     host = (parts.hostname or "").lower()
     if parts.scheme != "https" or not (host == "mturk.com" or host.endswith(".mturk.com")):
-        raise ValidationError(f"{MTURK_SUBMIT_TO}: {value[:120]!r} is not an MTurk address "
-                              "(https://www.mturk.com or https://workersandbox.mturk.com)")
+        raise ValidationError(gettext(
+            "%(name)s: %(value)r is not an MTurk address (https://www.mturk.com or "
+            "https://workersandbox.mturk.com)") % {"name": MTURK_SUBMIT_TO,
+                                                  "value": value[:120]})
     return f"{parts.scheme}://{host}"
 
 
@@ -203,21 +210,30 @@ def study_arrive(*, study: Study, arrival: Arrival) -> tuple[Any, ProjectMember,
     belongs to the account and stays.
     """
     if arrival.preview:
-        raise ValidationError("a preview cannot start a session: accept the HIT first")
-    if study.status != Study.Status.OPEN:
-        raise ValidationError("this study is closed")
+        raise ValidationError(gettext("a preview cannot start a session: accept the HIT "
+                                      "first"))
+    if study.status != Study.Status.OPEN and not session_known(study=study, arrival=arrival):
+        raise ValidationError(gettext("this study is closed"))
     user = _account(arrival)
     member, _ = ProjectMember.objects.get_or_create(
         project=study.project, user=user, role=Role.ANNOTATOR.value,
         defaults={"source": study.platform, "consented_at": timezone.now()},
     )
+    if (member.status != ProjectMember.Status.ACTIVE and not StudySession.objects.filter(
+            study=study, session_key=arrival.session_key, member=member).exists()):
+        # A blocked worker, or one paused by the gold checks, starts no new session (its
+        # quota and its completion code); a session they have goes on to say so.
+        raise ValidationError(gettext(
+            "You cannot start a new session in this study: your work in this project is "
+            "paused or stopped. Return the study on %(platform)s.")
+            % {"platform": study.get_platform_display()})
     session, created = StudySession.objects.get_or_create(
         study=study, session_key=arrival.session_key,
         defaults={"member": member, "external_study": arrival.external_study,
                   "submit_to": arrival.submit_to},
     )
     if session.member_id != member.pk:
-        raise ValidationError("this session belongs to another worker")
+        raise ValidationError(gettext("this session belongs to another worker"))
     member = ProjectMember.objects.select_for_update().get(pk=member.pk)
     if member.session_id != session.pk:
         member.session = session
@@ -228,6 +244,12 @@ def study_arrive(*, study: Study, arrival: Arrival) -> tuple[Any, ProjectMember,
         member.save(update_fields=["session", "session_limit", "session_taken",
                                    "session_started_at", "consented_at"])
     return user, member, session
+
+
+def session_known(*, study: Study, arrival: Arrival) -> bool:
+    """Whether ``arrival``'s session started already: a closed study takes no new session,
+    but one that started goes on to its end (and its code)."""
+    return StudySession.objects.filter(study=study, session_key=arrival.session_key).exists()
 
 
 def session_of(*, study: Study, arrival: Arrival, user: Any) -> StudySession | None:
@@ -263,9 +285,11 @@ def session_submitted(session: StudySession) -> int:
 
 def session_finish(*, session: StudySession, outcome: str) -> StudySession:
     """Record why the session ended (idempotent: the first outcome stays, except that a
-    quota done replaces "no work left": work came back and the worker finished it)."""
+    quota done replaces "no work left": work came back and the worker finished it; so does
+    being screened out: a worker blocked or paused after none was left gets no code)."""
     Outcome = StudySession.Outcome
-    before = [Outcome.WORKING] + ([Outcome.NO_WORK] if outcome == Outcome.QUOTA else [])
+    before = [Outcome.WORKING] + ([Outcome.NO_WORK] if outcome in (Outcome.QUOTA,
+                                                                  Outcome.SCREENED_OUT) else [])
     if session.outcome in before:
         StudySession.objects.filter(pk=session.pk, outcome__in=before).update(
             outcome=outcome, finished_at=timezone.now())
@@ -274,11 +298,12 @@ def session_finish(*, session: StudySession, outcome: str) -> StudySession:
 
 
 def session_resume(*, session: StudySession) -> StudySession:
-    """Work came back for a session that ended with none left: it is working again, so
-    that the outcome it ends with next (its quota done, or none left again) is recorded
-    and decides the code it is shown."""
-    if session.outcome == StudySession.Outcome.NO_WORK:
-        StudySession.objects.filter(pk=session.pk, outcome=StudySession.Outcome.NO_WORK).update(
+    """Work came back for a session that ended with none left (or the admin resumed the
+    worker it screened out): it is working again, so that the outcome it ends with next
+    (its quota done, or none left again) is recorded and decides the code it is shown."""
+    stopped = (StudySession.Outcome.NO_WORK, StudySession.Outcome.SCREENED_OUT)
+    if session.outcome in stopped:
+        StudySession.objects.filter(pk=session.pk, outcome__in=stopped).update(
             outcome=StudySession.Outcome.WORKING, finished_at=None)
         session.refresh_from_db(fields=["outcome", "finished_at"])
     return session
@@ -286,8 +311,12 @@ def session_resume(*, session: StudySession) -> StudySession:
 
 def completion(*, session: StudySession) -> dict[str, Any]:
     """What the worker needs to finish on the platform: the code, and Prolific's link or
-    MTurk's form."""
+    MTurk's form; a worker screened out (blocked, or paused by the gold checks) gets no
+    code: they return the study, and are paid for their work through the payments."""
     study = session.study
+    if session.outcome == StudySession.Outcome.SCREENED_OUT:
+        return {"screened_out": True, "platform": study.platform,
+                "platform_name": study.get_platform_display()}
     no_work = session.outcome == StudySession.Outcome.NO_WORK
     code = (study.no_work_code or study.completion_code) if no_work else study.completion_code
     done = {"code": code, "platform": study.platform, "no_work": no_work,

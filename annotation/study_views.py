@@ -12,6 +12,7 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation import engine, gold, pay, studies
@@ -37,7 +38,7 @@ def study_entry(request: HttpRequest, token: str) -> HttpResponse:
     session and takes them to their first task; MTurk's preview shows a sample task."""
     study = Study.objects.select_related("project").filter(token=token).first()
     if study is None:
-        return _problem(request, title="No such study", status=404, message=(
+        return _problem(request, title=_("No such study"), status=404, message=_(
             "This study link is not known here. Open the study again from the platform "
             "that sent you, or contact the researcher."))
     if study.platform == Platform.MTURK:
@@ -46,20 +47,25 @@ def study_entry(request: HttpRequest, token: str) -> HttpResponse:
     try:
         arrival = studies.arrival_parse(study=study, params=source)
     except ValidationError as exc:
-        return _problem(request, title="This study link is incomplete", status=400,
-                        study=study, message=f"{exc.messages[0]}. Return to "
-                        f"{study.get_platform_display()} and open the study from there.")
+        return _problem(request, title=_("This study link is incomplete"), status=400,
+                        study=study, message=_(
+                            "%(problem)s. Return to %(platform)s and open the study from "
+                            "there.") % {"problem": exc.messages[0],
+                                         "platform": study.get_platform_display()})
     if arrival.preview:
         return _preview(request, study)
-    if study.status != Study.Status.OPEN:
-        return _problem(request, title="This study is closed", status=410, study=study,
-                        message="The researcher closed this study; no new work is taken. "
-                        f"Return to {study.get_platform_display()}.")
+    if study.status != Study.Status.OPEN and not studies.session_known(study=study,
+                                                                       arrival=arrival):
+        # Closed to new sessions; one that started before goes on (to its code).
+        return _problem(request, title=_("This study is closed"), status=410, study=study,
+                        message=_("The researcher closed this study; no new work is taken. "
+                                  "Return to %(platform)s.")
+                        % {"platform": study.get_platform_display()})
     if request.method == "POST":
         try:
-            user, _, session = studies.study_arrive(study=study, arrival=arrival)
+            user, _member, session = studies.study_arrive(study=study, arrival=arrival)
         except ValidationError as exc:
-            return _problem(request, title="We could not start your session", status=409,
+            return _problem(request, title=_("We could not start your session"), status=409,
                             study=study, message=exc.messages[0])
         if request.user.is_authenticated and request.user.pk != user.pk:
             request.session.flush()
@@ -95,16 +101,16 @@ def _preview(request: HttpRequest, study: Study) -> HttpResponse:
     item = studies.sample_item(study=study)
     if item is None:
         return render(request, "annotation/study/problem.html", {
-            "title": "Preview", "study": study,
-            "message": "There is no sample task to show yet. Accept the HIT to see whether "
-                       "work is waiting."})
+            "title": _("Preview"), "study": study,
+            "message": _("There is no sample task to show yet. Accept the HIT to see whether "
+                         "work is waiting.")})
     spec = item.stage.kind_spec
     return render(request, spec.template, {
         "assignment": Assignment(pk=0, item=item, stage=item.stage), "item": item,
         "stage": item.stage, "project": study.project, "task": spec.context(item),
         "errors": [], "form_values": spec.form_values(item, {}),
         "guidelines": stage_guidelines_html(item.stage), "done_today": 0,
-        "preview": "Preview: this is a sample task. Accept the HIT to start working.",
+        "preview": _("Preview: this is a sample task. Accept the HIT to start working."),
     })
 
 
@@ -125,6 +131,8 @@ def next_page(request: HttpRequest) -> HttpResponse:
                if row["state"] in ("todo", "failed", "in_progress")]
     if quota_done:
         studies.session_finish(session=session, outcome=StudySession.Outcome.QUOTA)
+    elif member.status != member.Status.ACTIVE:  # blocked, or paused by the gold checks
+        studies.session_finish(session=session, outcome=StudySession.Outcome.SCREENED_OUT)
     elif not qualify and not engine.work_waiting(worker=request.user, project=project):
         studies.session_finish(session=session, outcome=StudySession.Outcome.NO_WORK)
     else:  # work came back after none was left: carry on
@@ -144,6 +152,8 @@ def _studies_context(project: Project, request: HttpRequest) -> dict[str, Any]:
         n_sessions=Count("sessions"),
         n_quota=Count("sessions", filter=Q(sessions__outcome=StudySession.Outcome.QUOTA)),
         n_no_work=Count("sessions", filter=Q(sessions__outcome=StudySession.Outcome.NO_WORK)),
+        n_screened_out=Count("sessions", filter=Q(
+            sessions__outcome=StudySession.Outcome.SCREENED_OUT)),
         n_workers=Count("sessions__member", distinct=True),
     ).order_by("-created_at"))
     examples = {
@@ -183,17 +193,19 @@ def study_action(request: HttpRequest, pk: int) -> HttpResponse:
                 no_work_completes=request.POST.get("no_work_completes") == "on",
                 quota=int(quota) if quota else None, name=request.POST.get("name", "").strip(),
                 actor=request.user)
-            messages.success(request, f"Study created: {studies.study_path(study)}")
+            messages.success(request, _("Study created: %(path)s")
+                             % {"path": studies.study_path(study)})
         elif action in ("close", "reopen"):
             study = posted_or_404(Study, request.POST.get("study"), project=project)
             studies.study_close(study=study, closed=action == "close")
-            messages.success(request, f"Study {study} {action}d.")
+            messages.success(request, (_("Study %(study)s closed.") if action == "close"
+                                       else _("Study %(study)s reopened.")) % {"study": study})
         elif action == "consent":
             project.consent = request.POST.get("consent", "")
             project.save(update_fields=["consent"])
-            messages.success(request, "Consent text saved.")
+            messages.success(request, _("Consent text saved."))
         else:
-            messages.error(request, f"Unknown action {action!r}.")
+            messages.error(request, _("Unknown action %(action)r.") % {"action": action})
     except ValidationError as exc:
         messages.error(request, exc.messages[0])
     return redirect(reverse("annotation:study_list", args=[project.pk]))

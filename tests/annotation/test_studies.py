@@ -510,3 +510,71 @@ def test_mturk_preview_never_shows_other_workers_answers(study_project):
     page = Client().get(preview, params).content.decode()
     assert "There is no sample task to show yet" in page
     assert secret not in page
+
+
+@pytest.mark.parametrize("status", ["blocked", "paused"])
+def test_a_worker_blocked_or_paused_gets_no_completion_code_and_no_new_session(
+        study_project, admin_user, status):
+    """Blocked by the admin (or paused by the gold checks) mid-session: the worker is told
+    to return the study, with no code, and a new session of theirs is not started."""
+    study = studies.study_create(project=study_project, platform="mturk",
+                                 completion_code="MTDONE", no_work_code="MTNONE", quota=4)
+    client = csrf_client()
+    arrive(client, study, mturk(assignment="3ASSIGN1"))
+    work_through_the_api(client, 1)
+    member = ProjectMember.objects.get(source="mturk")
+    engine.member_status_set(member=member, status=status, actor=admin_user)
+    page = client.get("/tasks/next/").content.decode()
+    assert 'data-testid="screened-out"' in page
+    assert "MTDONE" not in page and "MTNONE" not in page and "externalSubmit" not in page
+    assert "return the HIT" in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.SCREENED_OUT
+    # A new HIT (a new assignment) starts nothing and shows no code either.
+    again = csrf_client()
+    refused = arrive(again, study, mturk(assignment="3ASSIGN2"))
+    assert refused.status_code == 409
+    assert "cannot start a new session" in refused.content.decode()
+    assert StudySession.objects.count() == 1
+    assert "_auth_user_id" not in again.session
+    # Resumed by the admin: the same session works on to its code.
+    engine.member_status_set(member=member, status="active", actor=admin_user)
+    page = client.get("/tasks/next/").content.decode()
+    assert 'data-testid="next-task"' in page and "screened-out" not in page
+    work_through_the_api(client, 3)
+    assert "MTDONE" in client.get("/tasks/next/").content.decode()
+    assert StudySession.objects.get().outcome == StudySession.Outcome.QUOTA
+
+
+def test_a_session_that_started_goes_on_to_its_code_after_the_study_closes(study_project):
+    """The researcher closes the study while a worker is in it: no new session starts,
+    but the worker who opens their link again (another browser too) gets to their code."""
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE7", quota=1)
+    client = csrf_client()
+    arrive(client, study, prolific(session="open1"))
+    studies.study_close(study=study)
+    work_through_the_api(client, 1)
+    back = client.get(studies.study_path(study), prolific(session="open1"))
+    assert back["Location"] == reverse("annotation:task_next")
+    assert "cc=DONE7" in client.get(back["Location"]).content.decode()
+    elsewhere = csrf_client()
+    landed = arrive(elsewhere, study, prolific(session="open1"))
+    assert landed["Location"] == reverse("annotation:task_next")
+    assert "cc=DONE7" in elsewhere.get(landed["Location"]).content.decode()
+    # A new session is refused.
+    new = csrf_client().get(studies.study_path(study), prolific(session="new2"))
+    assert new.status_code == 410 and "This study is closed" in new.content.decode()
+    assert StudySession.objects.count() == 1
+
+
+def test_a_chinese_worker_reads_the_study_pages_in_chinese(study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="C1")
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-hans")
+    unknown = client.get("/study/no-such-token/", prolific()).content.decode()
+    assert "没有这个研究" in unknown and "No such study" not in unknown
+    broken = client.get(studies.study_path(study), prolific(session="")).content.decode()
+    assert "SESSION_ID：研究链接中缺少此参数。请返回 Prolific 并从那里打开研究。" in broken
+    studies.study_close(study=study)
+    closed = client.get(studies.study_path(study), prolific()).content.decode()
+    assert "此研究已关闭" in closed and "This study is closed" not in closed
