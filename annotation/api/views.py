@@ -34,8 +34,8 @@ from annotation.api.serializers import (
     UserOutputSerializer,
     WorkerOutputSerializer,
 )
-from annotation.models import Project
-from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role
+from annotation.models import MemberStatus, Project, ProjectMember
+from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role, has_role
 from annotation.scoring import release_score
 from collector.metrics import MetricsInputError
 
@@ -51,13 +51,21 @@ class MeApi(APIView):
 
 
 class WorkerListApi(generics.ListAPIView):
-    """Annotators, for checkers assigning and reviewing batches."""
+    """Annotators, for checkers assigning and reviewing batches: a checker sees the
+    annotators of the projects they check (as the workers pages do), an admin all."""
 
     permission_classes = (IsChecker,)
     serializer_class = WorkerOutputSerializer
 
     def get_queryset(self):
-        return User.objects.filter(groups__name=Role.ANNOTATOR, is_active=True).order_by("id")
+        workers = User.objects.filter(groups__name=Role.ANNOTATOR, is_active=True)
+        if not has_role(self.request.user, Role.ADMIN):
+            checked = ProjectMember.objects.filter(
+                user=self.request.user, role=Role.CHECKER.value,
+                status=MemberStatus.ACTIVE).values("project_id")
+            workers = workers.filter(pk__in=ProjectMember.objects.filter(
+                project_id__in=checked, role=Role.ANNOTATOR.value).values("user_id"))
+        return workers.order_by("id")
 
 
 class UserListApi(generics.ListAPIView):

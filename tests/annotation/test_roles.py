@@ -123,3 +123,25 @@ def test_forms_carry_csrf(client_for, annotator):
     content = client_for(annotator).get(reverse("annotation:annotator_home")).content.decode()
     assert 'hx-headers=\'{"X-CSRFToken": "' in content
     assert 'name="csrfmiddlewaretoken"' in content  # the logout form
+
+
+def test_a_checker_lists_only_the_annotators_of_the_projects_they_check(
+        newsqa_project, news_corpus, workers, admin_user, client_for):
+    from annotation import engine
+
+    other = engine.project_create(name="Elsewhere", recipe="newsqa", corpus=news_corpus,
+                                  user=admin_user)
+    outsider = user_with_roles("outsider", Role.ANNOTATOR)
+    engine.project_member_add(project=other, user=outsider, role=Role.ANNOTATOR)
+    checker = user_with_roles("check1", Role.CHECKER)
+    engine.project_member_add(project=newsqa_project, user=checker, role=Role.CHECKER)
+    idle_checker = user_with_roles("check2", Role.CHECKER)
+
+    def listed(user) -> set[str]:
+        response = client_for(user).get("/api/v1/workers/")
+        assert response.status_code == 200
+        return {row["username"] for row in response.json()["results"]}
+
+    assert listed(checker) == set(workers)
+    assert listed(idle_checker) == set()
+    assert listed(admin_user) == {*workers, "outsider"}
