@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -19,7 +19,7 @@ from annotation import engine, gold, pay, selectors, studies
 from annotation.forms import StageParamsForm
 from annotation.http import posted_id, posted_or_404
 from annotation.markdown import stage_guidelines_html
-from annotation.models import Assignment, Project, Stage
+from annotation.models import Assignment, Project, ProjectMember, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
 
 
@@ -262,7 +262,11 @@ def spelling_check(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
 def stage_guidelines(request: HttpRequest, pk: int) -> HttpResponse:
+    """A stage's guidelines, for the project's members and the admins."""
     stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
+    if not has_role(request.user, Role.ADMIN) and not ProjectMember.objects.filter(
+            project_id=stage.project_id, user=request.user).exists():
+        raise Http404("no such stage among your projects")
     return render(request, "annotation/guidelines.html", {
         "stage": stage, "guidelines": stage_guidelines_html(stage),
     })
@@ -499,7 +503,7 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def release_file(request: HttpRequest, pk: int, path: str) -> HttpResponse:
     """Download one file of a release (unpublished releases: admins only), streamed from
     the release storage."""
-    from django.http import FileResponse, Http404
+    from django.http import FileResponse
 
     from annotation.releases import release_open
 

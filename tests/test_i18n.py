@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from annotation import engine
 from annotation.models import UserPreference
+from annotation.roles import Role
 from scripts import i18n_templates
 from tests.conftest import skip_or_fail
 
@@ -161,6 +162,7 @@ def test_guidelines_follow_the_interface_language_and_fall_back(client_for, anno
     project = engine.project_create(name="ReCO zh", recipe="reco", user=admin_user)
     stage = project.stages.get(kind="reco_evidence")
     assert stage.guidelines_zh_hans.startswith("**找出证据并写出三个答案。**")
+    engine.project_member_add(project=project, user=annotator, role=Role.ANNOTATOR)
     client = client_for(annotator)
     url = reverse("annotation:stage_guidelines", args=[stage.pk])
     english = client.get(url).content.decode()

@@ -145,3 +145,13 @@ def test_a_checker_lists_only_the_annotators_of_the_projects_they_check(
     assert listed(checker) == set(workers)
     assert listed(idle_checker) == set()
     assert listed(admin_user) == {*workers, "outsider"}
+
+
+def test_a_stages_guidelines_are_for_its_projects_members(newsqa_project, workers,
+                                                          admin_user, client_for):
+    stage = newsqa_project.stages.get(kind="newsqa_answer")
+    url = reverse("annotation:stage_guidelines", args=[stage.pk])
+    assert client_for(workers["ann1"]).get(url).status_code == 200
+    assert client_for(admin_user).get(url).status_code == 200
+    stranger = user_with_roles("stranger", Role.ANNOTATOR)
+    assert client_for(stranger).get(url).status_code == 404
