@@ -29,7 +29,7 @@ from collector.services import (
     index_rebuild,
     queries_import,
 )
-from collector.upload_files import UploadRefused, upload_discard, upload_local
+from collector.upload_files import UploadRefused, upload_discard, upload_exists, upload_local
 
 
 def _upload_read(params: dict[str, Any]) -> contextlib.AbstractContextManager[Path]:
@@ -42,6 +42,11 @@ def _upload_read(params: dict[str, Any]) -> contextlib.AbstractContextManager[Pa
     except FileNotFoundError as exc:
         raise JobError(f"the uploaded file {params.get('filename') or params['upload']} is "
                        "gone (removed after an earlier run); upload it again") from exc
+
+
+def upload_kept(job: Job) -> bool:
+    """An import can run again while its upload is kept (a refused one is discarded)."""
+    return bool(job.params.get("upload")) and upload_exists(job.params["upload"])
 
 
 def corpus_subject(job: Job) -> list[tuple[str, str, str]]:
@@ -84,7 +89,7 @@ def index_summary(job: Job) -> list[str]:
 
 
 @job_handler("corpus_import", queue="index", rerun_when_lost=True, subject=corpus_subject,
-             summary=import_summary, label=gettext_lazy("Corpus import"))
+             summary=import_summary, label=gettext_lazy("Corpus import"), can_retry=upload_kept)
 def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
     try:
@@ -118,7 +123,8 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
 
 
 @job_handler("queries_import", rerun_when_lost=True, subject=corpus_subject,
-             summary=import_summary, label=gettext_lazy("Queries import"))
+             summary=import_summary, label=gettext_lazy("Queries import"),
+             can_retry=upload_kept)
 def queries_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
     try:

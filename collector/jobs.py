@@ -69,6 +69,9 @@ class JobKind:
     subject: Callable[[Job], list[tuple[str, str, str]]] | None = None
     summary: Callable[[Job], list[str]] | None = None
     label: Any = None  # the kind's name for people (a lazy translation)
+    #: Whether a failed job of this kind can run again (an import whose refused upload
+    #: was discarded cannot); None: always.
+    can_retry: Callable[[Job], bool] | None = None
 
 
 _KINDS: dict[str, JobKind] = {}
@@ -90,6 +93,7 @@ def job_handler(
     subject: Callable[[Job], list[tuple[str, str, str]]] | None = None,
     summary: Callable[[Job], list[str]] | None = None,
     label: Any = None,
+    can_retry: Callable[[Job], bool] | None = None,
 ) -> Callable[[JobHandler], JobHandler]:
     """Register ``handler`` as the code that runs jobs of ``kind``.
 
@@ -102,7 +106,7 @@ def job_handler(
 
     def register(handler: JobHandler) -> JobHandler:
         _KINDS[kind] = JobKind(kind, handler, queue, rerun_when_lost, on_failed, on_retry,
-                               subject, summary, label)
+                               subject, summary, label, can_retry)
         return handler
 
     return register
@@ -455,6 +459,11 @@ def job_retry(*, job: Job, user: Any = None) -> Job:
     """Queue a failed job again (an admin's Retry): same kind and parameters, fresh error
     and progress; the kind's ``on_retry`` hook runs in the same transaction. Refuses a job
     that is not failed (it ran or runs already)."""
+    registered = _KINDS.get(job.kind)
+    if (job.status == Job.Status.FAILED and registered is not None
+            and registered.can_retry is not None and not registered.can_retry(job)):
+        raise JobError(_("job %(pk)s cannot run again: what it needs is gone (a refused upload "
+                         "is not kept); start a new one") % {"pk": job.pk})
     now = timezone.now()
     who = f" by {user.get_username()}" if getattr(user, "pk", None) else ""
     event = f"retried{who} after: {job.error[:300]}"
@@ -532,7 +541,8 @@ def job_describe(job: Job) -> dict[str, Any]:
                     for label, text, link in subject],
         "summary": summary,
         "lost": job.status == Job.Status.FAILED and job.error.startswith(WORKER_LOST),
-        "retryable": job.status == Job.Status.FAILED and kind is not None,
+        "retryable": (job.status == Job.Status.FAILED and kind is not None
+                      and (kind.can_retry is None or kind.can_retry(job))),
         "runs": runs,
         "history": job.history,
     }
