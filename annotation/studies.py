@@ -32,6 +32,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from annotation.models import (
+    Assignment,
     ExternalAccount,
     Item,
     Platform,
@@ -201,12 +202,15 @@ def _account(arrival: Arrival) -> Any:
 
 
 @transaction.atomic
-def study_arrive(*, study: Study, arrival: Arrival) -> tuple[Any, ProjectMember, StudySession]:
+def study_arrive(*, study: Study, arrival: Arrival,
+                 browser_user_id: int | None = None) -> tuple[Any, ProjectMember, StudySession]:
     """The worker agreed to the consent text: their account, their membership of the
     study's project and their session (all found again when they come back).
 
     A new session starts the study's quota afresh; the same session arriving again (a
-    second tab, a reload) changes nothing. History (exclusions, stage limits, earnings)
+    second tab, a reload) changes nothing. ``browser_user_id`` is who the browser is signed
+    in as: a new session from another browser is refused while the worker holds a live
+    task (the study URL is all that names a worker). History (exclusions, stage limits, earnings)
     belongs to the account and stays.
     """
     if arrival.preview:
@@ -215,6 +219,15 @@ def study_arrive(*, study: Study, arrival: Arrival) -> tuple[Any, ProjectMember,
     if study.status != Study.Status.OPEN and not session_known(study=study, arrival=arrival):
         raise ValidationError(gettext("this study is closed"))
     user = _account(arrival)
+    if (browser_user_id != user.pk and not session_known(study=study, arrival=arrival)
+            and Assignment.objects.filter(worker=user, status=Assignment.Status.ACTIVE,
+                                          lease_expires_at__gt=timezone.now()).exists()):
+        # The URL names the worker, and anyone can type another worker's id: a new session
+        # from another browser does not take over a task that worker is working on.
+        raise ValidationError(gettext(
+            "This %(platform)s id is working on a task in another browser. Finish or give "
+            "back that task there first, or come back when its time runs out.")
+            % {"platform": study.get_platform_display()})
     member, _ = ProjectMember.objects.get_or_create(
         project=study.project, user=user, role=Role.ANNOTATOR.value,
         defaults={"source": study.platform, "consented_at": timezone.now()},

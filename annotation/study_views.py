@@ -63,7 +63,9 @@ def study_entry(request: HttpRequest, token: str) -> HttpResponse:
                         % {"platform": study.get_platform_display()})
     if request.method == "POST":
         try:
-            user, _member, session = studies.study_arrive(study=study, arrival=arrival)
+            user, _member, session = studies.study_arrive(
+                study=study, arrival=arrival,
+                browser_user_id=request.user.pk if request.user.is_authenticated else None)
         except ValidationError as exc:
             return _problem(request, title=_("We could not start your session"), status=409,
                             study=study, message=exc.messages[0])

@@ -578,3 +578,28 @@ def test_a_chinese_worker_reads_the_study_pages_in_chinese(study_project):
     studies.study_close(study=study)
     closed = client.get(studies.study_path(study), prolific()).content.decode()
     assert "此研究已关闭" in closed and "This study is closed" not in closed
+
+
+def test_another_browser_with_a_workers_id_does_not_take_over_their_live_task(study_project):
+    """Anyone can type a worker's Prolific id into the study link: while the worker is on a
+    task, a new session from another browser is refused, and nothing of theirs changes;
+    the worker's own browser may start a new session."""
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE1", quota=3)
+    worker = csrf_client()
+    landed = arrive(worker, study, prolific(session="mine"))
+    task_url = landed["Location"]
+    assert task_url.startswith("/tasks/")
+    member = ProjectMember.objects.get(source="prolific")
+    stranger = csrf_client()
+    refused = arrive(stranger, study, prolific(session="theirs"))
+    assert refused.status_code == 409
+    assert "working on a task in another browser" in refused.content.decode()
+    assert "_auth_user_id" not in stranger.session
+    assert stranger.get(task_url).status_code == 302  # to the login page
+    assert StudySession.objects.filter(session_key="theirs").count() == 0
+    member.refresh_from_db()
+    assert member.session.session_key == "mine"
+    # The worker's own browser opens a new session (Prolific gave them another one).
+    again = arrive(worker, study, prolific(session="mine-2"))
+    assert again.status_code == 302 and again["Location"] == task_url
