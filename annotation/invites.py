@@ -67,6 +67,10 @@ class InviteUnavailable(ValidationError):
 
 # Invites ---------------------------------------------------------------------------------
 
+# A name starting with one of these is a formula to a spreadsheet that opens the payments
+# CSV, where usernames are a column (OWASP's CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@")
+
 def _domains_clean(domains: Iterable[str]) -> list[str]:
     cleaned: list[str] = []
     for raw in domains:
@@ -177,6 +181,8 @@ def _user_new(*, username: str, email: str, password: str) -> Any:
             user_model.username_validator(username)
             if len(username) > 150:
                 raise ValidationError(_("Use at most 150 characters."))
+            if username.startswith(FORMULA_STARTS):
+                raise ValidationError(_("Start the username with a letter, a digit or '_'."))
         except ValidationError as exc:
             errors["username"] = exc.messages
         else:
@@ -361,6 +367,11 @@ def _rows_parse(*, text: str, name: str, project: Project | None) -> list[_Row]:
                 error(line, "username", f"{username!r} may only hold letters, digits "
                       "and @ . + - _")
                 ok = False
+            else:
+                if username.startswith(FORMULA_STARTS):
+                    error(line, "username", f"{username!r} starts with {username[0]!r}; start "
+                          "it with a letter, a digit or '_'")
+                    ok = False
         if email:
             try:
                 validate_email(email)

@@ -212,6 +212,10 @@ def test_a_domain_outside_the_list_is_refused(project, client):
     ({"password1": "12345", "password2": "12345"}, "This password is too short."),
     ({"username": "ann"}, "The username &#x27;ann&#x27; is taken; choose another."),
     ({"username": "bad name!"}, "Enter a valid username."),
+    # A payments CSV opened in a spreadsheet runs a cell starting so as a formula.
+    ({"username": "+1-1"}, "Start the username with a letter, a digit or &#x27;_&#x27;."),
+    ({"username": "@SUM"}, "Start the username with a letter, a digit or &#x27;_&#x27;."),
+    ({"username": "-1+cmd"}, "Start the username with a letter, a digit or &#x27;_&#x27;."),
     ({"agree": ""}, "Tick “I agree” to join."),
 ])
 def test_sign_up_errors_are_shown_and_nothing_is_written(
@@ -414,6 +418,9 @@ def test_a_csv_with_a_bad_row_on_line_3_writes_nothing(project, admin_user, clie
       "roster.csv line 4, field email: 'ines(at)uni.edu' is not an e-mail address",
       "roster.csv line 5, field username: 'KOFI' as annotator in 'Harbor news' is on "
       "line 2 already"]),
+    ("username,email,role\n+1-1,,annotator\n",
+     ["roster.csv line 2, field username: '+1-1' starts with '+'; start it with a letter, "
+      "a digit or '_'"]),
     ("username,email,role,project\nkofi,kofi@uni.edu,annotator,Atlantis\n",
      ["roster.csv line 2, field project: no project named 'Atlantis'"]),
     ("username,email,role\n", ["roster.csv: no rows under the header"]),
