@@ -66,7 +66,12 @@ class InviteCreateForm(forms.Form):
     max_uses = forms.IntegerField(min_value=1, required=False, label="Max uses")
     expires_days = forms.IntegerField(min_value=1, required=False,
                                       label="Expires in (days)")
-    domains = forms.CharField(required=False, label="E-mail domains (comma-separated)")
+    domains = forms.CharField(
+        required=False, label=gettext_lazy("E-mail domains, comma-separated (empty: any)"),
+        help_text=gettext_lazy(
+            "Only addresses at these domains may sign up. The address is not confirmed by "
+            "e-mail: this keeps the link to the group it is meant for, but whoever has the "
+            "link can type such an address. Share the link only with that group."))
 
 
 class MembersImportForm(forms.Form):
