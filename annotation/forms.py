@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, pgettext, pgettext_lazy
 
 from annotation.recipes import RECIPES
 from annotation.stages import Param
@@ -73,19 +74,106 @@ class WordListField(forms.CharField):
 
 
 def _shown(value: Any) -> str:
+    """A parameter's value in words; on, off, none and empty in the interface language."""
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return pgettext("parameter value", "on") if value else pgettext("parameter value", "off")
     if isinstance(value, list | tuple):
-        return ", ".join(map(str, value)) or "none"
+        return ", ".join(map(str, value)) or pgettext("parameter value", "none")
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False) if value else "none"
-    return f"{value:g}" if isinstance(value, float) else str(value) or "empty"
+        return (json.dumps(value, ensure_ascii=False) if value
+                else pgettext("parameter value", "none"))
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value) or pgettext("parameter value", "empty")
+
+
+#: Each stage parameter's label: its name in words ("max_items_per_worker": "Max items per
+#: worker"), translated per name, the same whichever kind declares it (the context keeps the
+#: split's "Train" apart from the button). tests/annotation/test_stage_params.py checks that
+#: every declared parameter has one and that its English is its name in words.
+PARAM_LABELS: dict[str, Any] = {
+    "all_steps": pgettext_lazy("stage parameter", "All steps"),
+    "alpha": pgettext_lazy("stage parameter", "Alpha"),
+    "answers_per_question": pgettext_lazy("stage parameter", "Answers per question"),
+    "batch_size": pgettext_lazy("stage parameter", "Batch size"),
+    "beta": pgettext_lazy("stage parameter", "Beta"),
+    "blocklists": pgettext_lazy("stage parameter", "Blocklists"),
+    "description": pgettext_lazy("stage parameter", "Description"),
+    "dev": pgettext_lazy("stage parameter", "Dev"),
+    "editors_per_query": pgettext_lazy("stage parameter", "Editors per query"),
+    "entity": pgettext_lazy("stage parameter", "Entity"),
+    "forbid_how_why": pgettext_lazy("stage parameter", "Forbid how why"),
+    "gamma": pgettext_lazy("stage parameter", "Gamma"),
+    "gold_min_accuracy": pgettext_lazy("stage parameter", "Gold min accuracy"),
+    "gold_min_items": pgettext_lazy("stage parameter", "Gold min items"),
+    "gold_rate": pgettext_lazy("stage parameter", "Gold rate"),
+    "gold_set_aside": pgettext_lazy("stage parameter", "Gold set aside"),
+    "inspect_fraction": pgettext_lazy("stage parameter", "Inspect fraction"),
+    "inspect_seed": pgettext_lazy("stage parameter", "Inspect seed"),
+    "intent_mode": pgettext_lazy("stage parameter", "Intent mode"),
+    "intent_models": pgettext_lazy("stage parameter", "Intent models"),
+    "judges_per_query": pgettext_lazy("stage parameter", "Judges per query"),
+    "k": pgettext_lazy("stage parameter", "K"),
+    "label_sample": pgettext_lazy("stage parameter", "Label sample"),
+    "label_seed": pgettext_lazy("stage parameter", "Label seed"),
+    "language": pgettext_lazy("stage parameter", "Language"),
+    "max_alternative_chars": pgettext_lazy("stage parameter", "Max alternative chars"),
+    "max_answer_chars": pgettext_lazy("stage parameter", "Max answer chars"),
+    "max_articles": pgettext_lazy("stage parameter", "Max articles"),
+    "max_doc_chars": pgettext_lazy("stage parameter", "Max doc chars"),
+    "max_extra_answers": pgettext_lazy("stage parameter", "Max extra answers"),
+    "max_gap_words": pgettext_lazy("stage parameter", "Max gap words"),
+    "max_items_per_worker": pgettext_lazy("stage parameter", "Max items per worker"),
+    "max_overlap": pgettext_lazy("stage parameter", "Max overlap"),
+    "max_queries": pgettext_lazy("stage parameter", "Max queries"),
+    "max_questions": pgettext_lazy("stage parameter", "Max questions"),
+    "max_selected": pgettext_lazy("stage parameter", "Max selected"),
+    "min_agree": pgettext_lazy("stage parameter", "Min agree"),
+    "min_answers": pgettext_lazy("stage parameter", "Min answers"),
+    "ngram_n_en": pgettext_lazy("stage parameter", "Ngram n en"),
+    "ngram_n_zh": pgettext_lazy("stage parameter", "Ngram n zh"),
+    "ngram_threshold": pgettext_lazy("stage parameter", "Ngram threshold"),
+    "outlier_ratio": pgettext_lazy("stage parameter", "Outlier ratio"),
+    "pass_threshold": pgettext_lazy("stage parameter", "Pass threshold"),
+    "pay_model": pgettext_lazy("stage parameter", "Pay model"),
+    "pay_rate": pgettext_lazy("stage parameter", "Pay rate"),
+    "qualification_items": pgettext_lazy("stage parameter", "Qualification items"),
+    "qualification_threshold": pgettext_lazy("stage parameter", "Qualification threshold"),
+    "qualification_tries": pgettext_lazy("stage parameter", "Qualification tries"),
+    "questioners_per_article": pgettext_lazy("stage parameter", "Questioners per article"),
+    "raters_per_candidate": pgettext_lazy("stage parameter", "Raters per candidate"),
+    "require_highlights": pgettext_lazy("stage parameter", "Require highlights"),
+    "resamples": pgettext_lazy("stage parameter", "Resamples"),
+    "rules": pgettext_lazy("stage parameter", "Rules"),
+    "sample": pgettext_lazy("stage parameter", "Sample"),
+    "seed": pgettext_lazy("stage parameter", "Seed"),
+    "steps": pgettext_lazy("stage parameter", "Steps"),
+    "strip_question": pgettext_lazy("stage parameter", "Strip question"),
+    "test": pgettext_lazy("stage parameter", "Test"),
+    "test_double_annotation": pgettext_lazy("stage parameter", "Test double annotation"),
+    "train": pgettext_lazy("stage parameter", "Train"),
+    "validators_per_question": pgettext_lazy("stage parameter", "Validators per question"),
+    "weight_by_competence": pgettext_lazy("stage parameter", "Weight by competence"),
+    "window_factor": pgettext_lazy("stage parameter", "Window factor"),
+    "window_threshold": pgettext_lazy("stage parameter", "Window threshold"),
+    "yes_no": pgettext_lazy("stage parameter", "Yes no"),
+    "yesno_features": pgettext_lazy("stage parameter", "Yesno features"),
+    "yesno_threshold": pgettext_lazy("stage parameter", "Yesno threshold"),
+}
+
+
+def param_label(name: str) -> str:
+    """The label of the stage parameter ``name`` in the interface language."""
+    label = PARAM_LABELS.get(name)
+    return str(label) if label is not None else name.replace("_", " ").capitalize()
 
 
 def param_field(spec: Param, *, initial: Any, label: str) -> forms.Field:
     """The form field of one declared stage parameter: its type, bounds, choices and help,
-    with the paper's default (the parameter's declared default) shown."""
-    help_text = f"{spec.help} Paper's default: {_shown(spec.default)}."
+    with the paper's default (the parameter's declared default) shown. Built in a request:
+    the help and the default are in its language."""
+    default = gettext("Paper's default: %(value)s.") % {"value": _shown(spec.default)}
+    help_text = f"{spec.help} {default}"
     common = {"label": label, "help_text": help_text, "initial": initial}
     kind = type(spec.default)
     if spec.choices:
@@ -117,7 +205,7 @@ class StageParamsForm(forms.Form):
         for name, spec in stage.kind_spec.all_params().items():
             self.fields[name] = param_field(
                 spec, initial=stage.params.get(name, spec.default),
-                label=name.replace("_", " ").capitalize())
+                label=param_label(name))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

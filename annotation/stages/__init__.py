@@ -28,7 +28,8 @@ _KINDS: dict[str, StageKind] = {}
 
 @dataclass(frozen=True)
 class Param:
-    """One stage parameter: its default, type and bounds, and what it means."""
+    """One stage parameter: its default, type and bounds, and what it means (``help``, a
+    ``gettext_lazy`` string: the parameter form shows it in the interface language)."""
 
     default: Any
     help: str
@@ -56,27 +57,30 @@ class Param:
 
 #: Parameters of every stage worked by people: how much one worker may do, and pay.
 WORK_PARAMS: dict[str, Param] = {
-    "max_items_per_worker": Param(
-        0, "Most items of this stage one worker may take (0 = no limit); enforced by the "
-        "claim.", minimum=0),
-    "pay_model": Param("submission", "How work here is paid: per submission, or hourly on "
-                       "the active time measured in the page.", choices=("submission", "hourly")),
-    "pay_rate": Param(0.0, "Amount per submission, or per active hour, in the project's "
-                      "currency.", minimum=0),
-    "qualification_items": Param(
-        0, "Gold items a worker answers (seeing the expected answer after each) before real "
-        "work; 0 = no qualification.", minimum=0),
-    "qualification_threshold": Param(0.8, "Mean score a qualification try must reach.",
-                                     minimum=0, maximum=1),
-    "qualification_tries": Param(2, "Tries a worker has to qualify.", minimum=1),
-    "gold_rate": Param(0.0, "Share of claims that get a gold check item (looks like any "
-                       "task); 0 = none.", minimum=0, maximum=1),
-    "gold_min_items": Param(5, "Gold checks answered before a worker can be paused.",
+    "max_items_per_worker": Param(0, gettext_lazy("Most items of this stage one worker may take "
+                                                  "(0 = no limit); enforced by the claim."),
+                                  minimum=0),
+    "pay_model": Param("submission", gettext_lazy("How work here is paid: per submission, or "
+                                                  "hourly on the active time measured in the "
+                                                  "page."), choices=("submission", "hourly")),
+    "pay_rate": Param(0.0, gettext_lazy("Amount per submission, or per active hour, in the "
+                                        "project's currency."), minimum=0),
+    "qualification_items": Param(0, gettext_lazy("Gold items a worker answers (seeing the "
+                                                 "expected answer after each) before real work; "
+                                                 "0 = no qualification."), minimum=0),
+    "qualification_threshold": Param(0.8, gettext_lazy("Mean score a qualification try must "
+                                                       "reach."), minimum=0, maximum=1),
+    "qualification_tries": Param(2, gettext_lazy("Tries a worker has to qualify."), minimum=1),
+    "gold_rate": Param(0.0, gettext_lazy("Share of claims that get a gold check item (looks like "
+                                         "any task); 0 = none."), minimum=0, maximum=1),
+    "gold_min_items": Param(5, gettext_lazy("Gold checks answered before a worker can be paused."),
                             minimum=1),
-    "gold_min_accuracy": Param(0.7, "A worker whose mean gold score falls below this is "
-                               "paused on the stage.", minimum=0, maximum=1),
-    "gold_set_aside": Param(False, "When a worker is paused, set aside their answers to items "
-                            "still open and give those items a replacement worker."),
+    "gold_min_accuracy": Param(0.7, gettext_lazy("A worker whose mean gold score falls below "
+                                                 "this is paused on the stage."),
+                               minimum=0, maximum=1),
+    "gold_set_aside": Param(False, gettext_lazy("When a worker is paused, set aside their "
+                                                "answers to items still open and give those "
+                                                "items a replacement worker.")),
 }
 #: Parameters that need a gold measure (``StageKind.gold_score``); batched kinds hand out
 #: whole batches, so gold checks are not mixed into them (qualification still applies).
@@ -102,7 +106,7 @@ class Emit:
 
 class StageKind:
     key: ClassVar[str]
-    label: ClassVar[str]
+    label: ClassVar[str]  # gettext_lazy: the kind's name in the interface language
     automatic: ClassVar[bool] = False
     role: ClassVar[Role] = Role.ANNOTATOR
     template: ClassVar[str] = ""
@@ -301,10 +305,11 @@ class CorpusQueriesKind(StageKind):
     """Automatic: the project corpus's queries become the pipeline's first items, each
     emitted to ``next_kind``; idempotent (an item per query, keyed by ``item_for``)."""
 
-    label = "Import queries"
+    label = gettext_lazy("Import queries")
     automatic = True
     params = {
-        "max_queries": Param(0, "Take at most this many queries (0 = all).", minimum=0),
+        "max_queries": Param(0, gettext_lazy("Take at most this many queries (0 = all)."),
+                             minimum=0),
     }
     next_kind: ClassVar[str] = ""
 
@@ -346,13 +351,14 @@ class CorpusQueriesKind(StageKind):
 
 
 BATCH_PARAMS: dict[str, Param] = {
-    "batch_size": Param(5000, "Items per batch; one annotator labels a whole batch (paper: "
-                        "5,000).", minimum=1),
-    "inspect_fraction": Param(0.1, "Share of a finished batch a checker inspects.",
+    "batch_size": Param(5000, gettext_lazy("Items per batch; one annotator labels a whole batch "
+                                           "(paper: 5,000)."), minimum=1),
+    "inspect_fraction": Param(0.1, gettext_lazy("Share of a finished batch a checker inspects."),
                               minimum=0.0001, maximum=1),
-    "pass_threshold": Param(0.95, "A batch passes when its accuracy is above this.",
+    "pass_threshold": Param(0.95, gettext_lazy("A batch passes when its accuracy is above this."),
                             minimum=0, maximum=1),
-    "inspect_seed": Param(7, "Seed of the inspection samples (recorded with each sample)."),
+    "inspect_seed": Param(7, gettext_lazy("Seed of the inspection samples (recorded with each "
+                                          "sample).")),
 }
 
 

@@ -71,14 +71,15 @@ class SampleKind(StageKind):
     answer to a sampled question becomes a rating item."""
 
     key = "judgment_sample"
-    label = "Sample questions per type"
+    label = gettext_lazy("Sample questions per type")
     automatic = True
     params = {
-        "yes_no": Param(201, "Yes-no questions to sample (paper: 201; 0 = none; fewer "
-                        "imported: all).", minimum=0),
-        "entity": Param(201, "Entity questions to sample (paper: 201).", minimum=0),
-        "description": Param(98, "Description questions to sample (paper: 98).", minimum=0),
-        "seed": Param(0, "Seed of the sample and of the rating order (recorded)."),
+        "yes_no": Param(201, gettext_lazy("Yes-no questions to sample (paper: 201; 0 = none; "
+                                          "fewer imported: all)."), minimum=0),
+        "entity": Param(201, gettext_lazy("Entity questions to sample (paper: 201)."), minimum=0),
+        "description": Param(98, gettext_lazy("Description questions to sample (paper: 98)."),
+                             minimum=0),
+        "seed": Param(0, gettext_lazy("Seed of the sample and of the rating order (recorded).")),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -163,12 +164,13 @@ class RateKind(StageKind):
     system and to the other raters' scores."""
 
     key = "judgment_rate"
-    label = "Rate answers 1-5"
+    label = gettext_lazy("Rate answers 1-5")
     template = "annotation/tasks/judgment_rate.html"
     overlap_param = "raters_per_candidate"
     params = {
-        "raters_per_candidate": Param(2, "People rating each candidate (paper: 2; Table 1 "
-                                      "compares the first two).", minimum=2, maximum=10),
+        "raters_per_candidate": Param(2, gettext_lazy("People rating each candidate (paper: 2; "
+                                                      "Table 1 compares the first two)."),
+                                      minimum=2, maximum=10),
     }
 
     def context(self, item: Item) -> dict[str, Any]:
@@ -214,17 +216,18 @@ class StudyKind(StageKind):
     candidate is rated; writes a report and each candidate's values."""
 
     key = "judgment_study"
-    label = "Study: metrics against human judgment"
+    label = gettext_lazy("Study: metrics against human judgment")
     automatic = True
     params = {
-        "alpha": Param(2.0, "Yes-no bonus weight of the adapted metrics (paper: 2.0).",
-                       minimum=0),
-        "beta": Param(1.0, "Entity bonus weight (paper: 1.0).", minimum=0),
-        "gamma": Param(1.2, "ROUGE-L recall weight γ (paper: 1.2).", minimum=0),
-        "resamples": Param(100, "Bootstrap resamples, and overall-level draws (paper: 100).",
-                           minimum=1, maximum=10000),
-        "sample": Param(30, "Questions per overall-level draw (paper: 30).", minimum=1),
-        "seed": Param(0, "Seed of the bootstrap and the overall-level draws."),
+        "alpha": Param(2.0, gettext_lazy("Yes-no bonus weight of the adapted metrics (paper: "
+                                         "2.0)."), minimum=0),
+        "beta": Param(1.0, gettext_lazy("Entity bonus weight (paper: 1.0)."), minimum=0),
+        "gamma": Param(1.2, gettext_lazy("ROUGE-L recall weight γ (paper: 1.2)."), minimum=0),
+        "resamples": Param(100, gettext_lazy("Bootstrap resamples, and overall-level draws "
+                                             "(paper: 100)."), minimum=1, maximum=10000),
+        "sample": Param(30, gettext_lazy("Questions per overall-level draw (paper: 30)."),
+                        minimum=1),
+        "seed": Param(0, gettext_lazy("Seed of the bootstrap and the overall-level draws.")),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:

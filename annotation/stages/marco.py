@@ -167,13 +167,14 @@ class JudgeKind(StageKind):
 
     payload_labels = ("intent", "decision", "exclusions", "query_type", "question_type")
     key = "marco_judge"
-    label = "Query judgment"
+    label = gettext_lazy("Query judgment")
     template = "annotation/tasks/marco_judge.html"
     overlap_param = "judges_per_query"
     scores_gold = True
     params = {
-        "judges_per_query": Param(1, "Editors judging each query; a query is kept only when "
-                                  "every one keeps it.", minimum=1, maximum=5),
+        "judges_per_query": Param(1, gettext_lazy("Editors judging each query; a query is kept "
+                                                  "only when every one keeps it."),
+                                  minimum=1, maximum=5),
     }
 
     def context(self, item: Item) -> dict[str, Any]:
@@ -279,9 +280,9 @@ class RetrieveKind(StageKind):
     """Automatic: the top-k passages of the corpus index for each kept query."""
 
     key = "marco_retrieve"
-    label = "Retrieve passages"
+    label = gettext_lazy("Retrieve passages")
     automatic = True
-    params = {"k": Param(10, "Passages retrieved per query, in ranked order.",
+    params = {"k": Param(10, gettext_lazy("Passages retrieved per query, in ranked order."),
                          minimum=1, maximum=50)}
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -349,11 +350,11 @@ class CurateKind(StageKind):
     that together answer it, or marks the query not answerable by them."""
 
     key = "marco_curate"
-    label = "Passage curation"
+    label = gettext_lazy("Passage curation")
     template = "annotation/tasks/marco_curate.html"
     scores_gold = True
     params = {
-        "max_selected": Param(3, "Passages an editor may select for one query.",
+        "max_selected": Param(3, gettext_lazy("Passages an editor may select for one query."),
                               minimum=1, maximum=10),
     }
 
@@ -506,13 +507,14 @@ class DistillKind(StageKind):
 
     payload_labels = ("yesno",)
     key = "marco_distill"
-    label = "Answer distillation"
+    label = gettext_lazy("Answer distillation")
     template = "annotation/tasks/marco_distill.html"
     overlap_param = "editors_per_query"
     params = {
-        "editors_per_query": Param(5, "Editors writing an answer for each query (the paper's "
-                                   "example has 20).", minimum=1, maximum=50),
-        "max_answer_chars": Param(2000, "Longest answer accepted.", minimum=20),
+        "editors_per_query": Param(5, gettext_lazy("Editors writing an answer for each query "
+                                                   "(the paper's example has 20)."),
+                                   minimum=1, maximum=50),
+        "max_answer_chars": Param(2000, gettext_lazy("Longest answer accepted."), minimum=20),
     }
 
     def context(self, item: Item) -> dict[str, Any]:
@@ -576,14 +578,16 @@ class ConsensusKind(StageKind):
     go to a checker, the others straight to the final record."""
 
     key = "marco_consensus"
-    label = "Consensus weighting (pa-BLEU)"
+    label = gettext_lazy("Consensus weighting (pa-BLEU)")
     automatic = True
     params = {
-        "outlier_ratio": Param(0.7, "Flag an answer whose importance is below this share of "
-                               "the median importance (each importance counts the answer's "
-                               "own BLEU of 1, so with few answers the weights sit close).",
+        "outlier_ratio": Param(0.7, gettext_lazy("Flag an answer whose importance is below this "
+                                                 "share of the median importance (each "
+                                                 "importance counts the answer's own BLEU of 1, "
+                                                 "so with few answers the weights sit close)."),
                                minimum=0.01, maximum=1.0),
-        "min_answers": Param(3, "Flag nothing for queries with fewer answers.", minimum=2),
+        "min_answers": Param(3, gettext_lazy("Flag nothing for queries with fewer answers."),
+                             minimum=2),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -654,7 +658,7 @@ class ReviewKind(StageKind):
 
     payload_labels = ("keep", "drop", "checked")
     key = "marco_review"
-    label = "Outlier review"
+    label = gettext_lazy("Outlier review")
     role = Role.CHECKER
     template = "annotation/tasks/marco_review.html"
     scores_gold = True
@@ -779,7 +783,7 @@ class RecordKind(StageKind):
     review, or the query marked not answerable by its passages)."""
 
     key = "marco_record"
-    label = "Final records"
+    label = gettext_lazy("Final records")
     automatic = True
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:

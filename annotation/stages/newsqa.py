@@ -132,11 +132,12 @@ class ArticlesKind(StageKind):
     """Automatic: take the project corpus's articles as the pipeline's first items."""
 
     key = "newsqa_articles"
-    label = "Import articles"
+    label = gettext_lazy("Import articles")
     automatic = True
     params = {
-        "max_articles": Param(0, "Take at most this many articles (0 = all).", minimum=0),
-        "require_highlights": Param(True, "Skip articles without summary points."),
+        "max_articles": Param(0, gettext_lazy("Take at most this many articles (0 = all)."),
+                              minimum=0),
+        "require_highlights": Param(True, gettext_lazy("Skip articles without summary points.")),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -185,13 +186,13 @@ class SplitKind(StageKind):
     """Automatic: split articles into train/dev/test with a recorded seed."""
 
     key = "newsqa_split"
-    label = "Split by article"
+    label = gettext_lazy("Split by article")
     automatic = True
     params = {
-        "seed": Param(20161107, "Random seed of the split (recorded, reproducible)."),
-        "train": Param(0.90, "Share of articles in train.", minimum=0, maximum=1),
-        "dev": Param(0.05, "Share of articles in dev.", minimum=0, maximum=1),
-        "test": Param(0.05, "Share of articles in test.", minimum=0, maximum=1),
+        "seed": Param(20161107, gettext_lazy("Random seed of the split (recorded, reproducible).")),
+        "train": Param(0.90, gettext_lazy("Share of articles in train."), minimum=0, maximum=1),
+        "dev": Param(0.05, gettext_lazy("Share of articles in dev."), minimum=0, maximum=1),
+        "test": Param(0.05, gettext_lazy("Share of articles in test."), minimum=0, maximum=1),
     }
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -226,15 +227,18 @@ class QuestionKind(StageKind):
     """Human: the questioner sees only headline and highlights and writes questions."""
 
     key = "newsqa_question"
-    label = "Question sourcing"
+    label = gettext_lazy("Question sourcing")
     template = "annotation/tasks/newsqa_question.html"
     overlap_param = "questioners_per_article"
     params = {
-        "questioners_per_article": Param(1, "Questioners per article.", minimum=1, maximum=10),
-        "max_questions": Param(3, "Questions one questioner may write.", minimum=1, maximum=10),
-        "max_overlap": Param(0.6, "Refuse a question when more than this share of its "
-                             "content words occurs in the highlights.", minimum=0, maximum=1),
-        "forbid_how_why": Param(True, 'Refuse "how" / "why" questions.'),
+        "questioners_per_article": Param(1, gettext_lazy("Questioners per article."),
+                                         minimum=1, maximum=10),
+        "max_questions": Param(3, gettext_lazy("Questions one questioner may write."),
+                               minimum=1, maximum=10),
+        "max_overlap": Param(0.6, gettext_lazy("Refuse a question when more than this share of "
+                                               "its content words occurs in the highlights."),
+                             minimum=0, maximum=1),
+        "forbid_how_why": Param(True, gettext_lazy('Refuse "how" / "why" questions.')),
     }
 
     def context(self, item: Item) -> dict[str, Any]:
@@ -336,16 +340,19 @@ class AnswerKind(StageKind):
     """Human: the answerer sees the full article and one question, and marks spans."""
 
     key = "newsqa_answer"
-    label = "Answer sourcing"
+    label = gettext_lazy("Answer sourcing")
     template = "annotation/tasks/newsqa_answer.html"
     overlap_param = "answers_per_question"
     scores_gold = True
     params = {
-        "answers_per_question": Param(2, "Answerers asked first.", minimum=1, maximum=10),
-        "max_extra_answers": Param(3, "More answerers asked, one at a time, while the "
-                                   "answers do not agree.", minimum=0, maximum=10),
-        "min_agree": Param(2, "Answerers who must agree.", minimum=1, maximum=10),
-        "max_gap_words": Param(3, "Merge spans fewer than this many words apart.", minimum=0),
+        "answers_per_question": Param(2, gettext_lazy("Answerers asked first."),
+                                      minimum=1, maximum=10),
+        "max_extra_answers": Param(3, gettext_lazy("More answerers asked, one at a time, while "
+                                                   "the answers do not agree."),
+                                   minimum=0, maximum=10),
+        "min_agree": Param(2, gettext_lazy("Answerers who must agree."), minimum=1, maximum=10),
+        "max_gap_words": Param(3, gettext_lazy("Merge spans fewer than this many words apart."),
+                               minimum=0),
     }
 
     def context(self, item: Item) -> dict[str, Any]:
@@ -414,15 +421,16 @@ class AgreementKind(StageKind):
     """Automatic: agreed questions go to consolidation, the others to validation."""
 
     key = "newsqa_agreement"
-    label = "Agreement"
+    label = gettext_lazy("Agreement")
     automatic = True
     params = {
-        "min_agree": Param(2, "Answerers who must agree.", minimum=1, maximum=10),
-        "max_gap_words": Param(3, "Merge spans fewer than this many words apart.", minimum=0),
-        "weight_by_competence": Param(
-            False, "Not in the paper: among agreeing answers, take the one whose answerers "
-                   "have the highest total competence (leave-one-out span F1) as the "
-                   "consensus; the agreement test stays the paper's."),
+        "min_agree": Param(2, gettext_lazy("Answerers who must agree."), minimum=1, maximum=10),
+        "max_gap_words": Param(3, gettext_lazy("Merge spans fewer than this many words apart."),
+                               minimum=0),
+        "weight_by_competence": Param(False, gettext_lazy(
+            "Not in the paper: among agreeing answers, take the one whose answerers have the "
+            "highest total competence (leave-one-out span F1) as the consensus; the agreement "
+            "test stays the paper's.")),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -505,14 +513,15 @@ class ValidateKind(StageKind):
     """Human: a validator sees article, question and the unique answers, picks the best."""
 
     key = "newsqa_validate"
-    label = "Validation"
+    label = gettext_lazy("Validation")
     template = "annotation/tasks/newsqa_validate.html"
     overlap_param = "validators_per_question"
     scores_gold = True
     shows_others_work = True
     params = {
-        "validators_per_question": Param(2, "Validators per question (paper: 2.48 on "
-                                         "average).", minimum=1, maximum=10),
+        "validators_per_question": Param(2, gettext_lazy("Validators per question (paper: "
+                                                         "2.48 on average)."),
+                                         minimum=1, maximum=10),
     }
 
     def context(self, item: Item) -> dict[str, Any]:
@@ -597,11 +606,13 @@ class ConsolidateKind(StageKind):
     """Automatic: merge spans, keep every answer and validator choice, mark the consensus."""
 
     key = "newsqa_consolidate"
-    label = "Cleanup and consolidation"
+    label = gettext_lazy("Cleanup and consolidation")
     automatic = True
     params = {
-        "min_agree": Param(2, "Agreeing workers needed for an agreed answer.", minimum=1),
-        "max_gap_words": Param(3, "Merge spans fewer than this many words apart.", minimum=0),
+        "min_agree": Param(2, gettext_lazy("Agreeing workers needed for an agreed answer."),
+                           minimum=1),
+        "max_gap_words": Param(3, gettext_lazy("Merge spans fewer than this many words apart."),
+                               minimum=0),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:

@@ -279,24 +279,29 @@ class QueryFilterKind(StageKind):
     """
 
     key = "reco_query_filter"
-    label = "Query filter"
+    label = gettext_lazy("Query filter")
     automatic = True
     params = {
-        "language": Param("auto", "en, zh, or auto (per query: Chinese when it holds a CJK "
-                          "character)."),
-        "steps": Param(["intent", "blocklist", "yesno"], "Steps to run, in the paper's order."),
-        "intent_mode": Param("rules", "rules, model, rules_or_model or rules_and_model (the "
-                             "model modes need intent_models)."),
-        "intent_models": Param({}, "Trained intent classifiers by language (model dicts)."),
-        "blocklists": Param({}, "Blocklist terms by language; a language left out uses the "
-                            "shipped list."),
-        "yesno_features": Param({}, "Yes/no features by language ([{name, pattern, weight}]); "
-                                "a language left out uses the paper's features."),
-        "yesno_threshold": Param(0.5, "A query is yes/no when its feature score reaches this."),
-        "all_steps": Param(False, "Run every step even after one refused the query."),
-        "label_sample": Param(40, "Queries in the admin's labelling sample.", minimum=1,
-                              maximum=5000),
-        "label_seed": Param(17, "Seed of the labelling sample."),
+        "language": Param("auto", gettext_lazy("en, zh, or auto (per query: Chinese when it "
+                                               "holds a CJK character).")),
+        "steps": Param(["intent", "blocklist", "yesno"],
+                       gettext_lazy("Steps to run, in the paper's order.")),
+        "intent_mode": Param("rules", gettext_lazy("rules, model, rules_or_model or "
+                                                   "rules_and_model (the model modes need "
+                                                   "intent_models).")),
+        "intent_models": Param({}, gettext_lazy("Trained intent classifiers by language (model "
+                                                "dicts).")),
+        "blocklists": Param({}, gettext_lazy("Blocklist terms by language; a language left out "
+                                             "uses the shipped list.")),
+        "yesno_features": Param({}, gettext_lazy("Yes/no features by language ([{name, pattern, "
+                                                 "weight}]); a language left out uses the "
+                                                 "paper's features.")),
+        "yesno_threshold": Param(0.5, gettext_lazy("A query is yes/no when its feature score "
+                                                   "reaches this.")),
+        "all_steps": Param(False, gettext_lazy("Run every step even after one refused the query.")),
+        "label_sample": Param(40, gettext_lazy("Queries in the admin's labelling sample."),
+                              minimum=1, maximum=5000),
+        "label_seed": Param(17, gettext_lazy("Seed of the labelling sample.")),
     }
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -391,13 +396,14 @@ class RetrieveKind(StageKind):
     """Automatic: the top-10 documents of the corpus index for each kept query."""
 
     key = "reco_retrieve"
-    label = "Retrieve documents"
+    label = gettext_lazy("Retrieve documents")
     automatic = True
     params = {
-        "k": Param(10, "Documents retrieved per query (paper: 10).", minimum=1, maximum=50),
-        "max_doc_chars": Param(0, "Keep at most this many characters of each document from "
-                               "its start (0 = all); offsets stay offsets into the body.",
-                               minimum=0),
+        "k": Param(10, gettext_lazy("Documents retrieved per query (paper: 10)."),
+                   minimum=1, maximum=50),
+        "max_doc_chars": Param(0, gettext_lazy("Keep at most this many characters of each "
+                                               "document from its start (0 = all); offsets stay "
+                                               "offsets into the body."), minimum=0),
     }
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -443,22 +449,25 @@ class DocumentFilterKind(StageKind):
     (``DocumentFilter``); every dropped document keeps its rule, reason and score."""
 
     key = "reco_doc_filter"
-    label = "Document filter"
+    label = gettext_lazy("Document filter")
     automatic = True
     params = {
-        "language": Param("auto", "en, zh, or auto (per query)."),
-        "rules": Param(["contains", "ngram", "window"], "Rules that drop a document: "
-                       "contains, ngram, window."),
-        "ngram_n_en": Param(2, "Word n-gram size for English.", minimum=1, maximum=6),
-        "ngram_n_zh": Param(3, "Character n-gram size for Chinese.", minimum=1, maximum=6),
-        "ngram_threshold": Param(0.8, "Drop when this share of the query's n-grams occurs in "
-                                 "the document.", minimum=0.01, maximum=1),
-        "window_factor": Param(1.5, "Window length, in multiples of the query's length.",
-                               minimum=1),
-        "window_threshold": Param(0.9, "Drop when this share of the query's content words "
-                                  "occurs within one window.", minimum=0.01, maximum=1),
-        "strip_question": Param(True, "Compare the statement the question asks about (drop "
-                                "'can', 吗, A-not-A forms ...)."),
+        "language": Param("auto", gettext_lazy("en, zh, or auto (per query).")),
+        "rules": Param(["contains", "ngram", "window"],
+                       gettext_lazy("Rules that drop a document: contains, ngram, window.")),
+        "ngram_n_en": Param(2, gettext_lazy("Word n-gram size for English."), minimum=1, maximum=6),
+        "ngram_n_zh": Param(3, gettext_lazy("Character n-gram size for Chinese."),
+                            minimum=1, maximum=6),
+        "ngram_threshold": Param(0.8, gettext_lazy("Drop when this share of the query's n-grams "
+                                                   "occurs in the document."),
+                                 minimum=0.01, maximum=1),
+        "window_factor": Param(1.5, gettext_lazy("Window length, in multiples of the query's "
+                                                 "length."), minimum=1),
+        "window_threshold": Param(0.9, gettext_lazy("Drop when this share of the query's content "
+                                                    "words occurs within one window."),
+                                  minimum=0.01, maximum=1),
+        "strip_question": Param(True, gettext_lazy("Compare the statement the question asks "
+                                                   "about (drop 'can', 吗, A-not-A forms ...).")),
     }
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -534,18 +543,18 @@ class SplitKind(StageKind):
     protocol (two annotators, then a third or a checker) when it is on."""
 
     key = "reco_split"
-    label = "Split"
+    label = gettext_lazy("Split")
     automatic = True
     params = {
-        "seed": Param(20200207, "Seed of the split (recorded, reproducible)."),
-        "train": Param(0.834, "Share of queries in train (ReCO: 250k of 300k).",
+        "seed": Param(20200207, gettext_lazy("Seed of the split (recorded, reproducible).")),
+        "train": Param(0.834, gettext_lazy("Share of queries in train (ReCO: 250k of 300k)."),
                        minimum=0, maximum=1),
-        "dev": Param(0.1, "Share in dev (ReCO: 30k).", minimum=0, maximum=1),
-        "test": Param(0.066, "Share in test (ReCO: 20k, test a + b).", minimum=0, maximum=1),
-        "test_double_annotation": Param(True, "Test queries: two annotators label them "
-                                        "independently; agreeing answers go to a third "
-                                        "annotator who picks the better evidence, disagreeing "
-                                        "ones to a checker."),
+        "dev": Param(0.1, gettext_lazy("Share in dev (ReCO: 30k)."), minimum=0, maximum=1),
+        "test": Param(0.066, gettext_lazy("Share in test (ReCO: 20k, test a + b)."),
+                      minimum=0, maximum=1),
+        "test_double_annotation": Param(True, gettext_lazy(
+            "Test queries: two annotators label them independently; agreeing answers go to a "
+            "third annotator who picks the better evidence, disagreeing ones to a checker.")),
     }
 
     def clean_params(self, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -583,7 +592,7 @@ class EvidenceKind(StageKind):
     the query. A checker inspects a sample of each finished batch."""
 
     key = "reco_evidence"
-    label = "Evidence and answers"
+    label = gettext_lazy("Evidence and answers")
     template = "annotation/tasks/reco_evidence.html"
     batched = True
     scores_gold = True
@@ -591,8 +600,9 @@ class EvidenceKind(StageKind):
     inspection_template = "annotation/inspection/reco_item.html"
     params = {
         **BATCH_PARAMS,
-        "max_alternative_chars": Param(40, "Longest alternative allowed (ReCO's are a few "
-                                       "words: 能 / 不能 / 无法确定).", minimum=1, maximum=500),
+        "max_alternative_chars": Param(40, gettext_lazy("Longest alternative allowed (ReCO's "
+                                                        "are a few words: 能 / 不能 / 无法确定)."),
+                                       minimum=1, maximum=500),
     }
 
     def context(self, item: Item) -> dict[str, Any]:
@@ -712,7 +722,7 @@ class DoubleEvidenceKind(EvidenceKind):
     answers go to a third annotator to choose the evidence, disagreeing ones to a checker."""
 
     key = "reco_test_evidence"
-    label = "Test set: evidence and answers (two annotators)"
+    label = gettext_lazy("Test set: evidence and answers (two annotators)")
     batched = False
     inspection_rules = ()
     params = {"max_alternative_chars": EvidenceKind.params["max_alternative_chars"]}
@@ -794,7 +804,7 @@ class EvidenceChoiceKind(_CandidatesKind):
     whose answers agree."""
 
     key = "reco_evidence_choice"
-    label = "Test set: choose the evidence"
+    label = gettext_lazy("Test set: choose the evidence")
     template = "annotation/tasks/reco_evidence_choice.html"
     shows_others_work = True
 
@@ -816,7 +826,7 @@ class AdjudicateKind(_CandidatesKind):
     query."""
 
     key = "reco_adjudicate"
-    label = "Test set: adjudication"
+    label = gettext_lazy("Test set: adjudication")
     role = Role.CHECKER
     template = "annotation/tasks/reco_adjudicate.html"
 
@@ -868,7 +878,7 @@ class FinalKind(StageKind):
     """Automatic: one final record per answered query."""
 
     key = "reco_final"
-    label = "Final set"
+    label = gettext_lazy("Final set")
     automatic = True
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from typing import Any
 
 import pytest
 from django.urls import reverse
+from django.utils.translation import override
 
 from annotation import engine
 from annotation.forms import StageParamsForm
@@ -42,7 +45,7 @@ def test_every_kind_gets_a_typed_field_per_declared_parameter(admin_user):
             assert list(form.fields) == list(params)
             for name, spec in params.items():
                 field = form.fields[name]
-                assert spec.help in field.help_text
+                assert str(spec.help) in field.help_text
                 assert "Paper's default:" in field.help_text
                 expected = {bool: forms.BooleanField, int: forms.IntegerField,
                             float: forms.FloatField, dict: forms.JSONField}.get(
@@ -162,3 +165,74 @@ def test_split_shares_that_make_the_whole_are_saved(client_for, admin_user):
     assert response.status_code == 302
     stage.refresh_from_db()
     assert (stage.params["train"], stage.params["dev"], stage.params["test"]) == (0.8, 0.1, 0.1)
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+def test_the_project_page_names_stage_kinds_and_parameters_in_the_admins_language(
+        client_for, admin_user):
+    """Chinese: each stage's kind, its parameters' labels and help, and the paper's default
+    (a checkbox's in words); English stays English."""
+    project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
+    answer = project.stages.get(kind="newsqa_answer")
+    split = project.stages.get(kind="newsqa_split")
+    url = reverse("annotation:project_detail", args=[project.pk])
+    client = client_for(admin_user)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    html = client.get(url).content.decode()
+    assert '<html lang="zh-hans">' in html
+    assert f'data-testid="stage-kind-{answer.order}">答案收集</span>' in html
+    assert f'data-testid="stage-kind-{split.order}">按文章划分</span>' in html
+    assert f'<label for="id_stage{answer.pk}-answers_per_question">每个问题的答案数</label>' in html
+    assert f'<label for="id_stage{split.pk}-train">训练集</label>' in html
+    page = _text(html)
+    for chinese in ("首先请求作答的回答者人数。 论文默认值：2。",
+                    "必须达成一致的回答者人数。", "暂停时搁置答案",
+                    "工作人员被暂停时，搁置其对尚未完成的条目的答案，并为这些条目另找工作人员。 "
+                    "论文默认值：关闭。",
+                    "训练集中文章的比例。 论文默认值：0.9。", "计酬方式"):
+        assert chinese in page, chinese
+    for english in ("Split by article", "Answers per question", "Answerers asked first",
+                    "Paper's default", "Share of articles in train", "Gold set aside",
+                    "Pay model"):
+        assert english not in page, english
+
+    client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    html = client.get(url).content.decode()
+    assert f'data-testid="stage-kind-{answer.order}">Answer sourcing</span>' in html
+    assert (f'<label for="id_stage{answer.pk}-answers_per_question">Answers per question'
+            "</label>") in html
+    page = _text(html)
+    assert "Answerers asked first. Paper's default: 2." in page
+    assert ("When a worker is paused, set aside their answers to items still open and give "
+            "those items a replacement worker. Paper's default: off.") in page
+    for chinese in ("答案收集", "每个问题的答案数", "论文默认值", "首先请求作答"):
+        assert chinese not in page, chinese
+
+
+def test_every_kind_its_parameters_labels_and_help_have_a_chinese_translation():
+    """A new kind or parameter without a translation shows English on Chinese pages: each
+    kind's name, each parameter's help, and each parameter's label (its name in words,
+    ``PARAM_LABELS``) are translated."""
+    from annotation.forms import PARAM_LABELS, param_label
+
+    def chinese(text: str) -> bool:
+        return any("\u4e00" <= c <= "\u9fff" or c in "αβγ" for c in text)
+
+    kinds = {key: kind for key, kind in stage_kinds().items()
+             if type(kind).__module__.startswith("annotation.")}  # not other tests' kinds
+    assert len(kinds) >= 27
+    for key, kind in kinds.items():
+        with override("en"):
+            english = {"kind": str(kind.label),
+                       **{name: (param_label(name), str(spec.help))
+                          for name, spec in kind.all_params().items()}}
+        with override("zh-hans"):
+            assert chinese(str(kind.label)), (key, english["kind"])
+            for name, spec in kind.all_params().items():
+                assert name in PARAM_LABELS, (key, name)
+                assert english[name][0] == name.replace("_", " ").capitalize(), (key, name)
+                assert chinese(param_label(name)), (key, name, english[name][0])
+                assert chinese(str(spec.help)), (key, name, english[name][1])
