@@ -93,9 +93,12 @@ class Rate:
                    amount=Decimal(str(params.get("pay_rate") or 0)))
 
     @property
-    def shown(self) -> Decimal:
-        """The rate with at least two decimals (0.50, 0.125)."""
-        return cents(self.amount) if self.amount == cents(self.amount) else self.amount
+    def shown(self) -> str:
+        """The rate written plainly with at least two decimals (0.50, 0.125, 100.00 for
+        ``1e2``, 0.0000001 rather than ``1E-7``)."""
+        if self.amount == cents(self.amount):
+            return f"{cents(self.amount):f}"
+        return f"{self.amount.normalize():f}"
 
     def pay(self, *, submissions: int, seconds: float | None) -> Decimal:
         """Unrounded pay for ``submissions`` submissions of ``seconds`` active time."""
@@ -384,6 +387,7 @@ def _series_plot(points: list[tuple[str, float]], *, label: str, name: str,
 # Writes: settings and bonuses --------------------------------------------------------------
 
 def _amount(value: Any, *, field: str) -> Decimal:
+    """A form's or a caller's amount as a Decimal, as given (``1e2`` stays ``1E+2``)."""
     try:
         amount = Decimal(str(value).strip())
     except InvalidOperation:
@@ -391,6 +395,18 @@ def _amount(value: Any, *, field: str) -> Decimal:
     if not amount.is_finite():
         raise ValidationError({field: f"{field}: {value!r} is not a number"})
     return amount
+
+
+def _money_amount(value: Any, *, field: str, positive: bool, below: Decimal,
+                  refusal: str) -> Decimal:
+    """``value`` as money: a number of at least 0 (more than 0 when ``positive``) and below
+    ``below`` with at most two decimals, written plainly with two (``1e2`` is 100.00,
+    ``-0`` is 0.00); else ``refusal`` for ``field``."""
+    amount = _amount(value, field=field)
+    if (amount < 0 or (positive and amount == 0) or amount >= below
+            or amount != cents(amount)):  # the range first: cents() of 1E+400 overflows
+        raise ValidationError({field: f"{field}: {refusal}"})
+    return cents(amount) + ZERO  # + 0.00: a plain 0.00 rather than -0.00
 
 
 @transaction.atomic
@@ -406,10 +422,9 @@ def project_pay_settings_update(*, project: Project, currency: str,
     if code != locked.currency and PaymentLine.objects.filter(export__project=locked).exists():
         raise ValidationError({"currency": "currency: payments were already exported in "
                                            f"{locked.currency}; it can no longer change"})
-    wage = _amount(min_hourly_wage, field="min_hourly_wage")
-    if wage < 0 or wage >= Decimal("1000000") or wage != cents(wage):
-        raise ValidationError({"min_hourly_wage": "min_hourly_wage: an amount of at least 0 "
-                                                  "with at most two decimals"})
+    wage = _money_amount(min_hourly_wage, field="min_hourly_wage", positive=False,
+                         below=Decimal("1000000"),
+                         refusal="an amount of at least 0 with at most two decimals")
     locked.currency, locked.min_hourly_wage = code, wage
     locked.save(update_fields=["currency", "min_hourly_wage"])
     project.currency, project.min_hourly_wage = code, wage  # the caller's copy too
@@ -419,9 +434,8 @@ def project_pay_settings_update(*, project: Project, currency: str,
 def bonus_add(*, project: Project, worker: Any, amount: Decimal | str, reason: str,
               actor: Any = None) -> Bonus:
     """Add a bonus of ``amount`` (in the project's currency) to a member's earnings."""
-    value = _amount(amount, field="amount")
-    if value <= 0 or value >= Decimal("100000000") or value != cents(value):
-        raise ValidationError({"amount": "amount: more than 0, with at most two decimals"})
+    value = _money_amount(amount, field="amount", positive=True, below=Decimal("100000000"),
+                          refusal="more than 0, with at most two decimals")
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "reason: say why the bonus is given"})

@@ -361,6 +361,42 @@ def test_pay_settings_are_validated(paid_project, workers, worked):
                                         min_hourly_wage="0")
 
 
+@pytest.mark.parametrize(("given", "plain"), [
+    ("1e2", "100.00"), ("100", "100.00"), ("2.5", "2.50"), ("0.010", "0.01"), ("1E-2", "0.01"),
+])
+def test_amounts_are_kept_and_shown_as_plain_money(paid_project, workers, admin_user,
+                                                   client_for, given, plain):
+    """``1e2`` is a hundred, written 100.00 (it was stored right but announced as
+    "1E+2"), for bonuses and the minimum hourly wage, in the service and on the page."""
+    bonus = pay.bonus_add(project=paid_project, worker=workers["ann2"], amount=given,
+                          reason="Careful answers", actor=admin_user)
+    assert str(bonus.amount) == plain
+    updated = pay.project_pay_settings_update(project=paid_project, currency="GBP",
+                                              min_hourly_wage=given)
+    assert str(updated.min_hourly_wage) == plain
+
+    client = client_for(admin_user)
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    page = client.post(url, {"action": "bonus", "worker": workers["ann2"].pk, "amount": given,
+                             "reason": "Thorough"}, follow=True).content.decode()
+    assert f"Bonus of {plain} GBP added for ann2." in page
+    page = client.post(url, {"action": "settings", "currency": "GBP", "min_hourly_wage": given},
+                       follow=True).content.decode()
+    assert f"Pay settings saved: GBP, minimum hourly wage {plain}." in page
+    assert "E+" not in page and "E-" not in page
+
+
+def test_a_minimum_wage_of_minus_zero_is_zero(paid_project):
+    updated = pay.project_pay_settings_update(project=paid_project, currency="GBP",
+                                              min_hourly_wage="-0")
+    assert str(updated.min_hourly_wage) == "0.00"
+
+
+def test_rates_are_shown_plainly():
+    assert [pay.Rate("submission", Decimal(v)).shown for v in ("0.5", "0.125", "1e2", "1e-7")] \
+        == ["0.50", "0.125", "100.00", "0.0000001"]
+
+
 # Exports -----------------------------------------------------------------------------------
 
 def test_exports_never_pay_twice_and_later_work_is_paid_in_the_next(
