@@ -4,7 +4,9 @@ Every stage worked by people carries ``pay_model`` ("submission" or "hourly") an
 ``pay_rate`` (per submission, or per active hour, in the project's currency) in its
 parameters; a stage without them pays nothing. Hourly work counts the active time measured
 in the page, or the time from claim to submit when the page measured nothing. Amounts are
-``Decimal`` throughout and rounded to cents once per worker; bonuses add to earnings.
+``Decimal`` throughout and rounded to cents once per worker and project (what the payments
+CSV pays); bonuses add to earnings. Figures that split a worker's pay (per stage, per hour
+or day) share out those rounded cents, so the parts always add up to the totals shown.
 
 A payment export pays each worker what they earned up to its ``period_end`` minus what
 every earlier export of the project paid them, so nothing is paid twice and work that
@@ -20,12 +22,12 @@ import hmac
 import io
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
 from hashlib import sha256
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -64,8 +66,29 @@ HOURLY_SPAN = timedelta(days=2)
 BARS_UP_TO = 14
 
 
+K = TypeVar("K", bound=Hashable)
+
+
 def cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def apportion(total: Decimal, exact: Mapping[K, Decimal]) -> dict[K, Decimal]:
+    """``total`` (whole cents) shared out over the keys of ``exact`` so that the parts add
+    up to it: each part its exact amount rounded down to the cent, then the cents left over
+    one each to the parts with the largest remainders, the earlier key first on a tie
+    (Hamilton's largest-remainder method). When ``total`` is the exact amounts' sum rounded,
+    every part is its own amount rounded up or down."""
+    parts = {key: amount.quantize(CENT, rounding=ROUND_FLOOR) for key, amount in exact.items()}
+    if not parts:
+        return parts
+    left = int((total - sum(parts.values(), ZERO)) / CENT)
+    order = sorted(parts, key=lambda key: parts[key] - exact[key])  # largest remainder first
+    if left < 0:  # more than the total (work read after it): smallest remainders give back
+        order.reverse()
+    for i in range(abs(left)):
+        parts[order[i % len(order)]] += CENT if left > 0 else -CENT
+    return parts
 
 
 def _decimal(value: Any) -> Decimal:
@@ -172,22 +195,30 @@ def worker_earnings(*, worker: Any, project: Project | None = None) -> dict[str,
         rows = cursor.fetchall()
     total: dict[str, Decimal] = defaultdict(Decimal)
     on_day: dict[str, Decimal] = defaultdict(Decimal)
+    # Work is rounded to cents once per project, as each project's payments CSV pays it.
+    work: dict[tuple[str, int], Decimal] = defaultdict(Decimal)
+    work_today: dict[tuple[str, int], Decimal] = defaultdict(Decimal)
     done_today = 0
     for (kind, project_id, stage_params, currency, n, seconds, n_today, seconds_today,
          all_today, bonus, bonus_today) in rows:
         if kind == "b":
-            total[currency] += _decimal(bonus)
-            on_day[currency] += _decimal(bonus_today)
+            total[currency] += _money(bonus)
+            on_day[currency] += _money(bonus_today)
             continue
         done_today += int(all_today or 0)
         if project is not None and project_id != project.pk:
             continue
         rate = Rate.of(json.loads(stage_params) if stage_params else {})
-        total[currency] += rate.pay(submissions=int(n or 0), seconds=seconds)
-        on_day[currency] += rate.pay(submissions=int(n_today or 0), seconds=seconds_today)
-    rows_out = [{"currency": currency, "today": cents(on_day[currency]),
-                 "total": cents(amount)} for currency, amount in sorted(total.items())
-                if cents(amount) != ZERO]
+        work[currency, project_id] += rate.pay(submissions=int(n or 0), seconds=seconds)
+        work_today[currency, project_id] += rate.pay(submissions=int(n_today or 0),
+                                                     seconds=seconds_today)
+    for (currency, _), amount in work.items():
+        total[currency] += cents(amount)
+    for (currency, _), amount in work_today.items():
+        on_day[currency] += cents(amount)
+    rows_out = [{"currency": currency, "today": on_day[currency] + ZERO,
+                 "total": amount + ZERO} for currency, amount in sorted(total.items())
+                if amount != ZERO]
     return {"today": {r["currency"]: r["today"] for r in rows_out},
             "total": {r["currency"]: r["total"] for r in rows_out}, "rows": rows_out,
             "done_today": done_today}
@@ -249,6 +280,20 @@ def _tally(work: list[dict[str, Any]], rates: dict[int, Rate]) -> tuple[
     return per_stage, per_worker
 
 
+def _shares(work: list[dict[str, Any]], rates: dict[int, Rate],
+            per_worker: dict[int, dict[str, Any]]) -> dict[tuple[int, int], Decimal]:
+    """Each worker's pay (their exact earnings rounded once, as the CSV pays them) shared
+    out over the stages they worked: ``{(worker id, stage id): amount}``, each the exact
+    amount rounded up or down, the worker's adding up to their pay."""
+    exact: dict[int, dict[int, Decimal]] = defaultdict(dict)
+    for row in work:
+        exact[row["worker_id"]][row["stage_id"]] = rates[row["stage_id"]].pay(
+            submissions=row["n"], seconds=row["seconds"])
+    return {(worker_id, stage_id): amount for worker_id, by_stage in exact.items()
+            for stage_id, amount in apportion(cents(per_worker[worker_id]["amount"]),
+                                              by_stage).items()}
+
+
 def project_pay(*, project: Project) -> dict[str, Any]:
     """Everything the pay page shows: cost per stage and per finished item, each worker's
     earnings, bonuses, payments, owed amount and effective hourly wage (flagged below the
@@ -261,6 +306,10 @@ def project_pay(*, project: Project) -> dict[str, Any]:
     bonuses = _bonuses_by_worker(project)
     paid = _paid_by_worker(project)
     per_stage, per_worker = _tally(work, rates)
+    shares = _shares(work, rates, per_worker)
+    stage_amounts: dict[int, Decimal] = defaultdict(Decimal)
+    for (_, stage_id), amount in shares.items():
+        stage_amounts[stage_id] += amount
 
     stage_rows = []
     for stage in human:
@@ -269,7 +318,7 @@ def project_pay(*, project: Project) -> dict[str, Any]:
             "stage": stage, "pay_model": rates[stage.pk].model,
             "pay_rate": rates[stage.pk].shown,
             "submissions": acc["submissions"], "active_hours": _hours(acc["seconds"]),
-            "amount": cents(acc["amount"]),
+            "amount": stage_amounts[stage.pk] + ZERO,
         })
 
     user_ids = set(per_worker) | set(bonuses) | set(paid)
@@ -300,7 +349,7 @@ def project_pay(*, project: Project) -> dict[str, Any]:
     total = work_total + bonus_total
     done = (Item.objects.filter(stage=human[-1], status=Item.Status.DONE).count()
             if human else 0)
-    series = _series(project, stages, rates, work, bonuses)
+    series = _series(project, stages, rates, work, bonuses, shares)
     return {
         "currency": project.currency,
         "stage_rows": stage_rows,
@@ -322,9 +371,12 @@ def project_pay(*, project: Project) -> dict[str, Any]:
 
 
 def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
-            work: list[dict[str, Any]], bonuses: dict[int, dict[str, Any]]) -> dict[str, Any]:
+            work: list[dict[str, Any]], bonuses: dict[int, dict[str, Any]],
+            shares: dict[tuple[int, int], Decimal]) -> dict[str, Any]:
     """Cost (work and bonuses) and submissions per day, or per hour when the project's
-    work spans under two days, with their plots."""
+    work spans under two days, with their plots. Each worker's pay for a stage (``shares``)
+    is shared out over the hours or days they worked on it, so the points add up to the
+    total cost; work submitted after ``shares`` was read waits for the next view."""
     moments = [row[key] for row in (*work, *bonuses.values()) for key in ("first", "last")]
     if not moments:
         return {"unit": None, "points": [], "plots": {}}
@@ -338,16 +390,21 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
 
     cost: dict[str, Decimal] = defaultdict(Decimal)
     submissions: dict[str, int] = defaultdict(int)
+    exact: dict[tuple[int, int], dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     for row in (Submission.objects.filter(stage__in=[s.pk for s in stages]).order_by()
-                .annotate(bucket=trunc("created_at")).values("bucket", "stage_id")
+                .annotate(bucket=trunc("created_at")).values("bucket", "stage_id", "worker_id")
                 .annotate(n=Count("id", filter=COUNTS), seconds=Sum(_active_s()))):
-        cost[key(row["bucket"])] += rates[row["stage_id"]].pay(submissions=row["n"],
-                                                               seconds=row["seconds"])
+        exact[row["worker_id"], row["stage_id"]][key(row["bucket"])] += rates[
+            row["stage_id"]].pay(submissions=row["n"], seconds=row["seconds"])
         submissions[key(row["bucket"])] += row["n"]
+    for pair, by_label in exact.items():
+        if pair in shares:
+            for label, amount in apportion(shares[pair], by_label).items():
+                cost[label] += amount
     for row in (Bonus.objects.filter(project=project).order_by()
                 .annotate(bucket=trunc("created_at")).values("bucket")
                 .annotate(summed=Sum("amount"))):
-        cost[key(row["bucket"])] += _decimal(row["summed"])
+        cost[key(row["bucket"])] += _money(row["summed"])
     step = timedelta(hours=1) if hourly else timedelta(days=1)
     labels: list[str] = []
     moment = first
@@ -357,7 +414,7 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
             labels.append(label)
         moment += step
     labels = [label for label in labels if label <= key(last)]
-    points = [{"label": label, "cost": cents(cost.get(label, ZERO)),
+    points = [{"label": label, "cost": cost.get(label, ZERO) + ZERO,
                "submissions": submissions.get(label, 0)} for label in labels]
     unit = "hour" if hourly else "day"
     short = (lambda label: label[11:]) if hourly else (lambda label: label[5:])

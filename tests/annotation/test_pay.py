@@ -279,6 +279,97 @@ def test_cost_over_time_is_per_day_when_the_work_spans_days(paid_project, worker
     assert {t["text"] for t in plot.texts} >= {first["label"], last["label"]}
 
 
+# Rounding: the parts add up to the totals -----------------------------------------------
+
+def test_apportion_shares_whole_cents_by_largest_remainder():
+    thirds = {"a": Decimal(1) / 3, "b": Decimal(1) / 3, "c": Decimal(1) / 3}
+    assert pay.apportion(Decimal("1.00"), thirds) == {
+        "a": Decimal("0.34"), "b": Decimal("0.33"), "c": Decimal("0.33")}
+    assert pay.apportion(Decimal("0.67"), {"x": Decimal("0.3333"), "y": Decimal("0.3334")}) \
+        == {"x": Decimal("0.33"), "y": Decimal("0.34")}  # the larger remainder first
+    assert pay.apportion(Decimal("0.50"), {"q": Decimal("0.5")}) == {"q": Decimal("0.50")}
+    assert pay.apportion(Decimal("0.00"), {}) == {}
+    # More than the total (work read after it): the smallest remainders give back.
+    assert pay.apportion(Decimal("0.50"), {"h1": Decimal("0.50"), "h2": Decimal("0.01")}) \
+        == {"h1": Decimal("0.50"), "h2": Decimal("0.00")}
+
+
+def _answered(project, workers, committed, *, by, active_s=100.0):
+    """The questioner asks; each worker in ``by`` answers in ``active_s`` active seconds
+    (100 s at 12.00 an hour: 0.3333, paid 0.33)."""
+    item = _ask(project, workers["questioner"], committed)
+    for name in by:
+        _work(project, workers[name], item, {"no_answer": True}, committed, minutes=5,
+              active_s=active_s)
+    return item
+
+
+def test_stage_costs_and_cost_over_time_add_up_to_the_total_the_csv_pays(
+    client_for, paid_project, workers, admin_user, committed
+):
+    """Two answerers each earn 0.3333 (paid 0.33): the answer stage cost 0.66, not the
+    0.67 its exact sum rounds to, so the stages add up to the 1.16 of work; the cost over
+    time too (it showed 1.17), and the CSV pays those 1.16."""
+    _answered(paid_project, workers, committed, by=("ann1", "ann2"))
+    summary = pay.project_pay(project=paid_project)
+    assert summary["work_total"] == summary["total"] == Decimal("1.16")
+    stages = {row["stage"].kind: row["amount"] for row in summary["stage_rows"]}
+    assert stages == {"newsqa_question": Decimal("0.50"), "newsqa_answer": Decimal("0.66"),
+                      "newsqa_validate": Decimal("0.00")}
+    assert sum(stages.values()) == summary["work_total"]
+    assert sum(p["cost"] for p in summary["series"]["points"]) == summary["total"]
+    assert pay.payments_export(project=paid_project).total == summary["total"]
+
+    page = client_for(admin_user).get(
+        reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    assert 'data-testid="total-cost">1.16<' in page and "work 1.16 · bonuses 0.00" in page
+    costs = page.split('data-testid="stage-costs"')[1].split("</table>")[0]
+    assert [row.split("<td>")[-1].split("</td>")[0] for row in costs.split("</tr>")[1:-1]] \
+        == ["0.50", "0.66", "0.00"]
+
+
+def test_a_workers_pay_shared_over_days_adds_up_to_what_they_are_paid(
+    paid_project, workers, committed
+):
+    """ann1 answers two questions 0.3333 each, three days apart: paid 0.67 once, so one
+    of the two days shows 0.34 (each day's own rounding made 0.33 twice: 0.66)."""
+    first = _answered(paid_project, workers, committed, by=("ann1",))
+    _answered(paid_project, workers, committed, by=("ann1",))
+    Submission.objects.filter(item__in=[first, first.parent]).update(
+        created_at=F("created_at") - timedelta(days=3))
+    assert pay.worker_earnings(worker=workers["ann1"])["total"] == {"GBP": Decimal("0.67")}
+    summary = pay.project_pay(project=paid_project)
+    assert summary["series"]["unit"] == "day"
+    busy = [p["cost"] for p in summary["series"]["points"] if p["submissions"]]
+    assert sorted(busy) == [Decimal("0.83"), Decimal("0.84")]  # 0.50 + 0.33 and + 0.34
+    assert sum(p["cost"] for p in summary["series"]["points"]) == summary["total"] \
+        == Decimal("1.67")
+    assert {r["stage"].kind: r["amount"] for r in summary["stage_rows"]}["newsqa_answer"] \
+        == Decimal("0.67")
+
+
+def test_earnings_over_projects_are_what_each_projects_csv_pays(
+    paid_project, news_corpus, workers, admin_user, committed
+):
+    """0.3333 in each of two projects is paid 0.33 by each project's export: the worker's
+    pages say 0.66 in total, not the 0.67 the sum of both rounds to."""
+    other = engine.project_create(name="Paid NewsQA 2", recipe="newsqa", corpus=news_corpus,
+                                  user=admin_user)
+    answer = other.stages.get(kind="newsqa_answer")
+    engine.stage_params_update(stage=answer, params={"pay_model": "hourly", "pay_rate": 12.0})
+    for user in workers.values():
+        engine.project_member_add(project=other, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=other, actor=admin_user)
+    for project in (paid_project, other):
+        _answered(project, workers, committed, by=("ann1",))
+    everywhere = pay.worker_earnings(worker=workers["ann1"])
+    assert everywhere["total"] == everywhere["today"] == {"GBP": Decimal("0.66")}
+    paid = [{r["username"]: r["amount"] for r in _rows(pay.payments_export(project=project))}
+            for project in (paid_project, other)]
+    assert [by_worker["ann1"] for by_worker in paid] == ["0.33", "0.33"]
+
+
 def test_stages_without_pay_parameters_pay_nothing(paid_project, workers, committed):
     question = paid_project.stages.get(kind="newsqa_question")
     params = {k: v for k, v in question.params.items() if not k.startswith("pay_")}
