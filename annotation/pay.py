@@ -4,13 +4,16 @@ Every stage worked by people carries ``pay_model`` ("submission" or "hourly") an
 ``pay_rate`` (per submission, or per active hour, in the project's currency) in its
 parameters; a stage without them pays nothing. Hourly work counts the active time measured
 in the page, or the time from claim to submit when the page measured nothing. Amounts are
-``Decimal`` throughout and rounded to cents once per worker; bonuses add to earnings.
+``Decimal`` throughout and rounded to cents once per worker and project (what the payments
+CSV pays); bonuses add to earnings. Figures that split a worker's pay (per stage, per hour
+or day) share out those rounded cents, so the parts always add up to the totals shown.
 
 A payment export pays each worker what they earned up to its ``period_end`` minus what
 every earlier export of the project paid them, so nothing is paid twice and work that
 arrives late is paid by the next export. The export is a CSV kept with its lines; a
 payment backend (``CROWDQA_PAYMENT_BACKEND``) is then handed the rows. The default backend
-sends nothing: the admin pays from the CSV (Prolific bulk bonus, MTurk, or otherwise).
+sends nothing: the admin pays from the CSV (Prolific bulk bonus, MTurk's SendBonus, or
+otherwise). MTurk pays in US dollars only, so a project with MTurk workers pays in USD.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ import hmac
 import io
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
 from hashlib import sha256
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -42,9 +45,12 @@ from annotation.models import (
     Item,
     PaymentExport,
     PaymentLine,
+    Platform,
     Project,
     ProjectMember,
     Stage,
+    Study,
+    StudySession,
     Submission,
 )
 from annotation.plots import Plot, line_plot, vbar
@@ -54,9 +60,15 @@ User = get_user_model()
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
 SECONDS_PER_HOUR = Decimal(3600)
-#: The payments CSV's columns. The first five are a contract scripts rely on.
+#: The payments CSV's columns. The first five are a contract scripts rely on; new columns
+#: are only ever added at the end. README.md ("Payments") says what each holds.
 CSV_COLUMNS = ("platform", "external_id", "pseudonym", "amount", "currency",
-               "username", "period_start", "period_end")
+               "username", "period_start", "period_end",
+               "assignment_id", "external_study", "reason", "request_token")
+#: MTurk pays bonuses (SendBonus's BonusAmount) in US dollars only.
+MTURK_CURRENCY = "USD"
+#: The longest reason a bonus or an export gives the workers.
+REASON_MAX: int = Bonus._meta.get_field("reason").max_length
 DEFAULT_BACKEND = "annotation.pay.CsvPayments"
 #: Series over time are hourly when the project's work spans less than this.
 HOURLY_SPAN = timedelta(days=2)
@@ -64,8 +76,29 @@ HOURLY_SPAN = timedelta(days=2)
 BARS_UP_TO = 14
 
 
+K = TypeVar("K", bound=Hashable)
+
+
 def cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def apportion(total: Decimal, exact: Mapping[K, Decimal]) -> dict[K, Decimal]:
+    """``total`` (whole cents) shared out over the keys of ``exact`` so that the parts add
+    up to it: each part its exact amount rounded down to the cent, then the cents left over
+    one each to the parts with the largest remainders, the earlier key first on a tie
+    (Hamilton's largest-remainder method). When ``total`` is the exact amounts' sum rounded,
+    every part is its own amount rounded up or down."""
+    parts = {key: amount.quantize(CENT, rounding=ROUND_FLOOR) for key, amount in exact.items()}
+    if not parts:
+        return parts
+    left = int((total - sum(parts.values(), ZERO)) / CENT)
+    order = sorted(parts, key=lambda key: parts[key] - exact[key])  # largest remainder first
+    if left < 0:  # more than the total (work read after it): smallest remainders give back
+        order.reverse()
+    for i in range(abs(left)):
+        parts[order[i % len(order)]] += CENT if left > 0 else -CENT
+    return parts
 
 
 def _decimal(value: Any) -> Decimal:
@@ -93,9 +126,12 @@ class Rate:
                    amount=Decimal(str(params.get("pay_rate") or 0)))
 
     @property
-    def shown(self) -> Decimal:
-        """The rate with at least two decimals (0.50, 0.125)."""
-        return cents(self.amount) if self.amount == cents(self.amount) else self.amount
+    def shown(self) -> str:
+        """The rate written plainly with at least two decimals (0.50, 0.125, 100.00 for
+        ``1e2``, 0.0000001 rather than ``1E-7``)."""
+        if self.amount == cents(self.amount):
+            return f"{cents(self.amount):f}"
+        return f"{self.amount.normalize():f}"
 
     def pay(self, *, submissions: int, seconds: float | None) -> Decimal:
         """Unrounded pay for ``submissions`` submissions of ``seconds`` active time."""
@@ -169,22 +205,30 @@ def worker_earnings(*, worker: Any, project: Project | None = None) -> dict[str,
         rows = cursor.fetchall()
     total: dict[str, Decimal] = defaultdict(Decimal)
     on_day: dict[str, Decimal] = defaultdict(Decimal)
+    # Work is rounded to cents once per project, as each project's payments CSV pays it.
+    work: dict[tuple[str, int], Decimal] = defaultdict(Decimal)
+    work_today: dict[tuple[str, int], Decimal] = defaultdict(Decimal)
     done_today = 0
     for (kind, project_id, stage_params, currency, n, seconds, n_today, seconds_today,
          all_today, bonus, bonus_today) in rows:
         if kind == "b":
-            total[currency] += _decimal(bonus)
-            on_day[currency] += _decimal(bonus_today)
+            total[currency] += _money(bonus)
+            on_day[currency] += _money(bonus_today)
             continue
         done_today += int(all_today or 0)
         if project is not None and project_id != project.pk:
             continue
         rate = Rate.of(json.loads(stage_params) if stage_params else {})
-        total[currency] += rate.pay(submissions=int(n or 0), seconds=seconds)
-        on_day[currency] += rate.pay(submissions=int(n_today or 0), seconds=seconds_today)
-    rows_out = [{"currency": currency, "today": cents(on_day[currency]),
-                 "total": cents(amount)} for currency, amount in sorted(total.items())
-                if cents(amount) != ZERO]
+        work[currency, project_id] += rate.pay(submissions=int(n or 0), seconds=seconds)
+        work_today[currency, project_id] += rate.pay(submissions=int(n_today or 0),
+                                                     seconds=seconds_today)
+    for (currency, _), amount in work.items():
+        total[currency] += cents(amount)
+    for (currency, _), amount in work_today.items():
+        on_day[currency] += cents(amount)
+    rows_out = [{"currency": currency, "today": on_day[currency] + ZERO,
+                 "total": amount + ZERO} for currency, amount in sorted(total.items())
+                if amount != ZERO]
     return {"today": {r["currency"]: r["today"] for r in rows_out},
             "total": {r["currency"]: r["total"] for r in rows_out}, "rows": rows_out,
             "done_today": done_today}
@@ -246,11 +290,27 @@ def _tally(work: list[dict[str, Any]], rates: dict[int, Rate]) -> tuple[
     return per_stage, per_worker
 
 
+def _shares(work: list[dict[str, Any]], rates: dict[int, Rate],
+            per_worker: dict[int, dict[str, Any]]) -> dict[tuple[int, int], Decimal]:
+    """Each worker's pay (their exact earnings rounded once, as the CSV pays them) shared
+    out over the stages they worked: ``{(worker id, stage id): amount}``, each the exact
+    amount rounded up or down, the worker's adding up to their pay."""
+    exact: dict[int, dict[int, Decimal]] = defaultdict(dict)
+    for row in work:
+        exact[row["worker_id"]][row["stage_id"]] = rates[row["stage_id"]].pay(
+            submissions=row["n"], seconds=row["seconds"])
+    return {(worker_id, stage_id): amount for worker_id, by_stage in exact.items()
+            for stage_id, amount in apportion(cents(per_worker[worker_id]["amount"]),
+                                              by_stage).items()}
+
+
 def project_pay(*, project: Project) -> dict[str, Any]:
     """Everything the pay page shows: cost per stage and per finished item, each worker's
     earnings, bonuses, payments, owed amount and effective hourly wage (flagged below the
-    project's minimum), cost and submissions over time, the members a bonus may go to and
-    the export history. A fixed number of queries, whatever the number of workers."""
+    project's minimum), cost and submissions over time, the members a bonus may go to, the
+    export history (with each export's Prolific studies) and whether MTurk workers are paid
+    in a currency MTurk does not pay. A fixed number of queries, whatever the number of
+    workers."""
     stages = list(project.stages.order_by("order"))
     human = _human_stages(stages)
     rates = {stage.pk: Rate.of(stage.params) for stage in stages}
@@ -258,6 +318,10 @@ def project_pay(*, project: Project) -> dict[str, Any]:
     bonuses = _bonuses_by_worker(project)
     paid = _paid_by_worker(project)
     per_stage, per_worker = _tally(work, rates)
+    shares = _shares(work, rates, per_worker)
+    stage_amounts: dict[int, Decimal] = defaultdict(Decimal)
+    for (_, stage_id), amount in shares.items():
+        stage_amounts[stage_id] += amount
 
     stage_rows = []
     for stage in human:
@@ -266,7 +330,7 @@ def project_pay(*, project: Project) -> dict[str, Any]:
             "stage": stage, "pay_model": rates[stage.pk].model,
             "pay_rate": rates[stage.pk].shown,
             "submissions": acc["submissions"], "active_hours": _hours(acc["seconds"]),
-            "amount": cents(acc["amount"]),
+            "amount": stage_amounts[stage.pk] + ZERO,
         })
 
     user_ids = set(per_worker) | set(bonuses) | set(paid)
@@ -297,7 +361,13 @@ def project_pay(*, project: Project) -> dict[str, Any]:
     total = work_total + bonus_total
     done = (Item.objects.filter(stage=human[-1], status=Item.Status.DONE).count()
             if human else 0)
-    series = _series(project, stages, rates, work, bonuses)
+    series = _series(project, stages, rates, work, bonuses, shares)
+    mturk = [w for w in workers if w["platform"] == Platform.MTURK]
+    exports = list(PaymentExport.objects.filter(project=project).select_related("created_by")
+                   .annotate(rows=Count("lines")).order_by("-created_at", "-id"))
+    for export in exports:  # Prolific takes a bulk bonus per study
+        export.prolific_studies = (sorted(prolific_bonuses(export))
+                                   if f"\n{Platform.PROLIFIC}," in export.content else [])
     return {
         "currency": project.currency,
         "stage_rows": stage_rows,
@@ -312,16 +382,25 @@ def project_pay(*, project: Project) -> dict[str, Any]:
         "members": list(ProjectMember.objects.filter(project=project)
                         .values_list("user_id", "user__username").distinct()
                         .order_by("user__username")),
-        "exports": list(PaymentExport.objects.filter(project=project).defer("content")
-                        .select_related("created_by").annotate(rows=Count("lines"))
-                        .order_by("-created_at", "-id")),
+        "exports": exports,
+        # MTurk pays in US dollars only: exports leave MTurk workers out in another currency.
+        "mturk_other_currency": project.currency != MTURK_CURRENCY and (
+            bool(mturk) or Study.objects.filter(project=project,
+                                                platform=Platform.MTURK).exists()),
+        "mturk_owed": sum(1 for w in mturk if w["owed"] > 0),
+        "currency_fixed": bool(paid),
+        # What an export now tells the workers when the admin gives no reason.
+        "export_reason": _export_reason("", project=project, period_end=timezone.now()),
     }
 
 
 def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
-            work: list[dict[str, Any]], bonuses: dict[int, dict[str, Any]]) -> dict[str, Any]:
+            work: list[dict[str, Any]], bonuses: dict[int, dict[str, Any]],
+            shares: dict[tuple[int, int], Decimal]) -> dict[str, Any]:
     """Cost (work and bonuses) and submissions per day, or per hour when the project's
-    work spans under two days, with their plots."""
+    work spans under two days, with their plots. Each worker's pay for a stage (``shares``)
+    is shared out over the hours or days they worked on it, so the points add up to the
+    total cost; work submitted after ``shares`` was read waits for the next view."""
     moments = [row[key] for row in (*work, *bonuses.values()) for key in ("first", "last")]
     if not moments:
         return {"unit": None, "points": [], "plots": {}}
@@ -335,16 +414,21 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
 
     cost: dict[str, Decimal] = defaultdict(Decimal)
     submissions: dict[str, int] = defaultdict(int)
+    exact: dict[tuple[int, int], dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     for row in (Submission.objects.filter(stage__in=[s.pk for s in stages]).order_by()
-                .annotate(bucket=trunc("created_at")).values("bucket", "stage_id")
+                .annotate(bucket=trunc("created_at")).values("bucket", "stage_id", "worker_id")
                 .annotate(n=Count("id", filter=COUNTS), seconds=Sum(_active_s()))):
-        cost[key(row["bucket"])] += rates[row["stage_id"]].pay(submissions=row["n"],
-                                                               seconds=row["seconds"])
+        exact[row["worker_id"], row["stage_id"]][key(row["bucket"])] += rates[
+            row["stage_id"]].pay(submissions=row["n"], seconds=row["seconds"])
         submissions[key(row["bucket"])] += row["n"]
+    for pair, by_label in exact.items():
+        if pair in shares:
+            for label, amount in apportion(shares[pair], by_label).items():
+                cost[label] += amount
     for row in (Bonus.objects.filter(project=project).order_by()
                 .annotate(bucket=trunc("created_at")).values("bucket")
                 .annotate(summed=Sum("amount"))):
-        cost[key(row["bucket"])] += _decimal(row["summed"])
+        cost[key(row["bucket"])] += _money(row["summed"])
     step = timedelta(hours=1) if hourly else timedelta(days=1)
     labels: list[str] = []
     moment = first
@@ -354,7 +438,7 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
             labels.append(label)
         moment += step
     labels = [label for label in labels if label <= key(last)]
-    points = [{"label": label, "cost": cents(cost.get(label, ZERO)),
+    points = [{"label": label, "cost": cost.get(label, ZERO) + ZERO,
                "submissions": submissions.get(label, 0)} for label in labels]
     unit = "hour" if hourly else "day"
     short = (lambda label: label[11:]) if hourly else (lambda label: label[5:])
@@ -384,6 +468,7 @@ def _series_plot(points: list[tuple[str, float]], *, label: str, name: str,
 # Writes: settings and bonuses --------------------------------------------------------------
 
 def _amount(value: Any, *, field: str) -> Decimal:
+    """A form's or a caller's amount as a Decimal, as given (``1e2`` stays ``1E+2``)."""
     try:
         amount = Decimal(str(value).strip())
     except InvalidOperation:
@@ -393,11 +478,24 @@ def _amount(value: Any, *, field: str) -> Decimal:
     return amount
 
 
+def _money_amount(value: Any, *, field: str, positive: bool, below: Decimal,
+                  refusal: str) -> Decimal:
+    """``value`` as money: a number of at least 0 (more than 0 when ``positive``) and below
+    ``below`` with at most two decimals, written plainly with two (``1e2`` is 100.00,
+    ``-0`` is 0.00); else ``refusal`` for ``field``."""
+    amount = _amount(value, field=field)
+    if (amount < 0 or (positive and amount == 0) or amount >= below
+            or amount != cents(amount)):  # the range first: cents() of 1E+400 overflows
+        raise ValidationError({field: f"{field}: {refusal}"})
+    return cents(amount) + ZERO  # + 0.00: a plain 0.00 rather than -0.00
+
+
 @transaction.atomic
 def project_pay_settings_update(*, project: Project, currency: str,
                                 min_hourly_wage: Decimal | str) -> Project:
-    """Set the project's currency (three letters; fixed once a payment was exported) and
-    the minimum effective hourly wage below which workers are flagged (0: none)."""
+    """Set the project's currency (three letters; fixed once a payment was exported; USD
+    when the project has an MTurk study, as MTurk pays in US dollars only) and the minimum
+    effective hourly wage below which workers are flagged (0: none)."""
     locked = Project.objects.select_for_update().get(pk=project.pk)
     code = (currency or "").strip().upper()
     if len(code) != 3 or not code.isascii() or not code.isalpha():
@@ -406,10 +504,14 @@ def project_pay_settings_update(*, project: Project, currency: str,
     if code != locked.currency and PaymentLine.objects.filter(export__project=locked).exists():
         raise ValidationError({"currency": "currency: payments were already exported in "
                                            f"{locked.currency}; it can no longer change"})
-    wage = _amount(min_hourly_wage, field="min_hourly_wage")
-    if wage < 0 or wage >= Decimal("1000000") or wage != cents(wage):
-        raise ValidationError({"min_hourly_wage": "min_hourly_wage: an amount of at least 0 "
-                                                  "with at most two decimals"})
+    if (code != locked.currency and code != MTURK_CURRENCY
+            and Study.objects.filter(project=locked, platform=Platform.MTURK).exists()):
+        raise ValidationError({"currency": f"currency: {code} is not USD, and the project has "
+                                           "an MTurk study: MTurk pays bonuses in US dollars "
+                                           "only"})
+    wage = _money_amount(min_hourly_wage, field="min_hourly_wage", positive=False,
+                         below=Decimal("1000000"),
+                         refusal="an amount of at least 0 with at most two decimals")
     locked.currency, locked.min_hourly_wage = code, wage
     locked.save(update_fields=["currency", "min_hourly_wage"])
     project.currency, project.min_hourly_wage = code, wage  # the caller's copy too
@@ -419,14 +521,13 @@ def project_pay_settings_update(*, project: Project, currency: str,
 def bonus_add(*, project: Project, worker: Any, amount: Decimal | str, reason: str,
               actor: Any = None) -> Bonus:
     """Add a bonus of ``amount`` (in the project's currency) to a member's earnings."""
-    value = _amount(amount, field="amount")
-    if value <= 0 or value >= Decimal("100000000") or value != cents(value):
-        raise ValidationError({"amount": "amount: more than 0, with at most two decimals"})
+    value = _money_amount(amount, field="amount", positive=True, below=Decimal("100000000"),
+                          refusal="more than 0, with at most two decimals")
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "reason: say why the bonus is given"})
-    if len(reason) > Bonus._meta.get_field("reason").max_length:
-        raise ValidationError({"reason": "reason: at most 300 characters"})
+    if len(reason) > REASON_MAX:
+        raise ValidationError({"reason": f"reason: at most {REASON_MAX} characters"})
     if worker is None or not ProjectMember.objects.filter(project=project,
                                                           user_id=worker.pk).exists():
         raise ValidationError({"worker": "worker: not a member of this project"})
@@ -448,15 +549,17 @@ class PaymentBackend(Protocol):
 
 
 class CsvPayments:
-    """Sends nothing: the CSV is the product. The admin uploads it to Prolific's bulk
-    bonus or MTurk's bonus tools (platform and external id columns), or pays by other
+    """Sends nothing: the CSV is the product. The admin pays Prolific workers with a bulk
+    bonus (``participant_id,amount`` lines per study: ``prolific_bonus_lines``), MTurk
+    workers with SendBonus (``external_id`` as WorkerId, ``assignment_id``, ``amount`` in
+    USD, ``reason``, ``request_token`` as UniqueRequestToken), and anybody else by other
     means (username and pseudonym)."""
 
     name = "csv"
 
     def pay(self, export: PaymentExport, rows: list[dict[str, Any]]) -> str:
         if not rows:
-            return "Nobody is owed anything: the CSV has only its header."
+            return "Nothing to pay in this export: the CSV has only its header."
         return (f"Nothing was sent: download the CSV and pay its {len(rows)} row(s) "
                 f"({export.total} {export.currency}) on the platform or by other means.")
 
@@ -483,12 +586,56 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
+def _export_reason(reason: str, *, project: Project, period_end: datetime) -> str:
+    """The reason the workers are shown with their bonus (MTurk e-mails it to them): the
+    admin's, on one line, or a default naming the project and the period's end."""
+    text = " ".join((reason or "").split())
+    if not text:
+        return (f"Payment for your work on {project.name} up to "
+                f"{period_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+    if len(text) > REASON_MAX:
+        raise ValidationError({"reason": f"reason: at most {REASON_MAX} characters "
+                                         f"({len(text)} given)"})
+    return text
+
+
+def _latest_sessions(project: Project, user_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+    """Each marketplace worker's session to pay a bonus on: ``{user id: (session key,
+    external study)}``, their latest in ``project``, else their latest in any project (MTurk
+    takes a bonus on any of the requester's assignments of the worker; Prolific on any
+    study the participant took part in). The session key of an MTurk session is its
+    assignmentId, the external study its hitId; a Prolific session's is its STUDY_ID."""
+    found: dict[int, tuple[int, str, str]] = {}
+    for user_id, project_id, key, study in (
+            StudySession.objects.filter(member__user_id__in=list(user_ids))
+            .order_by("-started_at", "-id")
+            .values_list("member__user_id", "member__project_id", "session_key",
+                         "external_study")):
+        if user_id not in found or (project_id == project.pk
+                                    and found[user_id][0] != project.pk):
+            found[user_id] = (project_id, key, study)
+    return {user_id: (key, study) for user_id, (_, key, study) in found.items()}
+
+
+def _named(users: list[Any], *, most: int = 10) -> str:
+    names = sorted(user.get_username() for user in users)
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
 def payments_export(*, project: Project, actor: Any = None,
-                    period_end: datetime | None = None) -> PaymentExport:
+                    period_end: datetime | None = None, reason: str = "") -> PaymentExport:
     """Record what each worker is owed up to ``period_end`` (now by default) and not paid
     by an earlier export, as a CSV with one row per worker owed more than 0, then hand the
     rows to the payment backend. The project row is locked, so two exports at once never
-    pay the same work twice. The returned export carries the backend's ``note``."""
+    pay the same work twice. The returned export carries the backend's ``note`` and
+    ``warnings`` for the admin.
+
+    MTurk workers' rows carry an assignment of theirs to attach the bonus to, the
+    ``reason`` shown to them (a default when blank) and a request token that makes a
+    retried SendBonus pay once. MTurk pays bonuses in US dollars only: a project paying in
+    another currency leaves its MTurk workers out of the export (they stay owed) and says
+    so in ``warnings`` rather than have an amount in one currency paid in another."""
     backend = payment_backend()
     with transaction.atomic():
         project = Project.objects.select_for_update().get(pk=project.pk)
@@ -501,6 +648,7 @@ def payments_export(*, project: Project, actor: Any = None,
         if previous is not None and period_end < previous.period_end:
             raise ValidationError({"period_end": "period_end: before the end of the previous "
                                                  f"export ({previous.period_end.isoformat()})"})
+        reason = _export_reason(reason, project=project, period_end=period_end)
         stages = list(project.stages.all())
         rates = {stage.pk: Rate.of(stage.params) for stage in stages}
         _, workers = _tally(_work_by_worker(project, stages, until=period_end), rates)
@@ -512,28 +660,93 @@ def payments_export(*, project: Project, actor: Any = None,
                 + _money(bonuses.get(user_id, {}).get("summed"))
             if earned - paid.get(user_id, ZERO) > 0:
                 owed[user_id] = earned - paid.get(user_id, ZERO)
-        users = User.objects.filter(pk__in=owed).select_related("external_account")
+        users = sorted(User.objects.filter(pk__in=owed).select_related("external_account"),
+                       key=lambda u: u.get_username())
+        left_out = ([user for user in users if _external(user)[0] == Platform.MTURK]
+                    if project.currency != MTURK_CURRENCY else [])
+        users = [user for user in users if user not in left_out]
+        sessions = _latest_sessions(project, [user.pk for user in users if _external(user)[0]])
         period_start = previous.period_end if previous is not None else None
         rows = []
-        for user in sorted(users, key=lambda u: u.get_username()):
+        for user in users:
             platform, external_id = _external(user)
+            session_key, external_study = sessions.get(user.pk, ("", ""))
             rows.append({
                 "platform": platform, "external_id": external_id,
                 "pseudonym": worker_pseudonym(project=project, user=user),
                 "amount": owed[user.pk], "currency": project.currency,
                 "username": user.get_username(),
                 "period_start": period_start.isoformat() if period_start else "",
-                "period_end": period_end.isoformat(), "user_id": user.pk,
+                "period_end": period_end.isoformat(),
+                "assignment_id": session_key if platform == Platform.MTURK else "",
+                "external_study": external_study, "reason": reason, "request_token": "",
+                "user_id": user.pk,
             })
         export = PaymentExport.objects.create(
             project=project, backend=str(backend.name)[:32], currency=project.currency,
             period_start=period_start, period_end=period_end,
-            total=sum((row["amount"] for row in rows), ZERO), content=_csv(rows),
+            total=sum((row["amount"] for row in rows), ZERO), content="",
             created_by=actor if getattr(actor, "pk", None) else None,
         )
+        for row in rows:
+            if row["platform"] == Platform.MTURK:  # SendBonus's UniqueRequestToken
+                row["request_token"] = f"crowdqa-{export.pk}-{row['pseudonym']}"
+        export.content = _csv(rows)
+        export.save(update_fields=["content"])
         PaymentLine.objects.bulk_create([
             PaymentLine(export=export, user_id=row["user_id"], amount=row["amount"])
             for row in rows
         ])
+        export.warnings = _export_warnings(
+            project=project, left_out=left_out, owed=owed,
+            unattached=[user for user in users if _external(user)[0] == Platform.MTURK
+                        and user.pk not in sessions],
+            currency_fixed=bool(rows) or bool(paid))
     export.note = backend.pay(export, rows)
     return export
+
+
+def _export_warnings(*, project: Project, left_out: list[Any], owed: dict[int, Decimal],
+                     unattached: list[Any], currency_fixed: bool) -> list[str]:
+    """What the admin must know before paying an export: MTurk workers left out (the
+    project's currency is not USD) and MTurk rows with no assignment to pay on."""
+    warnings = []
+    if left_out:
+        amount = sum((owed[user.pk] for user in left_out), ZERO)
+        then = (f"Payments were already exported in {project.currency}, so the currency can "
+                "no longer change: pay them by other means." if currency_fixed else
+                "Set the project's currency to USD (its rates are then in US dollars) and "
+                "export again.")
+        warnings.append(
+            f"MTurk pays bonuses in US dollars only and this project pays in "
+            f"{project.currency}: {len(left_out)} MTurk worker(s) owed {amount} "
+            f"{project.currency} were left out of this export and are still owed "
+            f"({_named(left_out)}). {then}")
+    if unattached:
+        warnings.append(
+            f"{len(unattached)} MTurk worker(s) have no assignment recorded to attach a bonus "
+            f"to ({_named(unattached)}): their rows' assignment_id is empty; pay them by "
+            "other means.")
+    return warnings
+
+
+def prolific_bonuses(export: PaymentExport) -> dict[str, list[tuple[str, str]]]:
+    """The Prolific rows of an export, per Prolific study (its STUDY_ID; "" when unknown,
+    as in exports made before the column existed): ``{study: [(participant id, amount)]}``.
+    Prolific takes a bulk bonus per study, each participant having taken part in it."""
+    by_study: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for row in csv.DictReader(io.StringIO(export.content)):
+        if row["platform"] == Platform.PROLIFIC:
+            by_study[row.get("external_study") or ""].append((row["external_id"],
+                                                              row["amount"]))
+    return dict(by_study)
+
+
+def prolific_bonus_lines(export: PaymentExport, *, study: str) -> str | None:
+    """Prolific's bulk bonus lines (``participant_id,amount``, in the study's currency,
+    which must be the export's) of the export's participants in ``study``; None when the
+    export pays nobody in that study."""
+    rows = prolific_bonuses(export).get(study)
+    if not rows:
+        return None
+    return "".join(f"{participant},{amount}\n" for participant, amount in rows)

@@ -1,12 +1,13 @@
 """Pay pages (admins): a project's costs, workers' earnings and wages, bonuses, pay
-settings and payment exports; the exported CSVs for download."""
+settings and payment exports; the exported CSVs for download, and each export's Prolific
+bulk bonus lines per study."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -49,10 +50,13 @@ def _pay_action(request: HttpRequest, project: Project) -> None:
             messages.success(request, f"Pay settings saved: {updated.currency}, minimum hourly "
                                       f"wage {updated.min_hourly_wage}.")
         elif action == "export":
-            export = pay.payments_export(project=project, actor=request.user)
+            export = pay.payments_export(project=project, actor=request.user,
+                                         reason=request.POST.get("reason", ""))
             rows = export.lines.count()
             messages.success(request, f"Payments exported: {rows} row(s), total "
                                       f"{export.total} {export.currency}. {export.note}")
+            for warning in export.warnings:
+                messages.warning(request, warning)
         else:
             messages.error(request, f"Unknown action {action!r}.")
     except ValidationError as exc:
@@ -67,4 +71,21 @@ def payment_export_file(request: HttpRequest, pk: int) -> HttpResponse:
     response = HttpResponse(export.content, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (
         f'attachment; filename="payments-{export.project_id}-{export.pk}.csv"')
+    return response
+
+
+@role_required(Role.ADMIN)
+@require_GET
+def payment_export_prolific(request: HttpRequest, pk: int) -> HttpResponse:
+    """The export's Prolific bulk bonus lines (``participant_id,amount``) of the study
+    ``?study=`` (none: participants whose study is unknown), as plain text to paste into
+    the study's bulk bonus form; 404 when the export pays nobody there."""
+    export = get_object_or_404(PaymentExport, pk=pk)
+    study = request.GET.get("study", "").strip()
+    lines = pay.prolific_bonus_lines(export, study=study)
+    if lines is None:
+        raise Http404(f"export {export.pk} pays no Prolific participant of study {study!r}")
+    response = HttpResponse(lines, content_type="text/plain; charset=utf-8")
+    name = f"prolific-bonuses-{export.project_id}-{export.pk}{'-' + study if study else ''}"
+    response["Content-Disposition"] = f'inline; filename="{name}.txt"'
     return response

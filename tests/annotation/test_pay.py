@@ -8,7 +8,7 @@ import html
 import io
 import threading
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -23,6 +23,7 @@ from annotation import engine, pay, studies
 from annotation.models import (
     Assignment,
     Bonus,
+    ExternalAccount,
     Item,
     PaymentExport,
     PaymentLine,
@@ -279,6 +280,97 @@ def test_cost_over_time_is_per_day_when_the_work_spans_days(paid_project, worker
     assert {t["text"] for t in plot.texts} >= {first["label"], last["label"]}
 
 
+# Rounding: the parts add up to the totals -----------------------------------------------
+
+def test_apportion_shares_whole_cents_by_largest_remainder():
+    thirds = {"a": Decimal(1) / 3, "b": Decimal(1) / 3, "c": Decimal(1) / 3}
+    assert pay.apportion(Decimal("1.00"), thirds) == {
+        "a": Decimal("0.34"), "b": Decimal("0.33"), "c": Decimal("0.33")}
+    assert pay.apportion(Decimal("0.67"), {"x": Decimal("0.3333"), "y": Decimal("0.3334")}) \
+        == {"x": Decimal("0.33"), "y": Decimal("0.34")}  # the larger remainder first
+    assert pay.apportion(Decimal("0.50"), {"q": Decimal("0.5")}) == {"q": Decimal("0.50")}
+    assert pay.apportion(Decimal("0.00"), {}) == {}
+    # More than the total (work read after it): the smallest remainders give back.
+    assert pay.apportion(Decimal("0.50"), {"h1": Decimal("0.50"), "h2": Decimal("0.01")}) \
+        == {"h1": Decimal("0.50"), "h2": Decimal("0.00")}
+
+
+def _answered(project, workers, committed, *, by, active_s=100.0):
+    """The questioner asks; each worker in ``by`` answers in ``active_s`` active seconds
+    (100 s at 12.00 an hour: 0.3333, paid 0.33)."""
+    item = _ask(project, workers["questioner"], committed)
+    for name in by:
+        _work(project, workers[name], item, {"no_answer": True}, committed, minutes=5,
+              active_s=active_s)
+    return item
+
+
+def test_stage_costs_and_cost_over_time_add_up_to_the_total_the_csv_pays(
+    client_for, paid_project, workers, admin_user, committed
+):
+    """Two answerers each earn 0.3333 (paid 0.33): the answer stage cost 0.66, not the
+    0.67 its exact sum rounds to, so the stages add up to the 1.16 of work; the cost over
+    time too (it showed 1.17), and the CSV pays those 1.16."""
+    _answered(paid_project, workers, committed, by=("ann1", "ann2"))
+    summary = pay.project_pay(project=paid_project)
+    assert summary["work_total"] == summary["total"] == Decimal("1.16")
+    stages = {row["stage"].kind: row["amount"] for row in summary["stage_rows"]}
+    assert stages == {"newsqa_question": Decimal("0.50"), "newsqa_answer": Decimal("0.66"),
+                      "newsqa_validate": Decimal("0.00")}
+    assert sum(stages.values()) == summary["work_total"]
+    assert sum(p["cost"] for p in summary["series"]["points"]) == summary["total"]
+    assert pay.payments_export(project=paid_project).total == summary["total"]
+
+    page = client_for(admin_user).get(
+        reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    assert 'data-testid="total-cost">1.16<' in page and "work 1.16 · bonuses 0.00" in page
+    costs = page.split('data-testid="stage-costs"')[1].split("</table>")[0]
+    assert [row.split("<td>")[-1].split("</td>")[0] for row in costs.split("</tr>")[1:-1]] \
+        == ["0.50", "0.66", "0.00"]
+
+
+def test_a_workers_pay_shared_over_days_adds_up_to_what_they_are_paid(
+    paid_project, workers, committed
+):
+    """ann1 answers two questions 0.3333 each, three days apart: paid 0.67 once, so one
+    of the two days shows 0.34 (each day's own rounding made 0.33 twice: 0.66)."""
+    first = _answered(paid_project, workers, committed, by=("ann1",))
+    _answered(paid_project, workers, committed, by=("ann1",))
+    Submission.objects.filter(item__in=[first, first.parent]).update(
+        created_at=F("created_at") - timedelta(days=3))
+    assert pay.worker_earnings(worker=workers["ann1"])["total"] == {"GBP": Decimal("0.67")}
+    summary = pay.project_pay(project=paid_project)
+    assert summary["series"]["unit"] == "day"
+    busy = [p["cost"] for p in summary["series"]["points"] if p["submissions"]]
+    assert sorted(busy) == [Decimal("0.83"), Decimal("0.84")]  # 0.50 + 0.33 and + 0.34
+    assert sum(p["cost"] for p in summary["series"]["points"]) == summary["total"] \
+        == Decimal("1.67")
+    assert {r["stage"].kind: r["amount"] for r in summary["stage_rows"]}["newsqa_answer"] \
+        == Decimal("0.67")
+
+
+def test_earnings_over_projects_are_what_each_projects_csv_pays(
+    paid_project, news_corpus, workers, admin_user, committed
+):
+    """0.3333 in each of two projects is paid 0.33 by each project's export: the worker's
+    pages say 0.66 in total, not the 0.67 the sum of both rounds to."""
+    other = engine.project_create(name="Paid NewsQA 2", recipe="newsqa", corpus=news_corpus,
+                                  user=admin_user)
+    answer = other.stages.get(kind="newsqa_answer")
+    engine.stage_params_update(stage=answer, params={"pay_model": "hourly", "pay_rate": 12.0})
+    for user in workers.values():
+        engine.project_member_add(project=other, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=other, actor=admin_user)
+    for project in (paid_project, other):
+        _answered(project, workers, committed, by=("ann1",))
+    everywhere = pay.worker_earnings(worker=workers["ann1"])
+    assert everywhere["total"] == everywhere["today"] == {"GBP": Decimal("0.66")}
+    paid = [{r["username"]: r["amount"] for r in _rows(pay.payments_export(project=project))}
+            for project in (paid_project, other)]
+    assert [by_worker["ann1"] for by_worker in paid] == ["0.33", "0.33"]
+
+
 def test_stages_without_pay_parameters_pay_nothing(paid_project, workers, committed):
     question = paid_project.stages.get(kind="newsqa_question")
     params = {k: v for k, v in question.params.items() if not k.startswith("pay_")}
@@ -361,6 +453,42 @@ def test_pay_settings_are_validated(paid_project, workers, worked):
                                         min_hourly_wage="0")
 
 
+@pytest.mark.parametrize(("given", "plain"), [
+    ("1e2", "100.00"), ("100", "100.00"), ("2.5", "2.50"), ("0.010", "0.01"), ("1E-2", "0.01"),
+])
+def test_amounts_are_kept_and_shown_as_plain_money(paid_project, workers, admin_user,
+                                                   client_for, given, plain):
+    """``1e2`` is a hundred, written 100.00 (it was stored right but announced as
+    "1E+2"), for bonuses and the minimum hourly wage, in the service and on the page."""
+    bonus = pay.bonus_add(project=paid_project, worker=workers["ann2"], amount=given,
+                          reason="Careful answers", actor=admin_user)
+    assert str(bonus.amount) == plain
+    updated = pay.project_pay_settings_update(project=paid_project, currency="GBP",
+                                              min_hourly_wage=given)
+    assert str(updated.min_hourly_wage) == plain
+
+    client = client_for(admin_user)
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    page = client.post(url, {"action": "bonus", "worker": workers["ann2"].pk, "amount": given,
+                             "reason": "Thorough"}, follow=True).content.decode()
+    assert f"Bonus of {plain} GBP added for ann2." in page
+    page = client.post(url, {"action": "settings", "currency": "GBP", "min_hourly_wage": given},
+                       follow=True).content.decode()
+    assert f"Pay settings saved: GBP, minimum hourly wage {plain}." in page
+    assert "E+" not in page and "E-" not in page
+
+
+def test_a_minimum_wage_of_minus_zero_is_zero(paid_project):
+    updated = pay.project_pay_settings_update(project=paid_project, currency="GBP",
+                                              min_hourly_wage="-0")
+    assert str(updated.min_hourly_wage) == "0.00"
+
+
+def test_rates_are_shown_plainly():
+    assert [pay.Rate("submission", Decimal(v)).shown for v in ("0.5", "0.125", "1e2", "1e-7")] \
+        == ["0.50", "0.125", "100.00", "0.0000001"]
+
+
 # Exports -----------------------------------------------------------------------------------
 
 def test_exports_never_pay_twice_and_later_work_is_paid_in_the_next(
@@ -419,8 +547,10 @@ def test_the_csv_shows_marketplace_accounts_and_stable_pseudonyms(
     reader = csv.reader(io.StringIO(export.content))
     header = next(reader)
     assert header[:5] == ["platform", "external_id", "pseudonym", "amount", "currency"]
+    # Columns are only added at the end: the earlier ones keep their place and meaning.
     assert header == ["platform", "external_id", "pseudonym", "amount", "currency",
-                      "username", "period_start", "period_end"]
+                      "username", "period_start", "period_end",
+                      "assignment_id", "external_study", "reason", "request_token"]
     rows = {r["username"]: r for r in _rows(export)}
     marketplace, local = rows[prolific_worker.username], rows["ann2"]
     assert (marketplace["platform"], marketplace["external_id"]) == ("prolific", PROLIFIC_ID)
@@ -524,6 +654,212 @@ def test_the_command_writes_the_csv_and_records_the_export(paid_project, worked,
     with pytest.raises(CommandError, match="--out: cannot write /proc/x.csv"):
         call_command("payments_export", "--project", "Paid NewsQA", "--out", "/proc/x.csv")
     assert PaymentExport.objects.filter(project=paid_project).count() == 2
+    # The reason the workers are shown: the admin's, or refused before anything is recorded.
+    fresh = tmp_path / "fresh.csv"
+    with pytest.raises(CommandError, match=r"^--reason: at most 300 characters \(301 given\)"):
+        call_command("payments_export", "--project", "Paid NewsQA", "--out", str(fresh),
+                     "--reason", "x" * 301)
+    assert not fresh.exists() and PaymentExport.objects.filter(project=paid_project).count() == 2
+    call_command("payments_export", "--project", "Paid NewsQA", "--out", str(fresh),
+                 "--reason", "Thank you!", stdout=io.StringIO())
+    [row] = csv.DictReader(io.StringIO(fresh.read_text(encoding="utf-8")))
+    assert (row["username"], row["amount"], row["reason"]) == ("ann2", "1.00", "Thank you!")
+
+
+# Marketplaces: what MTurk's SendBonus and Prolific's bulk bonus need ------------------------
+
+def _mturk(study, worker_id, assignment_id, hit_id="HIT1"):
+    """An MTurk worker accepting a HIT of ``study`` (a new assignment each time)."""
+    user, _, _ = studies.study_arrive(study=study, arrival=Arrival(
+        platform="mturk", external_id=worker_id, session_key=assignment_id,
+        external_study=hit_id, submit_to="https://www.mturk.com"))
+    return user
+
+
+def _set_currency(project, currency):
+    pay.project_pay_settings_update(project=project, currency=currency, min_hourly_wage="0")
+
+
+@pytest.fixture
+def other_project(news_corpus, admin_user):
+    return engine.project_create(name="Another NewsQA", recipe="newsqa", corpus=news_corpus,
+                                 user=admin_user)
+
+
+def test_mturk_rows_carry_an_assignment_a_reason_and_a_request_token(
+    paid_project, other_project, workers, prolific_worker, admin_user, committed
+):
+    """SendBonus needs WorkerId, AssignmentId, BonusAmount in US dollars and Reason: each
+    MTurk row names the worker's latest assignment in the project (else their latest
+    anywhere), the reason, and a token that makes a retried SendBonus pay once."""
+    _set_currency(paid_project, "USD")
+    hit = studies.study_create(project=paid_project, platform="mturk", completion_code="DONE")
+    elsewhere = studies.study_create(project=other_project, platform="mturk",
+                                     completion_code="DONE")
+    worker = _mturk(hit, "A1WORKER", "ASSIGN1", hit_id="HITA")
+    assert _mturk(hit, "A1WORKER", "ASSIGN2", hit_id="HITB") == worker
+    assert _mturk(elsewhere, "A1WORKER", "ELSEWHERE") == worker  # later, another project
+    item = _ask(paid_project, workers["questioner"], committed)
+    _work(paid_project, worker, item, {"no_answer": True}, committed, minutes=30)  # 6.00
+    # Another MTurk worker, a member here without a HIT of this project: their latest.
+    visitor = _mturk(elsewhere, "A2VISITOR", "VISIT1")
+    engine.project_member_add(project=paid_project, user=visitor, role=Role.ANNOTATOR)
+    pay.bonus_add(project=paid_project, worker=visitor, amount="1e0", reason="Pilot")
+    pay.bonus_add(project=paid_project, worker=prolific_worker, amount="2", reason="Pilot")
+
+    export = pay.payments_export(project=paid_project, actor=admin_user)
+    rows = {r["external_id"]: r for r in _rows(export) if r["platform"]}
+    mturk = rows["A1WORKER"]
+    assert (mturk["platform"], mturk["amount"], mturk["currency"]) == ("mturk", "6.00", "USD")
+    assert (mturk["assignment_id"], mturk["external_study"]) == ("ASSIGN2", "HITB")
+    assert mturk["reason"] == ("Payment for your work on Paid NewsQA up to "
+                               f"{export.period_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+    assert mturk["request_token"] == f"crowdqa-{export.pk}-{mturk['pseudonym']}"
+    assert len(mturk["request_token"]) <= 64  # SendBonus's UniqueRequestToken
+    assert (rows["A2VISITOR"]["assignment_id"], rows["A2VISITOR"]["amount"]) \
+        == ("VISIT1", "1.00")
+    assert len({r["request_token"] for r in rows.values() if r["platform"] == "mturk"}) == 2
+    # Prolific rows: no assignment or token, their study; the same reason for everybody.
+    prolific = rows[PROLIFIC_ID]
+    assert (prolific["assignment_id"], prolific["request_token"]) == ("", "")
+    assert prolific["reason"] == mturk["reason"]
+    assert export.warnings == []
+
+    # The admin's reason, on one line; a reason too long is refused before anything.
+    pay.bonus_add(project=paid_project, worker=worker, amount="0.50", reason="Extra")
+    with pytest.raises(ValidationError, match=r"reason: at most 300 characters \(301 given\)"):
+        pay.payments_export(project=paid_project, reason="x" * 301)
+    again = pay.payments_export(project=paid_project, reason="  Thanks for the\n answers ")
+    [row] = _rows(again)
+    assert (row["reason"], row["amount"], row["assignment_id"]) == (
+        "Thanks for the answers", "0.50", "ASSIGN2")
+    assert row["request_token"] != mturk["request_token"]
+
+
+def test_an_mturk_worker_with_no_assignment_is_exported_with_a_warning(paid_project, workers):
+    _set_currency(paid_project, "USD")
+    user = workers["ann3"]  # an MTurk account whose sessions are gone (its study deleted)
+    ExternalAccount.objects.create(user=user, platform="mturk", external_id="A3GONE")
+    pay.bonus_add(project=paid_project, worker=user, amount="3", reason="Pilot")
+    export = pay.payments_export(project=paid_project)
+    [row] = _rows(export)
+    assert (row["external_id"], row["assignment_id"], row["amount"]) == ("A3GONE", "", "3.00")
+    [warning] = export.warnings
+    assert warning.startswith("1 MTurk worker(s) have no assignment recorded") \
+        and "ann3" in warning
+
+
+def test_mturk_workers_are_left_out_of_an_export_not_in_us_dollars(
+    paid_project, workers, admin_user, tmp_path
+):
+    """A bonus sent in US dollars of an amount worked out in pounds would pay the wrong
+    sum: the export leaves MTurk workers out and says so, they stay owed, and once the
+    currency is USD the next export pays them."""
+    study = studies.study_create(project=paid_project, platform="mturk", completion_code="D")
+    worker = _mturk(study, "A1WORKER", "ASSIGN1")
+    pay.bonus_add(project=paid_project, worker=worker, amount="5", reason="Pilot")
+    out = tmp_path / "payments.csv"
+    stderr = io.StringIO()
+    call_command("payments_export", "--project", "Paid NewsQA", "--out", str(out),
+                 stdout=io.StringIO(), stderr=stderr)
+    export = PaymentExport.objects.get()
+    assert _rows(export) == [] and export.total == Decimal("0")
+    assert export.lines.count() == 0
+    [warning] = export_warnings = stderr.getvalue().strip().splitlines()
+    assert warning.startswith("warning: MTurk pays bonuses in US dollars only and this "
+                              "project pays in GBP: 1 MTurk worker(s) owed 5.00 GBP were left "
+                              f"out of this export and are still owed ({worker.username}).")
+    assert "Set the project's currency to USD" in warning, export_warnings
+    owed = {w["username"]: w["owed"] for w in pay.project_pay(project=paid_project)["workers"]}
+    assert owed == {worker.username: Decimal("5.00")}
+
+    _set_currency(paid_project, "USD")  # nothing was paid yet: it may still change
+    paid = pay.payments_export(project=paid_project)
+    [row] = _rows(paid)
+    assert (row["external_id"], row["amount"], row["currency"], row["assignment_id"]) == (
+        "A1WORKER", "5.00", "USD", "ASSIGN1")
+    assert paid.warnings == []
+
+
+def test_once_paid_in_another_currency_mturk_workers_are_paid_by_other_means(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user
+):
+    """Others were paid in pounds, so the currency is fixed: the page says the MTurk
+    workers are left out and must be paid by other means, and keeps saying so."""
+    study = studies.study_create(project=paid_project, platform="mturk", completion_code="D")
+    worker = _mturk(study, "A1WORKER", "ASSIGN1")
+    pay.bonus_add(project=paid_project, worker=worker, amount="5", reason="Pilot")
+    client = client_for(admin_user)
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    page = html.unescape(client.get(url).content.decode())
+    alert = page.split('data-testid="mturk-currency-alert"')[1].split("</p>")[0]
+    assert "US dollars only" in alert and "Set the currency to USD" in alert
+    assert "1 MTurk worker is owed money now." in alert
+
+    done = html.unescape(client.post(url, {"action": "export"}, follow=True).content.decode())
+    assert "Payments exported: 3 row(s), total 9.50 GBP." in done
+    assert ('class="message warning">MTurk pays bonuses in US dollars only and this project '
+            "pays in GBP: 1 MTurk worker(s) owed 5.00 GBP were left out") in done
+    assert "Payments were already exported in GBP, so the currency can no longer change: " \
+           "pay them by other means." in done
+    assert "A1WORKER" not in PaymentExport.objects.get().content
+    alert = done.split('data-testid="mturk-currency-alert"')[1].split("</p>")[0]
+    assert "pay MTurk workers by other means" in alert
+    with pytest.raises(ValidationError, match="already exported in GBP"):
+        _set_currency(paid_project, "USD")
+
+
+def test_a_project_with_an_mturk_study_keeps_to_us_dollars(client_for, paid_project,
+                                                            admin_user):
+    studies.study_create(project=paid_project, platform="mturk", completion_code="D")
+    _set_currency(paid_project, "GBP")  # unchanged: saving the minimum wage still works
+    _set_currency(paid_project, "usd")
+    with pytest.raises(ValidationError) as refused:
+        _set_currency(paid_project, "EUR")
+    assert refused.value.messages == [
+        "currency: EUR is not USD, and the project has an MTurk study: MTurk pays bonuses "
+        "in US dollars only"]
+    page = client_for(admin_user).get(
+        reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    assert 'data-testid="mturk-currency-alert"' not in page
+
+
+def test_prolific_bulk_bonus_lines_per_study(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user, checker
+):
+    """Prolific takes ``participant_id,amount`` lines per study: each export offers its
+    participants' lines for each study they took part in, to paste as they are."""
+    other = studies.study_create(project=paid_project, platform="prolific",
+                                 completion_code="C0DE43")
+    second, _, _ = studies.study_arrive(study=other, arrival=Arrival(
+        platform="prolific", external_id="6a0b1c2d3e4f5a6b7c8d9e0f", session_key="S2",
+        external_study="STUDYB"))
+    _, _, _ = studies.study_arrive(study=other, arrival=Arrival(
+        platform="prolific", external_id=PROLIFIC_ID, session_key="S3",
+        external_study="STUDYA"))  # the first participant's latest session
+    pay.bonus_add(project=paid_project, worker=second, amount="1.5", reason="Pilot")
+    export = pay.payments_export(project=paid_project)
+    assert pay.prolific_bonuses(export) == {"STUDYA": [(PROLIFIC_ID, "6.00")],
+                                            "STUDYB": [("6a0b1c2d3e4f5a6b7c8d9e0f", "1.50")]}
+    client = client_for(admin_user)
+    page = client.get(reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    base = reverse("annotation:payment_export_prolific", args=[export.pk])
+    assert base == f"/manage/payments/{export.pk}/prolific.txt"
+    for study, lines in (("STUDYA", f"{PROLIFIC_ID},6.00\n"),
+                         ("STUDYB", "6a0b1c2d3e4f5a6b7c8d9e0f,1.50\n")):
+        assert f'href="{base}?study={study}"' in page
+        response = client.get(base, {"study": study})
+        assert response.status_code == 200
+        assert response["Content-Type"] == "text/plain; charset=utf-8"
+        assert response.content.decode() == lines
+    assert client.get(base, {"study": "NOSUCHSTUDY"}).status_code == 404
+    assert client.get(base).status_code == 404  # every participant's study is known
+    # An export from before the study column: one group, its lines under no study.
+    PaymentExport.objects.filter(pk=export.pk).update(content="\n".join(
+        ",".join(line.split(",")[:8]) for line in export.content.splitlines()) + "\n")
+    assert sorted(client.get(base).content.decode().splitlines()) == sorted(
+        [f"{PROLIFIC_ID},6.00", "6a0b1c2d3e4f5a6b7c8d9e0f,1.50"])
+    assert client_for(checker).get(base).status_code == 403
 
 
 # Pages -------------------------------------------------------------------------------------
@@ -587,8 +923,9 @@ def test_the_admin_page_shows_costs_and_takes_bonuses_settings_and_exports(
     assert "Unknown action" in client.post(url, {"action": "pay-everyone"},
                                            follow=True).content.decode()
 
-    # A fixed number of queries, however many workers and exports.
-    with django_assert_max_num_queries(10):
+    # A fixed number of queries, however many workers and exports (the eleventh: whether
+    # the project has an MTurk study, which needs USD).
+    with django_assert_max_num_queries(11):
         pay.project_pay(project=paid_project)
 
 

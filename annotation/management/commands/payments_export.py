@@ -13,12 +13,18 @@ from annotation.models import Project
 
 
 class Command(BaseCommand):
-    help = ("Record a payment export of project NAME and write its CSV to FILE "
-            "(platform,external_id,pseudonym,amount,currency,username,period_start,period_end).")
+    help = ("Record a payment export of project NAME and write its CSV to FILE ("
+            + ",".join(pay.CSV_COLUMNS) + "). What the admin must know before paying "
+            "(MTurk workers left out of a project that does not pay in USD, MTurk rows "
+            "with no assignment) is written to standard error.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--project", required=True, help="the project's name")
         parser.add_argument("--out", required=True, help="the CSV file to write")
+        parser.add_argument("--reason", default="",
+                            help="the reason shown to the workers with their bonus (MTurk "
+                                 "e-mails it; default: payment for your work on the project "
+                                 "up to the export's end)")
 
     def handle(self, *args, **options) -> None:
         project = Project.objects.filter(name=options["project"]).first()
@@ -36,15 +42,19 @@ class Command(BaseCommand):
             raise CommandError(f"--out: cannot write {out} ({exc.strerror})") from exc
         with handle:
             try:
-                export = pay.payments_export(project=project)
+                export = pay.payments_export(project=project, reason=options["reason"])
             except ValidationError as exc:
                 handle.close()
                 if not existed:
                     out.unlink()
-                raise CommandError(exc.messages[0]) from exc
+                message = exc.messages[0]  # "reason: ..." is the --reason option's
+                raise CommandError(("--" if message.startswith("reason: ") else "")
+                                   + message) from exc
             # The export is recorded: should writing fail now, its CSV stays downloadable
             # from the pay page.
             handle.write(export.content)
         rows = export.lines.count()
         self.stdout.write(f"{rows} row(s), total {export.total} {export.currency}, "
                           f"written to {out}")
+        for warning in export.warnings:
+            self.stderr.write(f"warning: {warning}")
