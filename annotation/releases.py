@@ -472,7 +472,7 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
                                                      pseudonyms=pseudonyms)))
     write_checksums(root / CHECKSUMS, [e for _, _, e in entries], root=root)
     _store(release, root)
-    splits = rr.split_counts(project)
+    counts = rr.split_counts(project)
     with transaction.atomic():
         ReleaseFile.objects.bulk_create([
             ReleaseFile(release=release, format=fmt, split=split,
@@ -480,11 +480,11 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
                         sha256=entry.sha256, bytes=entry.bytes)
             for fmt, split, entry in entries
         ])
-        transition(release, Release.Status.READY, split_counts=splits, datasheet=datasheet,
+        transition(release, Release.Status.READY, split_counts=counts, datasheet=datasheet,
                    finished_at=timezone.now())
     if progress:
         progress.set(total * steps, message=gettext_lazy("done"))
-    return {"files": len(entries), "records": total, "splits": splits, "timings": timings}
+    return {"files": len(entries), "records": total, "splits": counts, "timings": timings}
 
 
 # The formats written in the one pass over a NewsQA project's rows (with the datasheet's
