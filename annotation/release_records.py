@@ -78,11 +78,7 @@ def _final_rows(project: Project, *, split: str | None = None,
     from django.db import connections
     from django.db.models import Q
 
-    qs = final_items(project)
-    if split is not None:
-        # Records without a split (recipes with no split stage) are train, as in
-        # split_counts and splits_of.
-        qs = qs.filter(split__in=[split, ""]) if split == "train" else qs.filter(split=split)
+    qs = _in_split(final_items(project), split)
     low, high = documents
     if low is not None:
         qs = qs.filter(Q(document_id__gte=low) | Q(document_id__isnull=True))
@@ -100,6 +96,14 @@ def _final_rows(project: Project, *, split: str | None = None,
                 yield (pk, key, row_split,
                        loads(result) if isinstance(result, str | bytes) else result,
                        document_id)
+
+
+def _in_split(qs: Any, split: str | None) -> Any:
+    """``qs`` (items) of ``split`` only (None: every split). Records without a split
+    (recipes with no split stage) are train, as in split_counts and splits_of."""
+    if split is None:
+        return qs
+    return qs.filter(split__in=[split, ""]) if split == "train" else qs.filter(split=split)
 
 
 def _rows_with_documents(project: Project, *, split: str | None = None,
@@ -235,9 +239,44 @@ def newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
     return question
 
 
+def split_parts(rows: list[dict[str, Any]], questions: list[Any]
+                ) -> list[tuple[str, list[dict[str, Any]], list[Any]]]:
+    """The final ``rows`` of one document and their ``questions`` (same order) by split
+    (no split: train): ``(split, rows, questions)``, each split's rows in their order,
+    the splits in the order of their first row. NewsQA splits by article, so a
+    document's questions share one split; where they do not, each question still goes
+    with its own split (the document then appears once per split)."""
+    first = rows[0]["split"] or "train"
+    if all((row["split"] or "train") == first for row in rows):
+        return [(first, rows, questions)]
+    parts: dict[str, tuple[list[dict[str, Any]], list[Any]]] = {}
+    for row, question in zip(rows, questions, strict=True):
+        part_rows, part_questions = parts.setdefault(row["split"] or "train", ([], []))
+        part_rows.append(row)
+        part_questions.append(question)
+    return [(split, part_rows, part_questions)
+            for split, (part_rows, part_questions) in parts.items()]
+
+
 def newsqa_stories(project: Project, *, split: str | None = None) -> Iterator[NewsqaStory]:
+    """The NewsQA stories of the final rows (of ``split`` only, unless None), one per
+    document and split (:func:`split_parts`), each with its split as ``type``."""
     for doc, rows in documents_with_rows(project, split=split):
-        yield newsqa_story(doc, rows, [newsqa_question(r["result"]) for r in rows])
+        questions = [newsqa_question(r["result"]) for r in rows]
+        for _, part_rows, part_questions in split_parts(rows, questions):
+            yield newsqa_story(doc, part_rows, part_questions)
+
+
+def newsqa_story_ids(project: Project, *, split: str) -> Iterator[str]:
+    """The ``storyId`` (:func:`newsqa_story_id`) of each document with final rows in
+    ``split``, in document order (the order of the NewsQA files): the story-id list of
+    the split, as NewsQA's ``train_story_ids.csv`` / ``dev_story_ids.csv`` /
+    ``test_story_ids.csv``. Reads documents' ids and metadata only, not their text."""
+    documents = _in_split(final_items(project), split).exclude(document_id=None).values(
+        "document_id")
+    for doc in (Document.objects.filter(pk__in=documents).order_by("pk")
+                .only("id", "external_id", "metadata").iterator(chunk_size=CHUNK)):
+        yield newsqa_story_id(doc)
 
 
 def newsqa_story(doc: Document, rows: list[dict[str, Any]],

@@ -9,10 +9,20 @@ files live: downloads, scoring and ``create_release --out`` read them from there
 release is never changed after its build: its directory is written once, an existing file
 is never replaced, and a new version is a new release. Workers appear only as per-release
 pseudonyms (HMAC with a salt that stays in the database), or not at all.
+
+Splits stay apart as the datasets ship them: SQuAD, MS MARCO, DuReader and ReCO get one
+file per split of the released records (``train-v1.1.json``, ``dev-v1.1.json``, ...;
+``FORMATS``, ``SPLIT_NAMES``), the Hugging Face folder a Parquet file per split; NewsQA's
+combined JSON and CSV hold every split, as NewsQA's do, with each story's split in the
+JSON's ``type`` and the story ids of each split in ``<split>_story_ids.csv``. A project
+without a split stage releases its records as train (``train-v2.0.json``), as its
+``split_counts`` and Hugging Face folder say. ``release_split_file`` finds a split's file
+(by default the evaluation split: dev, else test) for scoring.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 import tempfile
 import time
@@ -49,6 +59,7 @@ from collector.exporters import (
     write_msmarco_jsonl,
     write_newsqa_csv,
     write_newsqa_json,
+    write_newsqa_story_ids,
     write_reco,
     write_squad_v1,
     write_squad_v2,
@@ -57,24 +68,63 @@ from collector.jobs import JobError, Progress, job_create, job_handler
 from collector.metrics.squad import exact_match_tokens, f1_v1_tokens, squad_tokens
 from collector.models import Job
 
-# format -> (recipes it applies to, file name)
+# format -> (recipes it applies to, file name). A name with "{split}" is one file per split
+# of the released records, named as the dataset names its own files (SPLIT_NAMES); the
+# others hold every split: NewsQA's combined files (the JSON's "type" is each story's
+# split, and the release adds the story-id lists, NEWSQA_STORY_IDS), the Hugging Face
+# folder (a Parquet file per split) and the judgment study.
 FORMATS: dict[str, tuple[frozenset[str], str]] = {
-    "squad-v1": (frozenset({"newsqa"}), "squad-v1.1.json"),
-    "squad-v2": (frozenset({"newsqa"}), "squad-v2.0.json"),
+    "squad-v1": (frozenset({"newsqa"}), "{split}-v1.1.json"),  # train-v1.1.json, dev-v1.1.json
+    "squad-v2": (frozenset({"newsqa"}), "{split}-v2.0.json"),
     "newsqa-json": (frozenset({"newsqa"}), "combined-newsqa-data-v1.json"),
     "newsqa-csv": (frozenset({"newsqa"}), "combined-newsqa-data-v1.csv"),
-    "msmarco": (frozenset({"marco"}), "msmarco_v2.1.jsonl"),
-    "dureader": (frozenset({"marco"}), "dureader.jsonl"),
-    "reco": (frozenset({"reco"}), "reco.json"),
+    "msmarco": (frozenset({"marco"}), "{split}_v2.1.jsonl"),  # train_v2.1, dev_v2.1, eval_v2.1
+    "dureader": (frozenset({"marco"}), "dureader.{split}.jsonl"),  # as search.dev.json
+    "reco": (frozenset({"reco"}), "ReCO.{split}.json"),  # ReCO.trainingset.json, ...
     "hf": (frozenset({"newsqa", "marco", "reco"}), "<project-slug>-<version>"),  # hf_folder
     "judgment": (frozenset({"judgment"}), "judgment"),
 }
+# A split's name in a format's file names where the dataset's own files call it otherwise:
+# MS MARCO's test set is its eval set; ReCO's code reads ReCO.trainingset.json,
+# ReCO.validationset.json and ReCO.testa.json.
+SPLIT_NAMES: dict[str, dict[str, str]] = {
+    "msmarco": {"test": "eval"},
+    "reco": {"train": "trainingset", "dev": "validationset", "test": "testa"},
+}
+# NewsQA's official split: the story ids of each split, as the NewsQA repository's
+# train_story_ids.csv, dev_story_ids.csv and test_story_ids.csv, by which its
+# split_dataset.py splits the combined CSV. Written with NewsQA's combined formats.
+NEWSQA_STORY_IDS = "{split}_story_ids.csv"
+NEWSQA_SPLITS = ("train", "dev", "test")
+# The split a model is evaluated on, in order of preference: scoring and the judgment
+# study's references take this split's file unless told another.
+EVALUATION_SPLITS = ("dev", "test")
 HF_KIND = {"newsqa": "squad_v2", "marco": "msmarco", "reco": "reco"}
 LICENCE_SPDX = {"CC BY-SA 4.0": "cc-by-sa-4.0", "Apache-2.0": "apache-2.0"}
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
 def formats_for(recipe: str) -> list[str]:
     return [name for name, (recipes, _) in FORMATS.items() if recipe in recipes]
+
+
+def per_split(name: str) -> bool:
+    """Whether format ``name`` writes one file per split."""
+    return "{split}" in FORMATS[name][1]
+
+
+def format_file_name(name: str, split: str = "") -> str:
+    """The file of format ``name`` for ``split`` (relative to the release), e.g.
+    ``dev-v2.0.json`` for ``squad-v2`` and ``dev``; a format that holds every split has
+    one file whatever ``split`` is. A split name other than letters, digits and
+    underscores is refused (it becomes part of a file name)."""
+    template = FORMATS[name][1]
+    if "{split}" not in template:
+        return template
+    if not _SPLIT_NAME.fullmatch(split):
+        raise JobError(f"split {split!r}: a split name is letters, digits and underscores "
+                       f"(it names the {name} file)")
+    return template.format(split=SPLIT_NAMES.get(name, {}).get(split, split))
 
 
 def hf_folder(release: Release) -> str:
@@ -114,6 +164,38 @@ def release_open(release: Release, path: str) -> File:
     if not storage.exists(name):
         raise FileNotFoundError(f"release {release}: {name} is missing from the storage")
     return storage.open(name, "rb")
+
+
+def release_split_file(release: Release, format: str,  # noqa: A002
+                       split: str | None = None) -> ReleaseFile:
+    """The release's file of ``format`` for ``split``; without ``split``, the split a
+    model is evaluated on: the first of ``EVALUATION_SPLITS`` (dev, then test) the release
+    has, else its only or first split (a project without a split stage: train). A
+    release built before files were per split has one file holding every split (its
+    ``split`` is empty): taken when no split is asked for. ``LookupError`` says what the
+    release has instead."""
+    files = {f.split: f for f in release.files.filter(format=format)}
+    if not files:
+        raise LookupError(f"release {release.version} has no {format} file; it has "
+                          f"{', '.join(sorted(set(release.formats)))}")
+    if split:
+        if split in files:
+            return files[split]
+        if set(files) == {""}:
+            raise LookupError(f"release {release.version}: its {format} file "
+                              f"{files[''].path} holds every split (built before files "
+                              "were per split); leave the split out")
+        raise LookupError(f"release {release.version} has no {format} file for the split "
+                          f"{split!r}; its splits: {', '.join(_split_order(files))}")
+    for name in (*EVALUATION_SPLITS, ""):
+        if name in files:
+            return files[name]
+    return files[_split_order(files)[0]]
+
+
+def _split_order(splits: Iterable[str]) -> list[str]:
+    order = {"train": 0, "dev": 1, "test": 2}
+    return sorted((s for s in splits if s), key=lambda s: (order.get(s, 9), s))
 
 
 def release_copy(*, release: Release, out_dir: Path) -> list[Path]:
@@ -338,6 +420,11 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
         return report
 
     pseudonyms = Pseudonymizer(release.pseudonym_salt, omit=release.omit_workers)
+    # One file per split for the formats that have them (``per_split``), in this order.
+    splits = rr.splits_of(project)
+    for split in splits:
+        for name in release.formats:
+            format_file_name(name, split)  # refuses a split that cannot name a file
     built: dict[str, list[tuple[str, str, ManifestEntry]]] = {}
     timings: dict[str, float] = {}
     statistics = None
@@ -351,11 +438,12 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
         pivot = rr.document_pivot(project) if _can_fork() else None
         if pivot is None:
             writers = _newsqa_one_pass(release, one_pass, root, statistics, timings, report,
-                                       steps=len(one_pass))
-            built.update({name: [(name, "", writer.entry)] for name, writer in writers.items()})
+                                       steps=len(one_pass), splits=splits)
         else:
-            built.update(_newsqa_two_processes(release, one_pass, root, statistics, timings,
-                                               report, pivot))
+            writers = _newsqa_two_processes(release, one_pass, root, statistics, timings,
+                                            report, pivot, splits)
+        for (name, split), writer in writers.items():
+            built.setdefault(name, []).append((name, split, writer.entry))
         timings["one_pass_s"] = round(time.perf_counter() - started, 2)
         base += total * len(one_pass)
     started = time.perf_counter()
@@ -368,15 +456,23 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
             continue
         started = time.perf_counter()
         built[name] = _write_format(release, name, root, tick(f"writing {name}"),
-                                    pseudonyms, datasheet)
+                                    pseudonyms, datasheet, splits)
         timings[f"{name}_s"] = round(time.perf_counter() - started, 2)
         base += total
+    carrier = next((name for name in ("newsqa-csv", "newsqa-json") if name in built), None)
+    if carrier is not None:
+        # NewsQA's official split beside its combined files (the CSV has no split field).
+        built[carrier] += _write_story_ids(release, root)
     entries = [entry for name in release.formats for entry in built[name]]
+    datasheet["files"] = [
+        {"path": Path(entry.path).relative_to(root).as_posix(), "format": fmt,
+         "split": split, "records": entry.records}
+        for fmt, split, entry in entries]
     entries.append(("datasheet", "", write_datasheet(root / "DATASHEET.md", datasheet,
                                                      pseudonyms=pseudonyms)))
     write_checksums(root / CHECKSUMS, [e for _, _, e in entries], root=root)
     _store(release, root)
-    splits = rr.split_counts(project)
+    counts = rr.split_counts(project)
     with transaction.atomic():
         ReleaseFile.objects.bulk_create([
             ReleaseFile(release=release, format=fmt, split=split,
@@ -384,11 +480,11 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
                         sha256=entry.sha256, bytes=entry.bytes)
             for fmt, split, entry in entries
         ])
-        transition(release, Release.Status.READY, split_counts=splits, datasheet=datasheet,
+        transition(release, Release.Status.READY, split_counts=counts, datasheet=datasheet,
                    finished_at=timezone.now())
     if progress:
         progress.set(total * steps, message=gettext_lazy("done"))
-    return {"files": len(entries), "records": total, "splits": splits, "timings": timings}
+    return {"files": len(entries), "records": total, "splits": counts, "timings": timings}
 
 
 # The formats written in the one pass over a NewsQA project's rows (with the datasheet's
@@ -486,10 +582,13 @@ class _ForkedCall:
         self._reaped = True
 
 
+Writers = dict[tuple[str, str], SquadWriter | NewsqaJsonWriter]
+
+
 def _newsqa_two_processes(release: Release, names: list[str], root: Path,
                           statistics: NewsqaRowStatistics, timings: dict[str, float],
-                          report: Callable[[int], None], pivot: int
-                          ) -> dict[str, list[tuple[str, str, ManifestEntry]]]:
+                          report: Callable[[int], None], pivot: int, splits: list[str]
+                          ) -> Writers:
     """The one pass in two processes: this one writes the documents below ``pivot`` into
     the release's files, a forked child (its own read, its own connection) the others
     into fragments, which this one appends to its files before closing them (the bytes
@@ -497,15 +596,15 @@ def _newsqa_two_processes(release: Release, names: list[str], root: Path,
     sums, in the same order)."""
     with tempfile.TemporaryDirectory(prefix="crowdqa-release-parts-") as parts:
         folder = Path(parts)
-        child = _ForkedCall(lambda: _newsqa_part_child(release, names, folder, pivot))
+        child = _ForkedCall(lambda: _newsqa_part_child(release, names, folder, pivot, splits))
 
-        def append_the_childs(writers: dict[str, SquadWriter | NewsqaJsonWriter]) -> None:
+        def append_the_childs(writers: Writers) -> None:
             waited = time.perf_counter()
             theirs, their_statistics, their_timings = child.result()
             joining = time.perf_counter()
             timings["child_wait_s"] = round(joining - waited, 2)
-            for name, writer in writers.items():
-                writer.add_fragment(*theirs[name])
+            for key, writer in writers.items():
+                writer.add_fragment(*theirs[key])
             timings["join_s"] = round(time.perf_counter() - joining, 2)
             statistics.merge(their_statistics)
             timings.update(their_timings)
@@ -517,17 +616,18 @@ def _newsqa_two_processes(release: Release, names: list[str], root: Path,
 
         try:
             writers = _newsqa_one_pass(release, names, root, statistics, timings,
-                                       both_halves, steps=len(names),
+                                       both_halves, steps=len(names), splits=splits,
                                        documents=(None, pivot),
                                        before_close=append_the_childs)
         finally:
             child.stop()
-    return {name: [(name, "", writer.entry)] for name, writer in writers.items()}
+    return writers
 
 
-def _newsqa_part_child(release: Release, names: list[str], folder: Path, pivot: int
-                       ) -> tuple[dict[str, tuple[str, int, bool]], NewsqaRowStatistics,
-                                  dict[str, float]]:
+def _newsqa_part_child(release: Release, names: list[str], folder: Path, pivot: int,
+                       splits: list[str]
+                       ) -> tuple[dict[tuple[str, str], tuple[str, int, bool]],
+                                  NewsqaRowStatistics, dict[str, float]]:
     """The forked child's part: the documents from ``pivot`` on, each file's fragment in
     ``folder`` (``b-<file>``), its statistics and timings (prefixed ``child_``, with its
     peak RSS)."""
@@ -537,54 +637,62 @@ def _newsqa_part_child(release: Release, names: list[str], folder: Path, pivot: 
     statistics = NewsqaRowStatistics()
     timings: dict[str, float] = {}
     writers = _newsqa_one_pass(release, names, folder, statistics, timings,
-                               lambda done: None, steps=len(names), fragments=folder / "b",
-                               documents=(pivot, None))
+                               lambda done: None, steps=len(names), splits=splits,
+                               fragments=folder / "b", documents=(pivot, None))
     out = {f"child_{key}": value for key, value in timings.items()}
     out["child_s"] = round(time.perf_counter() - started, 2)
     out["child_peak_rss_mb"] = round(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    return ({name: (str(writer.path), writer.entry.records, writer.empty)
-             for name, writer in writers.items()}, statistics, out)
+    return ({key: (str(writer.path), writer.entry.records, writer.empty)
+             for key, writer in writers.items()}, statistics, out)
 
 
 def _newsqa_one_pass(release: Release, names: list[str], root: Path,
                      statistics: NewsqaRowStatistics | None, timings: dict[str, float],
-                     report: Callable[[int], None], *, steps: int,
+                     report: Callable[[int], None], *, steps: int, splits: list[str],
                      fragments: Path | None = None,
                      documents: tuple[int | None, int | None] = (None, None),
-                     before_close: Callable[[dict[str, Any]], None] | None = None
-                     ) -> dict[str, SquadWriter | NewsqaJsonWriter]:
+                     before_close: Callable[[Writers], None] | None = None
+                     ) -> Writers:
     """Read the final rows of a NewsQA release once (those of the ``documents`` id
     range), by document, build each question's official record once
     (``rr.newsqa_question``) and feed the datasheet's ``statistics`` and the writers of
-    ``names`` (a subset of ``ONE_PASS_FORMATS``) from them: the release's files in
-    ``root``, or with ``fragments`` (a path prefix) fragments ``<prefix>-<file>`` for
-    another writer's ``add_fragment``; ``before_close(writers)`` runs after the last
-    document, before the files are closed. Returns the closed writers (``entry``,
-    ``path``, ``empty``). ``timings`` gets the seconds spent in each consumer
-    (``datasheet_s``, ``<format>_s``), in reading and building the records (``read_s``)
-    and in closing the files (``close_s``)."""
+    ``names`` (a subset of ``ONE_PASS_FORMATS``) from them: a SQuAD file per split of
+    ``splits`` (each document's rows by split, ``rr.split_parts``) and the one NewsQA
+    JSON, in ``root``, or with ``fragments`` (a path prefix) fragments
+    ``<prefix>-<file>`` for another writer's ``add_fragment``; ``before_close(writers)``
+    runs after the last document, before the files are closed. Returns the closed
+    writers (``entry``, ``path``, ``empty``) by (format, split; "" for the NewsQA JSON),
+    format by format in ``names`` order, a format's splits in ``splits`` order.
+    ``timings`` gets the seconds spent in each consumer (``datasheet_s``,
+    ``<format>_s``), in reading and building the records (``read_s``) and in closing the
+    files (``close_s``)."""
     from contextlib import ExitStack
 
     project = release.project
     namespace = f"{project.pk}:{project.name}"
     unagreed = release.unagreed_questions
 
-    def path(name: str) -> Path:
-        filename = FORMATS[name][1]
+    def path(name: str, split: str) -> Path:
+        filename = format_file_name(name, split)
         return root / filename if fragments is None else Path(f"{fragments}-{filename}")
 
     part = fragments is not None
-    squad = {name: SquadWriter(path(name), v2=name == "squad-v2",
-                               skip_unanswerable=name == "squad-v1", fragment=part)
-             for name in names if name.startswith("squad-")}
-    newsqa = {name: NewsqaJsonWriter(path(name), fragment=part)
-              for name in names if name == "newsqa-json"}
+    writers: Writers = {}
+    for name in names:
+        for split in (splits if per_split(name) else [""]):
+            writers[name, split] = (
+                SquadWriter(path(name, split), v2=name == "squad-v2",
+                            skip_unanswerable=name == "squad-v1", fragment=part)
+                if name.startswith("squad-") else NewsqaJsonWriter(path(name, split),
+                                                                   fragment=part))
+    squad = [name for name in names if name.startswith("squad-")]
+    newsqa = [writers[name, ""] for name in names if name == "newsqa-json"]
     spent = dict.fromkeys(["read_s", "datasheet_s", *(f"{name}_s" for name in names)], 0.0)
     clock = time.perf_counter
     done = 0
     with ExitStack() as stack:
-        for writer in [*squad.values(), *newsqa.values()]:
+        for writer in writers.values():
             stack.enter_context(writer)
         started = clock()
         for doc, rows in rr.documents_with_rows(project, documents=documents):
@@ -595,67 +703,111 @@ def _newsqa_one_pass(release: Release, names: list[str], root: Path,
                 statistics.add_document(doc, rows, questions)
                 started, now = now, clock()
                 spent["datasheet_s"] += now - started
-            if squad:
-                article = rr.squad_article(doc, rows, questions, namespace=namespace,
-                                           unagreed=unagreed)
-                if article is not None:
-                    for name, writer in squad.items():
-                        writer.add(article)
+            for split, part_rows, part_questions in rr.split_parts(rows, questions):
+                if squad:
+                    article = rr.squad_article(doc, part_rows, part_questions,
+                                               namespace=namespace, unagreed=unagreed)
+                    if article is not None:
+                        for name in squad:
+                            writer = writers.get((name, split))
+                            if writer is None:
+                                raise JobError(f"a final record of the split {split!r} "
+                                               "appeared during the build; build again")
+                            writer.add(article)
+                            started, now = now, clock()
+                            spent[f"{name}_s"] += now - started
+                if newsqa:
+                    story = rr.newsqa_story(doc, part_rows, part_questions)
+                    for writer in newsqa:
+                        writer.add(story)
                         started, now = now, clock()
-                        spent[f"{name}_s"] += now - started
-            if newsqa:
-                story = rr.newsqa_story(doc, rows, questions)
-                for name, writer in newsqa.items():
-                    writer.add(story)
-                    started, now = now, clock()
-                    spent[f"{name}_s"] += now - started
+                        spent["newsqa-json_s"] += now - started
             done += len(rows)
             report(done * steps)
             started = clock()
         if before_close is not None:
-            before_close({**squad, **newsqa})
+            before_close(writers)
         finishing = clock()
     spent["close_s"] = clock() - finishing  # the files' ends, fsync and rename
     timings.update({key: round(value, 2) for key, value in spent.items()})
-    writers: dict[str, SquadWriter | NewsqaJsonWriter] = {**squad, **newsqa}
-    return {name: writers[name] for name in names}
+    return writers
 
 
 def _write_format(release: Release, name: str, root: Path, report: Callable[[int], None],
-                  pseudonyms: Pseudonymizer, datasheet: dict[str, Any]
+                  pseudonyms: Pseudonymizer, datasheet: dict[str, Any], splits: list[str]
                   ) -> list[tuple[str, str, ManifestEntry]]:
+    """Write format ``name``: a file per split of ``splits`` (each from its own read of
+    that split's rows) when the format is ``per_split``, else its one file or folder."""
     project = release.project
-    filename = FORMATS[name][1]
     namespace = f"{project.pk}:{project.name}"
     unagreed = release.unagreed_questions
-    writers: dict[str, Callable[[], ManifestEntry]] = {
-        "squad-v1": lambda: write_squad_v1(
-            root / filename, rr.squad_articles(project, namespace=namespace, unagreed=unagreed),
-            progress=report, skip_unanswerable=True),
-        "squad-v2": lambda: write_squad_v2(
-            root / filename, rr.squad_articles(project, namespace=namespace, unagreed=unagreed),
-            progress=report),
-        "newsqa-json": lambda: write_newsqa_json(root / filename, rr.newsqa_stories(project),
-                                                 progress=report),
-        "newsqa-csv": lambda: write_newsqa_csv(root / filename, rr.newsqa_stories(project),
-                                               progress=report),
-        "msmarco": lambda: write_msmarco_jsonl(root / filename, rr.marco_records(project),
-                                               progress=report),
-        "dureader": lambda: write_dureader(root / filename, rr.dureader_records(project),
-                                           progress=report),
-        "reco": lambda: write_reco(root / filename, rr.reco_records(project), progress=report),
+    writers: dict[str, Callable[[Path, str | None, Callable[[int], None]], ManifestEntry]] = {
+        "squad-v1": lambda path, split, progress: write_squad_v1(
+            path, rr.squad_articles(project, split=split, namespace=namespace,
+                                    unagreed=unagreed),
+            progress=progress, skip_unanswerable=True),
+        "squad-v2": lambda path, split, progress: write_squad_v2(
+            path, rr.squad_articles(project, split=split, namespace=namespace,
+                                    unagreed=unagreed),
+            progress=progress),
+        "newsqa-json": lambda path, split, progress: write_newsqa_json(
+            path, rr.newsqa_stories(project, split=split), progress=progress),
+        "newsqa-csv": lambda path, split, progress: write_newsqa_csv(
+            path, rr.newsqa_stories(project, split=split), progress=progress),
+        "msmarco": lambda path, split, progress: write_msmarco_jsonl(
+            path, rr.marco_records(project, split=split), progress=progress),
+        "dureader": lambda path, split, progress: write_dureader(
+            path, rr.dureader_records(project, split=split), progress=progress),
+        "reco": lambda path, split, progress: write_reco(
+            path, rr.reco_records(project, split=split), progress=progress),
     }
     if name == "judgment":
         from annotation.stages.judgment_report import release_files
 
-        return release_files(release, root / filename, report)
-    if name != "hf":
-        return [(name, "", writers[name]())]
-    return _write_hf(release, root / hf_folder(release), report, pseudonyms, datasheet)
+        return release_files(release, root / FORMATS[name][1], report)
+    if name == "hf":
+        return _write_hf(release, root / hf_folder(release), report, pseudonyms, datasheet,
+                         splits)
+    if not per_split(name):
+        return [(name, "", writers[name](root / format_file_name(name), None, report))]
+    out: list[tuple[str, str, ManifestEntry]] = []
+    for split, progress in _split_progress(splits, report):
+        entry = writers[name](root / format_file_name(name, split), split, progress)
+        out.append((name, split, entry))
+    return out
+
+
+def _split_progress(splits: list[str], report: Callable[[int], None]
+                    ) -> Iterable[tuple[str, Callable[[int], None]]]:
+    """Each split with a progress callback for its writer that counts on from the
+    records the writers of the splits before it wrote (each writer counts from 0)."""
+    written = 0
+
+    def progress(done: int) -> None:
+        nonlocal last
+        last = done
+        report(written + done)
+
+    for split in splits:
+        last = 0
+        yield split, progress
+        written += last
+
+
+def _write_story_ids(release: Release, root: Path) -> list[tuple[str, str, ManifestEntry]]:
+    """NewsQA's story-id list of each of its splits (``NEWSQA_STORY_IDS``; a split
+    without stories gets the header alone, so NewsQA's ``split_dataset.py``, which reads
+    the three, still runs), recorded under the release's combined CSV format, else its
+    JSON."""
+    fmt = "newsqa-csv" if "newsqa-csv" in release.formats else "newsqa-json"
+    return [(fmt, split, write_newsqa_story_ids(
+                root / NEWSQA_STORY_IDS.format(split=split),
+                rr.newsqa_story_ids(release.project, split=split)))
+            for split in NEWSQA_SPLITS]
 
 
 def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
-              pseudonyms: Pseudonymizer, datasheet: dict[str, Any]
+              pseudonyms: Pseudonymizer, datasheet: dict[str, Any], splits: list[str]
               ) -> list[tuple[str, str, ManifestEntry]]:
     project = release.project
     kind = HF_KIND[project.recipe]
@@ -668,9 +820,9 @@ def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
     }
     out: list[tuple[str, str, ManifestEntry]] = []
     split_entries = {}
-    for split in rr.splits_of(project):
+    for split, progress in _split_progress(splits, report):
         entry = write_hf_split(folder, split, sources[kind](split), kind=kind,
-                               pseudonyms=pseudonyms, progress=report)
+                               pseudonyms=pseudonyms, progress=progress)
         split_entries[split] = entry
         out.append(("hf", split, entry))
     licence = (project.corpus.licence if project.corpus else "") or ""
@@ -860,6 +1012,11 @@ def newsqa_notes(release: Release, consensus: dict[str, int], ids: dict[str, int
         f"NewsQA keep their storyId, {ids['cnn']} CNN story file(s) are "
         f"./cnn/stories/<file name>, and {ids['source']} document(s) from other sources "
         "keep the source's own id (e.g. a SQuAD paragraph is <title>#<paragraph index>).",
+        "Splits: the NewsQA JSON and CSV hold every split, as NewsQA's combined files do; "
+        "each story's split is the JSON's type, and train_story_ids.csv, "
+        "dev_story_ids.csv and test_story_ids.csv list the stories of each split (the "
+        "lists by which NewsQA's split_dataset.py splits the CSV). SQuAD and Hugging Face "
+        "have a file per split.",
     ]
 
 

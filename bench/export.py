@@ -149,13 +149,18 @@ def export_child(project_id: int, version: str, processes: int | None = None) ->
     # Into the release storage (MEDIA_ROOT unless STORAGES says otherwise), as a build job.
     result = releases.release_build(release=release)
     total = time.perf_counter() - t0
-    sizes = {f.format: f.bytes for f in release.files.all()}
+    # Bytes per format, its files of every split added (the SQuAD file of each split; the
+    # NewsQA JSON without the story-id lists written beside it), and per file.
+    sizes: dict[str, int] = {}
+    for f in release.files.exclude(path__endswith="_story_ids.csv"):
+        sizes[f.format] = sizes.get(f.format, 0) + f.bytes
+    files = {f.path: f.bytes for f in release.files.all()}
     usage = resource.getrusage(resource.RUSAGE_SELF)
     # The build may fork a process writing a format: its CPU time counts, and its peak
     # RSS adds to this one's (both are alive during the pass).
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     child_rss = children.ru_maxrss / 1024 if children.ru_maxrss else 0.0
-    print(json.dumps({**result["timings"], "total_s": total, "sizes": sizes,
+    print(json.dumps({**result["timings"], "total_s": total, "sizes": sizes, "files": files,
                       "peak_rss_mb": peak_rss_mb(), "child_peak_rss_mb": child_rss,
                       "peak_rss_total_mb": peak_rss_mb() + child_rss,
                       "cpu_s": usage.ru_utime + usage.ru_stime + children.ru_utime
@@ -235,13 +240,16 @@ def main() -> int:
     if args.setup_only:
         print(f"project {project_id} ready")
         return 0
+    # Versions from the time of day; whole numbers without leading zeros (semantic
+    # versions: "9.08.…" is refused).
     stamp = time.strftime("%H%M%S")
+    hour, minute_second = int(stamp[:2]), int(stamp[2:])
     base = None
     if args.baseline is not None:
-        base = child("--child", "export", str(project_id), f"9.{stamp[:2]}.{stamp[2:]}0",
+        base = child("--child", "export", str(project_id), f"9.{hour}.{minute_second}0",
                      root=args.baseline.resolve())
     load = os.getloadavg()[0]
-    built = child("--child", "export", str(project_id), f"9.{stamp[:2]}.{stamp[2:]}",
+    built = child("--child", "export", str(project_id), f"9.{hour}.{minute_second}",
                   *([str(args.processes)] if args.processes else []))
     print(f"questions={args.questions:,} documents={args.documents:,} (PostgreSQL), load "
           f"average {load:.1f} -> {os.getloadavg()[0]:.1f}")

@@ -515,7 +515,8 @@ def part_export(args) -> None:
 
     project_id = export.setup(args.questions, args.documents)
     stamp = time.strftime("%H%M%S")
-    built = export.child("--child", "export", str(project_id), f"8.{stamp[:2]}.{stamp[2:]}")
+    hour, minute_second = int(stamp[:2]), int(stamp[2:])  # no leading zero: "8.08.…" is refused
+    built = export.child("--child", "export", str(project_id), f"8.{hour}.{minute_second}")
     # The build may split the rows between two processes: the phases add both halves (so
     # they sum to more than the wall time), RSS adds both peaks, CPU both processes.
     def both(key: str) -> float:

@@ -153,7 +153,9 @@ class ProjectRecordOutputSerializer(serializers.Serializer):
 
 class ReleaseFileOutputSerializer(serializers.Serializer):
     format = serializers.CharField()
-    split = serializers.CharField()
+    split = serializers.CharField(
+        help_text="The split the file holds (train, dev, test); empty for a file of every "
+                  "split (NewsQA's combined files, a dataset card, the datasheet).")
     path = serializers.CharField()
     records = serializers.IntegerField()
     sha256 = serializers.CharField()
@@ -191,15 +193,21 @@ class ReleaseScoreInputSerializer(serializers.Serializer):
     predictions = serializers.FileField(help_text="The predictions file to score.")
     format = serializers.CharField(allow_blank=True, default="",
                                    help_text="The release format the predictions are for.")
+    split = serializers.CharField(
+        allow_blank=True, default="", max_length=16,
+        help_text="The split whose file is the gold data (train, dev, test); by default dev, "
+                  "else test, else the release's only split. The scores name the split and "
+                  "file scored.")
     strict = serializers.BooleanField(
         default=False, help_text="Refuse predictions whose ids do not match the release "
                                  "instead of scoring as the official scripts do, with warnings.")
 
 
 class ReleaseScoreOutputSerializer(serializers.Serializer):
-    """The official scores of the predictions against the release: metric names to values
-    (and per-split breakdowns), as the format's scorer reports them (keys differ by format;
-    its schema is config.api_schema.ReleaseScoresSchema)."""
+    """The official scores of the predictions against the release's file of one split:
+    metric names to values, as the format's scorer reports them (keys differ by format;
+    its schema is config.api_schema.ReleaseScoresSchema), then ``split`` and ``file``,
+    the split and file scored."""
 
     def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
         return dict(instance)

@@ -242,9 +242,10 @@ class ProjectReleasesApi(generics.GenericAPIView):
 
 class ReleaseScoreApi(APIView):
     """POST a predictions file (multipart ``predictions``), a ``format`` and optionally
-    ``strict``: the official scores against the release, with ``warnings`` (ignored unknown
-    ids, unanswered questions) when there are any. Anyone who may see the release may
-    score against it."""
+    ``split`` (default: dev, else test) and ``strict``: the official scores against the
+    release's file of that split, naming the ``split`` and ``file``, with ``warnings``
+    (ignored unknown ids, unanswered questions) when there are any. Anyone who may see
+    the release may score against it."""
 
     permission_classes = (IsAnyRole,)
     parser_classes = (MultiPartParser, FormParser)
@@ -265,7 +266,8 @@ class ReleaseScoreApi(APIView):
             try:
                 scores, warnings = release_score(
                     release=release, format=data.validated_data["format"], predictions=path,
-                    strict=data.validated_data["strict"])
+                    strict=data.validated_data["strict"],
+                    split=data.validated_data["split"] or None)
             except MetricsInputError as exc:
                 # The file as the client named it, not the server's temporary folder.
                 said = str(exc).replace(f"{folder}/", "")

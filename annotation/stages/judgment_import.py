@@ -5,7 +5,7 @@ References: a DuReader JSON-lines file (``question_id``, ``question``, ``questio
 (``query_id``, ``query``, ``query_type``, ``answers``; DESCRIPTION queries are
 description questions, the other query types entity questions without gold entities),
 a SQuAD JSON dataset (every question an entity question without gold entities), or the
-``dureader.jsonl`` of a release of this platform.
+DuReader file of a release of this platform (its evaluation split: dev, else test).
 
 Predictions, one file per system: DuReader JSON lines (``question_id``, ``answers``,
 ``yesno_answers``), MS MARCO JSON lines (``query_id``, ``answers``) or a SQuAD prediction
@@ -241,15 +241,17 @@ def read_predictions(upload: Upload, references: References) -> dict[str, dict[s
 
 
 def release_references(release: Release) -> Upload:
-    """The ``dureader.jsonl`` of a ready or published release of this platform."""
-    from annotation.releases import release_open
+    """The DuReader file of a ready or published release of this platform: that of its
+    evaluation split (``releases.release_split_file``: dev, else test, else its only
+    split), named in the upload's name."""
+    from annotation.releases import release_open, release_split_file
 
     if release.status not in (Release.Status.READY, Release.Status.PUBLISHED):
         raise ValidationError(f"release: {release} is {release.status}, not ready")
-    entry = release.files.filter(format="dureader").first()
-    if entry is None:
+    if not release.files.filter(format="dureader").exists():
         raise ValidationError(f"release: {release} has no dureader file; build one with the "
                               "dureader format")
+    entry = release_split_file(release, "dureader")
     try:
         with release_open(release, entry.path) as file:
             text = file.read().decode("utf-8")

@@ -33,7 +33,8 @@ Writers (all ``(path, records, *, progress=None, progress_every=1000, overwrite=
 -> ManifestEntry``, plus the options shown)
     ``write_squad_v1(..., skip_unanswerable=False)``, ``write_squad_v2``
     ``write_newsqa_json(..., ensure_ascii=False)``,
-    ``write_newsqa_csv(..., include_story_text=True)``
+    ``write_newsqa_csv(..., include_story_text=True)``,
+    ``write_newsqa_story_ids`` (a split's ``<split>_story_ids.csv``)
     Fed one record at a time, for one read of the data feeding several files:
     ``SquadWriter(path, *, v2, ...)`` (``add(article)``) and ``NewsqaJsonWriter(path,
     ...)`` (``add(story)``), context managers whose ``entry`` is set on success.
@@ -94,6 +95,7 @@ from collector.exporters.newsqa import (
     newsqa_question_object,
     write_newsqa_csv,
     write_newsqa_json,
+    write_newsqa_story_ids,
 )
 from collector.exporters.pseudonyms import (
     PseudonymCollisionError,
@@ -205,6 +207,7 @@ __all__ = [
     "write_msmarco_references",
     "write_newsqa_csv",
     "write_newsqa_json",
+    "write_newsqa_story_ids",
     "write_reco",
     "write_squad_v1",
     "write_squad_v2",

@@ -70,6 +70,15 @@ class Licence(TypedDict, total=False):
     attribution: str
 
 
+class ReleasedFile(TypedDict, total=False):
+    """A file of the release: which split of which format it holds."""
+
+    path: str  # relative to the release
+    format: str
+    split: str  # "" for a file of every split (NewsQA's combined files, a dataset card)
+    records: int
+
+
 class Datasheet(TypedDict, total=False):
     title: str
     version: str
@@ -85,12 +94,13 @@ class Datasheet(TypedDict, total=False):
     median_time_on_task_s: float | Mapping[str, float | None] | None  # overall or per stage
     licence: Licence | str
     human_performance: HumanPerformance
+    files: Sequence[ReleasedFile]
     notes: Sequence[str]
 
 
 _KNOWN = ("title", "version", "created", "recipe", "description", "protocol", "stages",
           "counts", "splits", "agreement", "batch_inspections", "median_time_on_task_s",
-          "licence", "human_performance", "notes")
+          "licence", "human_performance", "files", "notes")
 
 _AGREEMENT_LABELS = {
     "share_agreed": "Share agreed without validation",
@@ -268,6 +278,18 @@ def render_datasheet(sheet: Mapping[str, Any], *, pseudonyms: Pseudonymizer | No
         if rows:
             out += _table(("split", "questions", "EM", "F1"), rows)
             out.append("")
+
+    files = sheet.get("files") or ()
+    if files:
+        out += [f"{h2} Files", ""]
+        out += ["Each split of a format is in a file of its own, except where a file's "
+                "split is \"all\" (its records carry their split, or it describes them "
+                "all).", ""]
+        out += _table(("file", "format", "split", "records"),
+                      [(_cell(f"`{f.get('path')}`"), _cell(f.get("format")),
+                        _cell(f.get("split") or "all"), _cell(f.get("records")))
+                       for f in files])
+        out.append("")
 
     licence = sheet.get("licence")
     if licence:

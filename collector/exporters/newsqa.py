@@ -24,6 +24,7 @@ import math
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 from collector.exporters.errors import InvalidRecordError
 from collector.exporters.records import (
@@ -55,6 +56,7 @@ __all__ = [
     "newsqa_question_object",
     "write_newsqa_csv",
     "write_newsqa_json",
+    "write_newsqa_story_ids",
 ]
 
 NEWSQA_SPLITS = frozenset({"train", "dev", "test"})
@@ -281,5 +283,27 @@ def write_newsqa_csv(path: str | os.PathLike[str], stories: Iterable[NewsqaStory
                     csv_field(_csv_validated(story, index, q)))))
                 write(tail)  # the story's quoted text, shared by all its rows
                 counter.tick()
+    counter.finish()
+    return out.entry(counter.count)
+
+
+def write_newsqa_story_ids(path: str | os.PathLike[str], story_ids: Iterable[str], *,
+                           progress: ProgressCallback | None = None,
+                           progress_every: int = DEFAULT_PROGRESS_EVERY,
+                           overwrite: bool = False) -> ManifestEntry:
+    """Write one split's story-id list, as the NewsQA repository's ``train_story_ids.csv``
+    / ``dev_story_ids.csv`` / ``test_story_ids.csv``: the header ``story_id``, then one id
+    a row (quoted only when needed). Maluuba's ``split_dataset.py`` splits the combined
+    CSV by these lists. ``records`` counts ids; an empty id is refused."""
+    counter = Progress(progress, progress_every)
+    with AtomicOutput(path, overwrite=overwrite) as out:
+        out.write("story_id\n")
+        for story_id in story_ids:
+            if not isinstance(story_id, str) or not story_id:
+                raise InvalidRecordError(
+                    f"story id {story_id!r} (row {counter.count + 2} of {Path(path).name}): "
+                    "expected a non-empty string")
+            out.write(csv_field(story_id) + "\n")
+            counter.tick()
     counter.finish()
     return out.entry(counter.count)

@@ -60,7 +60,7 @@ def test_a_failed_release_is_rebuilt_under_the_same_version(
     assert release.version == "1.0.1" and release.error == ""
     assert sorted(release.files.values_list("format", flat=True)) == ["datasheet", "squad-v2"]
     assert releases.release_storage().exists(
-        releases.release_file_name(release, "squad-v2.0.json"))
+        releases.release_file_name(release, "train-v2.0.json"))
     # A ready release is not rebuilt.
     with pytest.raises(ValidationError, match="only a failed build can be rebuilt"):
         releases.release_rebuild(release=release)

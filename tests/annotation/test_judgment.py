@@ -236,7 +236,8 @@ def test_squad_and_msmarco_layouts():
 
 
 def test_references_from_a_release_of_this_platform(draft, admin_user, settings, tmp_path):
-    """A marco project's release holds dureader.jsonl: a judgment project can take it."""
+    """A marco project's release holds a DuReader file per split: a judgment project
+    takes the evaluation split's (dev), not the training questions."""
     from annotation import releases
     from annotation.models import Release, ReleaseFile
     from annotation.stages.judgment_import import release_references
@@ -245,11 +246,16 @@ def test_references_from_a_release_of_this_platform(draft, admin_user, settings,
     marco = engine.project_create(name="Source", recipe="marco", user=admin_user)
     release = Release.objects.create(project=marco, version="1.0.0", formats=["dureader"],
                                      status=Release.Status.READY, pseudonym_salt="s")
-    releases.release_storage().save(releases.release_file_name(release, "dureader.jsonl"),
-                                    ContentFile(references_upload().text.encode("utf-8")))
-    ReleaseFile.objects.create(release=release, format="dureader", path="dureader.jsonl",
-                               records=25, sha256="0" * 64, bytes=1)
-    result = judgment_import(project=draft, references=release_references(release),
+    lines = references_upload().text.splitlines(keepends=True)
+    for split, text in (("train", "".join(lines[:3])), ("dev", "".join(lines))):
+        path = f"dureader.{split}.jsonl"
+        releases.release_storage().save(releases.release_file_name(release, path),
+                                        ContentFile(text.encode("utf-8")))
+        ReleaseFile.objects.create(release=release, format="dureader", path=path, split=split,
+                                   records=text.count("\n"), sha256="0" * 64, bytes=1)
+    references = release_references(release)
+    assert references.name == "Source 1.0.0 dureader.dev.jsonl"
+    result = judgment_import(project=draft, references=references,
                              predictions=system_uploads())
     assert result["questions"] == 25
 

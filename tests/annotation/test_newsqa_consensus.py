@@ -185,14 +185,14 @@ def test_release_consensus_is_the_official_loaders(consensus_project, admin_user
     assert set(rows["story_id"]) == {s["storyId"] for s in newsqa["data"]}
 
     # SQuAD and HF: the question without agreement after validation is not answerable.
-    v2 = {qa["question"]: qa for a in json.loads((root / "squad-v2.0.json").read_text())[
+    v2 = {qa["question"]: qa for a in json.loads((root / "train-v2.0.json").read_text())[
         "data"] for p in a["paragraphs"] for qa in p["qas"]}
     assert v2[WHO]["is_impossible"] and v2[WHO]["answers"] == []
     assert {p["text"] for p in v2[WHO]["plausible_answers"]} == set(ANSWERS[WHO])
     assert v2[SHARE]["answers"][0] == {"text": "around 34%", "answer_start": 301}
     assert v2[WHEN]["answers"][0]["text"] == "in March"
     assert v2[ENGINEER]["is_impossible"]
-    v1 = {qa["question"] for a in json.loads((root / "squad-v1.1.json").read_text())["data"]
+    v1 = {qa["question"] for a in json.loads((root / "train-v1.1.json").read_text())["data"]
           for p in a["paragraphs"] for qa in p["qas"]}
     assert v1 == {SHARE, WHEN}
     import datasets
@@ -216,7 +216,7 @@ def test_unagreed_questions_option_leaves_them_out(consensus_project, admin_user
     release = _release(consensus_project, admin_user, committed, "1.1.0",
                        unagreed_questions="omit")
     root = release_folder(release)
-    v2 = {qa["question"] for a in json.loads((root / "squad-v2.0.json").read_text())["data"]
+    v2 = {qa["question"] for a in json.loads((root / "train-v2.0.json").read_text())["data"]
           for p in a["paragraphs"] for qa in p["qas"]}
     assert v2 == {SHARE, WHEN, ENGINEER}
     newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())

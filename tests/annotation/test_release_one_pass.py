@@ -145,20 +145,33 @@ def test_one_pass_release_equals_the_separate_passes(sample_project, tmp_path, u
     for key in ("read_s", "datasheet_s", "squad-v2_s", "squad-v1_s", "newsqa-json_s",
                 "newsqa-csv_s"):
         assert result["timings"][key] >= 0
-    # Each file byte for byte what its writer makes from its own read of the rows.
+    # Each file byte for byte what its writer makes from its own read of the rows: SQuAD
+    # one file per split from that split's rows (the one pass parts each document's rows
+    # by split), the NewsQA JSON one file of every split.
     namespace = f"{project.pk}:{project.name}"
     expected = {
-        "squad-v2.0.json": lambda path: write_squad_v2(path, release_records.squad_articles(
-            project, namespace=namespace, unagreed=unagreed)),
-        "squad-v1.1.json": lambda path: write_squad_v1(path, release_records.squad_articles(
-            project, namespace=namespace, unagreed=unagreed), skip_unanswerable=True),
         "combined-newsqa-data-v1.json": lambda path: write_newsqa_json(
             path, release_records.newsqa_stories(project)),
     }
+    for split in ("train", "dev", "test"):
+        expected[f"{split}-v2.0.json"] = lambda path, split=split: write_squad_v2(
+            path, release_records.squad_articles(project, split=split, namespace=namespace,
+                                                 unagreed=unagreed))
+        expected[f"{split}-v1.1.json"] = lambda path, split=split: write_squad_v1(
+            path, release_records.squad_articles(project, split=split, namespace=namespace,
+                                                 unagreed=unagreed), skip_unanswerable=True)
     recorded = {f.path: f for f in release.files.order_by("id")}
-    assert list(recorded) == ["combined-newsqa-data-v1.json", "squad-v2.0.json",
-                              "squad-v1.1.json", "combined-newsqa-data-v1.csv",
-                              "DATASHEET.md"]
+    assert [(f.path, f.format, f.split) for f in recorded.values()] == [
+        ("combined-newsqa-data-v1.json", "newsqa-json", ""),
+        ("train-v2.0.json", "squad-v2", "train"), ("dev-v2.0.json", "squad-v2", "dev"),
+        ("test-v2.0.json", "squad-v2", "test"),
+        ("train-v1.1.json", "squad-v1", "train"), ("dev-v1.1.json", "squad-v1", "dev"),
+        ("test-v1.1.json", "squad-v1", "test"),
+        ("combined-newsqa-data-v1.csv", "newsqa-csv", ""),
+        ("train_story_ids.csv", "newsqa-csv", "train"),
+        ("dev_story_ids.csv", "newsqa-csv", "dev"), ("test_story_ids.csv", "newsqa-csv", "test"),
+        ("DATASHEET.md", "datasheet", ""),
+    ]
     for name, write in expected.items():
         entry = write(tmp_path / name)
         assert (entry.sha256, entry.bytes, entry.records) == (

@@ -37,5 +37,5 @@ def test_the_worker_builds_the_release_into_the_storage(celery_worker_process, a
             data = handle.read()
         assert (hashlib.sha256(data).hexdigest(), len(data)) == (f.sha256, f.bytes), f.path
     assert any(f.path.startswith("marco-release-1.0.0/") for f in files)
-    with releases.release_open(release, "msmarco_v2.1.jsonl") as handle:
+    with releases.release_open(release, "train_v2.1.jsonl") as handle:
         assert len(handle.read().splitlines()) == len(sample)

@@ -93,7 +93,7 @@ def test_every_newsqa_format_reloads_with_the_database_values(
     records = {i.result["q"]: i for i in Item.objects.filter(
         stage__kind="newsqa_consolidate").select_related("document")}
 
-    squad = json.loads((root / "squad-v2.0.json").read_text())
+    squad = json.loads((root / "train-v2.0.json").read_text())
     questions = {qa["question"]: (qa, p["context"]) for a in squad["data"]
                  for p in a["paragraphs"] for qa in p["qas"]}
     assert set(questions) == set(ANSWERS)
@@ -107,7 +107,7 @@ def test_every_newsqa_format_reloads_with_the_database_values(
         if "s" in consensus:
             assert qa["answers"][0]["answer_start"] == consensus["s"]
     assert questions["Who opposed the plan?"][0]["answers"][0]["text"] == "Dario Weiss"
-    v1 = json.loads((root / "squad-v1.1.json").read_text())
+    v1 = json.loads((root / "train-v1.1.json").read_text())
     assert sum(len(p["qas"]) for a in v1["data"] for p in a["paragraphs"]) == 3
 
     newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())
@@ -167,8 +167,8 @@ def _sha256(path: Path) -> str:
 def test_squad_exports_score_100_against_themselves(finished_project, admin_user, committed):
     release = _release(finished_project, admin_user, committed, ["squad-v1", "squad-v2"])
     root = release_folder(release)
-    for command, name, keys in (("squad-v1", "squad-v1.1.json", ("exact_match", "f1")),
-                                ("squad-v2", "squad-v2.0.json", ("exact", "f1"))):
+    for command, name, keys in (("squad-v1", "train-v1.1.json", ("exact_match", "f1")),
+                                ("squad-v2", "train-v2.0.json", ("exact", "f1"))):
         data = json.loads((root / name).read_text())
         preds = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "")
                  for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]}
@@ -265,10 +265,10 @@ def test_create_release_command_writes_files_and_prints_checksums(finished_proje
                  "--format", "newsqa-json", "--format", "squad-v2", "--out",
                  str(tmp_path / "rel"), stdout=out, verbosity=0)
     printed = out.getvalue()
-    assert "combined-newsqa-data-v1.json" in printed and "squad-v2.0.json" in printed
+    assert "combined-newsqa-data-v1.json" in printed and "train-v2.0.json" in printed
     digest = printed.split()[0]
     assert len(digest) == 64
-    assert json.loads((tmp_path / "rel" / "squad-v2.0.json").read_text())["version"] == "v2.0"
+    assert json.loads((tmp_path / "rel" / "train-v2.0.json").read_text())["version"] == "v2.0"
     with pytest.raises(CommandError, match="exists already"):
         call_command("create_release", "--project", finished_project.name, "--version",
                      "2.0.0", "--format", "squad-v2", "--out", str(tmp_path / "other"),
@@ -319,7 +319,7 @@ def test_reco_release_writes_the_official_layout(db, settings, tmp_path, admin_u
     _final_items(project, records)
     release = _release(project, admin_user, committed, ["reco", "hf"])
     root = release_folder(release)
-    written = json.loads((root / "reco.json").read_text())
+    written = json.loads((root / "ReCO.trainingset.json").read_text())
     by_id = {r["query_id"]: r for r in written}
     for row in sample:
         out = by_id[row["query_id"]]
@@ -335,7 +335,9 @@ def test_reco_release_writes_the_official_layout(db, settings, tmp_path, admin_u
     assert annotators and all(str(v).startswith("w-") for v in annotators)  # pseudonyms only
 
 
-def _marco_project(admin_user):
+def _marco_project(admin_user, splits=None):
+    """A marco project with the MS MARCO sample's records as final records, in ``splits``
+    (one per record; default: all train, as a project without a split stage)."""
     from annotation.stages.marco import marco_record
 
     sample = [json.loads(line) for line in (
@@ -343,7 +345,7 @@ def _marco_project(admin_user):
     ).read_text().splitlines() if line.strip()]
     project = engine.project_create(name="MARCO release", recipe="marco")
     records = []
-    for row in sample:
+    for row, split in zip(sample, splits or ["train"] * len(sample), strict=True):
         no_answer = row["answers"] == ["No Answer Present."]
         data = {"query_id": str(row["query_id"]), "query": row["query"],
                 "query_type": row["query_type"], "question_type": "DESCRIPTION",
@@ -353,7 +355,7 @@ def _marco_project(admin_user):
                 "answers": [] if no_answer else [{"text": a, "worker_id": admin_user.pk}
                                                  for a in row["answers"]],
                 "unanswerable": no_answer}
-        records.append((marco_record(data), "train"))
+        records.append((marco_record(data), split))
     _final_items(project, records)
     return project, sample
 
@@ -364,7 +366,7 @@ def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin
     project, sample = _marco_project(admin_user)
     release = _release(project, admin_user, committed, ["msmarco", "dureader", "hf"])
     root = release_folder(release)
-    written = [json.loads(line) for line in (root / "msmarco_v2.1.jsonl").read_text()
+    written = [json.loads(line) for line in (root / "train_v2.1.jsonl").read_text()
                .splitlines()]
     assert {r["query_id"] for r in written} == {r["query_id"] for r in sample}
     for out in written:
@@ -373,10 +375,17 @@ def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin
         assert [p["is_selected"] for p in out["passages"]] == [p["is_selected"]
                                                                for p in row["passages"]]
         assert out["wellFormedAnswers"] == "[]"
-    dureader = [json.loads(line) for line in (root / "dureader.jsonl").read_text().splitlines()]
+    dureader = [json.loads(line) for line in (root / "dureader.train.jsonl").read_text()
+                .splitlines()]
     answered = [r for r in sample if r["answers"] != ["No Answer Present."]]
     assert len(dureader) == len(answered)
     assert {d["question"] for d in dureader} == {r["query"] for r in answered}
+    # No split stage: every record is train, as split_counts says; one file per format,
+    # named for that split.
+    assert release.split_counts == {"train": len(sample)}
+    assert sorted(release.files.exclude(format__in=["hf", "datasheet"])
+                  .values_list("path", "split")) == [("dureader.train.jsonl", "train"),
+                                                      ("train_v2.1.jsonl", "train")]
 
 
 def test_scoring_predictions_against_a_release(finished_project, admin_user, committed,
@@ -388,7 +397,7 @@ def test_scoring_predictions_against_a_release(finished_project, admin_user, com
     from django.core.management.base import CommandError
 
     release = _release(finished_project, admin_user, committed, ["squad-v2"])
-    data = json.loads((release_folder(release) / "squad-v2.0.json").read_text())
+    data = json.loads((release_folder(release) / "train-v2.0.json").read_text())
     qas = [qa for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
     perfect = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "") for qa in qas}
     wrong = {qid: "banana" for qid in perfect}
@@ -513,7 +522,8 @@ def test_the_platforms_dureader_release_is_scored(db, settings, tmp_path, admin_
     project, _ = _marco_project(admin_user)
     release = _release(project, admin_user, committed, ["dureader"])
     root = release_folder(release)
-    records = [json.loads(line) for line in (root / "dureader.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in
+               (root / "dureader.train.jsonl").read_text().splitlines()]
     assert records and all("source" not in r and "documents" in r for r in records)
     perfect = tmp_path / "perfect.jsonl"
     perfect.write_text("".join(json.dumps({"question_id": r["question_id"],
@@ -547,7 +557,7 @@ def test_the_platforms_dureader_release_is_scored(db, settings, tmp_path, admin_
     with pytest.raises(CommandError, match="not in the reference file"):
         score(half, "--strict")
     cli = subprocess.run([sys.executable, "-m", "collector.metrics", "dureader", str(perfect),
-                          str(root / "dureader.jsonl")], cwd=REPO, capture_output=True,
+                          str(root / "dureader.train.jsonl")], cwd=REPO, capture_output=True,
                          text=True, check=True)
     assert json.loads(cli.stdout)["ROUGE-L"] == 100.0
     helptext = subprocess.run([sys.executable, "-m", "collector.metrics", "dureader", "--help"],
@@ -591,7 +601,7 @@ def test_release_files_live_only_in_the_storage(finished_project, admin_user, se
         digest, name = line.split("  ", 1)
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
 
-    data = json.loads((out / "squad-v1.1.json").read_text())
+    data = json.loads((out / "train-v1.1.json").read_text())
     preds = {qa["id"]: qa["answers"][0]["text"] for a in data["data"]
              for p in a["paragraphs"] for qa in p["qas"]}
     (tmp_path / "pred.json").write_text(json.dumps(preds))
@@ -599,7 +609,9 @@ def test_release_files_live_only_in_the_storage(finished_project, admin_user, se
     call_command("score_predictions", str(tmp_path / "pred.json"), "--project",
                  finished_project.name, "--version", "3.0.0", "--format", "squad-v1",
                  stdout=scored)
-    assert json.loads(scored.getvalue()) == {"exact_match": 100.0, "f1": 100.0}
+    # The project has no dev or test records: its one split, train, is scored, and said.
+    assert json.loads(scored.getvalue()) == {"exact_match": 100.0, "f1": 100.0,
+                                             "split": "train", "file": "train-v1.1.json"}
 
     releases.release_publish(release=release, actor=admin_user)
     entry = release.files.get(format="squad-v1")
@@ -625,7 +637,7 @@ def test_squad_v1_scoring_follows_the_official_script_unless_strict(
     from django.core.management.base import CommandError
 
     release = _release(finished_project, admin_user, committed, ["squad-v1"])
-    data = json.loads((release_folder(release) / "squad-v1.1.json").read_text())
+    data = json.loads((release_folder(release) / "train-v1.1.json").read_text())
     qas = [qa for a in data["data"] for p in a["paragraphs"] for qa in p["qas"]]
     assert len(qas) == 3
     partial = {qa["id"]: qa["answers"][0]["text"] for qa in qas[:2]} | {"zz-unknown": "x"}
@@ -639,7 +651,8 @@ def test_squad_v1_scoring_follows_the_official_script_unless_strict(
         return json.loads(out.getvalue()), err.getvalue()
 
     scores, warnings = score()
-    assert scores == {"exact_match": pytest.approx(200 / 3), "f1": pytest.approx(200 / 3)}
+    assert scores == {"exact_match": pytest.approx(200 / 3), "f1": pytest.approx(200 / 3),
+                      "split": "train", "file": "train-v1.1.json"}
     assert "1 prediction(s) for ids not in the gold data ignored, e.g. 'zz-unknown'" in warnings
     assert f"1 unanswered question(s) scored 0, e.g. '{qas[2]['id']}'" in warnings
     with pytest.raises(CommandError, match="unknown question ids, e.g. 'zz-unknown'"):
@@ -660,3 +673,247 @@ def test_squad_v1_scoring_follows_the_official_script_unless_strict(
     upload = SimpleUploadedFile("partial.json", json.dumps(partial).encode())
     strict = api.post(url, {"format": "squad-v1", "predictions": upload, "strict": "true"})
     assert strict.status_code == 400 and "without a prediction" in strict.json()["errors"][0]
+
+
+# Splits: each split of a format in its own file, as the datasets ship them -------------
+
+def _reco_project(admin_user, splits):
+    """A ReCO project with one final record per split in ``splits``, made by the stage's
+    own record builder from the synthetic sample's rows (in turn, each with its own
+    query id)."""
+    from annotation.stages import reco
+
+    sample = json.loads((REPO / "data/datasets/reco/synthetic/ReCO.synthetic.json").read_text())
+    project = engine.project_create(name="ReCO release", recipe="reco", language="zh")
+    records = []
+    for n, split in enumerate(splits):
+        row = sample[n % len(sample)]
+        alternatives = dict(zip(list(reco.ANSWERS), row["alternatives"].split("|"),
+                                strict=True))
+        start = row["doc"].index(row["passage"])
+        data = {"query_id": 910000 + n, "query": row["query"], "source": "batch",
+                "annotators": [admin_user.pk],
+                "document": {"text": row["doc"], "url": row["url"], "external_id": f"d{n}"},
+                "label": {"evidence_text": row["passage"], "alternatives": alternatives,
+                          "answer": next(k for k, v in alternatives.items()
+                                         if v == row["answer"]),
+                          "evidence": [start, start + len(row["passage"])]}}
+        records.append((reco.final_record(data, split), split))
+    _final_items(project, records)
+    return project
+
+
+def test_a_reco_release_writes_each_split_to_its_own_file(db, settings, tmp_path, admin_user,
+                                                         committed, client_for):
+    """QA: a release of split_counts {"dev": 1, "train": 7} wrote one reco.json of the 8
+    records, without a split: the dev record could not be told from the training ones.
+    Now ReCO's own files: ReCO.trainingset.json and ReCO.validationset.json (the names
+    ReCO's code loads with json.load), each listed with its split, checksummed, in the
+    datasheet and on the release page, and downloaded as written."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    splits = ["train"] * 5 + ["dev"] + ["train"] * 2
+    project = _reco_project(admin_user, splits)
+    release = _release(project, admin_user, committed, ["reco", "hf"])
+    assert release.split_counts == {"dev": 1, "train": 7}
+    reco_files = {f.path: (f.split, f.records) for f in release.files.filter(format="reco")}
+    assert reco_files == {"ReCO.trainingset.json": ("train", 7),
+                          "ReCO.validationset.json": ("dev", 1)}
+    root = release_folder(release)
+    assert not (root / "reco.json").exists()
+    for path, split in (("ReCO.trainingset.json", "train"), ("ReCO.validationset.json", "dev")):
+        with (root / path).open(encoding="utf-8") as handle:
+            rows = json.load(handle)  # as ReCO's prepare_data.py reads it
+        assert sorted(r["query_id"] for r in rows) == [
+            910000 + n for n, s in enumerate(splits) if s == split], path
+    hf = {f.split: f.records for f in release.files.filter(format="hf").exclude(split="")}
+    assert hf == {"train": 7, "dev": 1}
+
+    sums = (root / "SHA256SUMS").read_text()
+    for f in release.files.exclude(format="datasheet"):
+        assert f"{f.sha256}  {f.path}\n" in sums
+    listed = {(f["path"], f["format"], f["split"], f["records"])
+              for f in release.datasheet["files"]}
+    assert {("ReCO.trainingset.json", "reco", "train", 7),
+            ("ReCO.validationset.json", "reco", "dev", 1)} <= listed
+    assert "| `ReCO.validationset.json` | reco | dev | 1 |" in (root / "DATASHEET.md").read_text()
+
+    client = client_for(admin_user)
+    page = client.get(reverse("annotation:release_detail", args=[release.pk])).content.decode()
+    assert "ReCO.trainingset.json" in page and "ReCO.validationset.json" in page
+    assert "<td>dev</td>" in page and "all splits" in page  # the card: of every split
+    download = client.get(reverse("annotation:release_file",
+                                  args=[release.pk, "ReCO.validationset.json"]))
+    assert download.status_code == 200
+    assert b"".join(download.streaming_content) == (root / "ReCO.validationset.json").read_bytes()
+
+
+@pytest.fixture
+def split_project(finished_project):
+    """The finished NewsQA project with its second article in dev, as the 90/5/5 split
+    stage puts articles of a larger corpus (two articles are both train)."""
+    Item.objects.filter(project=finished_project,
+                        document__external_id="riverton-bridge").update(split="dev")
+    return finished_project
+
+
+TRAIN_QUESTIONS = {"When will the builders begin work?", "Who opposed the plan?"}
+DEV_QUESTIONS = {"How much did the repairs cost?", "Who is the county engineer?"}
+
+
+def _questions(path: Path) -> dict[str, dict]:
+    data = json.loads(path.read_text())
+    return {qa["question"]: qa for a in data["data"] for p in a["paragraphs"]
+            for qa in p["qas"]}
+
+
+def test_a_newsqa_release_keeps_the_split_of_its_articles(split_project, admin_user,
+                                                          committed):
+    """SQuAD has a file per split (train-v2.0.json, dev-v2.0.json), the Hugging Face folder
+    a Parquet file per split; NewsQA's combined JSON and CSV hold both, the JSON with each
+    story's type, beside the story-id lists by which NewsQA's split_dataset.py splits the
+    CSV (read here as it reads them)."""
+    import pandas as pd
+
+    release = _release(split_project, admin_user, committed,
+                       ["squad-v1", "squad-v2", "newsqa-json", "newsqa-csv", "hf"])
+    assert release.split_counts == {"train": 2, "dev": 2}
+    root = release_folder(release)
+    assert set(_questions(root / "train-v2.0.json")) == TRAIN_QUESTIONS
+    assert set(_questions(root / "dev-v2.0.json")) == DEV_QUESTIONS
+    assert set(_questions(root / "train-v1.1.json")) == TRAIN_QUESTIONS
+    assert set(_questions(root / "dev-v1.1.json")) == {"How much did the repairs cost?"}
+    assert not release.files.filter(split="test", format__startswith="squad").exists()
+    assert not (root / "squad-v2.0.json").exists()
+
+    newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())
+    assert {s["storyId"]: s["type"] for s in newsqa["data"]} == {
+        "portvale-library": "train", "riverton-bridge": "dev"}
+    ids = {split: set(pd.read_csv(root / f"{split}_story_ids.csv")["story_id"].values)
+           for split in ("train", "dev", "test")}
+    assert ids == {"train": {"portvale-library"}, "dev": {"riverton-bridge"}, "test": set()}
+    assert {(f.path, f.format, f.split, f.records) for f in
+            release.files.filter(path__endswith="_story_ids.csv")} == {
+        ("train_story_ids.csv", "newsqa-csv", "train", 1),
+        ("dev_story_ids.csv", "newsqa-csv", "dev", 1),
+        ("test_story_ids.csv", "newsqa-csv", "test", 0)}
+    rows = pd.read_csv(root / "combined-newsqa-data-v1.csv", encoding="utf-8")
+    by_split = {split: {r.question for r in rows.itertuples() if r.story_id in story_ids}
+                for split, story_ids in ids.items()}
+    assert by_split == {"train": TRAIN_QUESTIONS, "dev": DEV_QUESTIONS, "test": set()}
+
+    import datasets
+
+    loaded = datasets.load_dataset(str(root / releases.hf_folder(release)),
+                                   cache_dir=str(root.parent / "hf-cache"))
+    assert {name: {r["question"] for r in rows} for name, rows in loaded.items()} == {
+        "train": TRAIN_QUESTIONS, "dev": DEV_QUESTIONS}
+    sheet = (root / "DATASHEET.md").read_text()
+    assert "| `dev-v2.0.json` | squad-v2 | dev | 2 |" in sheet
+    assert "train_story_ids.csv, dev_story_ids.csv and test_story_ids.csv" in sheet
+
+
+def test_scoring_takes_the_dev_split_unless_told_and_says_which(
+    split_project, admin_user, committed, tmp_path, workers
+):
+    """Scoring against the release scores one split's file: dev by default (predictions
+    for the dev questions alone score 100, where the one file of every split made SQuAD
+    v2.0's scorer refuse the missing training questions), another with --split (split
+    in the API), an absent split refused with the splits there are; the scores name the
+    split and the file."""
+    from io import StringIO
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    release = _release(split_project, admin_user, committed, ["squad-v2"])
+    root = release_folder(release)
+    preds = {}
+    for split in ("train", "dev"):
+        preds[split] = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "")
+                        for qa in _questions(root / f"{split}-v2.0.json").values()}
+        (tmp_path / f"{split}.json").write_text(json.dumps(preds[split]))
+
+    def score(name, *options):
+        out = StringIO()
+        call_command("score_predictions", str(tmp_path / name), "--project",
+                     split_project.name, "--version", "1.0.0", "--format", "squad-v2",
+                     *options, stdout=out, stderr=StringIO())
+        return json.loads(out.getvalue())
+
+    dev = score("dev.json")
+    assert (dev["exact"], dev["total"], dev["split"], dev["file"]) == (
+        100.0, 2, "dev", "dev-v2.0.json")
+    train = score("train.json", "--split", "train")
+    assert (train["exact"], train["total"], train["split"], train["file"]) == (
+        100.0, 2, "train", "train-v2.0.json")
+    with pytest.raises(CommandError, match="no squad-v2 file for the split 'test'; its "
+                                           "splits: train, dev"):
+        score("dev.json", "--split", "test")
+
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    url = reverse("api_release_score", args=[release.pk])
+    upload = SimpleUploadedFile("train.json", json.dumps(preds["train"]).encode())
+    result = api.post(url, {"format": "squad-v2", "split": "train", "predictions": upload})
+    assert result.status_code == 200, result.content
+    assert (result.json()["exact"], result.json()["split"]) == (100.0, "train")
+    upload = SimpleUploadedFile("dev.json", json.dumps(preds["dev"]).encode())
+    result = api.post(url, {"format": "squad-v2", "predictions": upload})
+    assert (result.json()["exact"], result.json()["file"]) == (100.0, "dev-v2.0.json")
+
+
+def test_a_marco_release_names_each_split_as_ms_marco_and_dureader_do(
+    db, settings, tmp_path, admin_user, committed
+):
+    """MS MARCO's train / dev / eval files and DuReader's per-split files (a split whose
+    only query has no answer has an empty DuReader file: DuReader leaves such queries
+    out); MS MARCO's scorer, which wants exactly the reference's ids, scores dev
+    candidates alone against dev."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    project, sample = _marco_project(admin_user, splits=["train", "test", "dev"])
+    release = _release(project, admin_user, committed, ["msmarco", "dureader"])
+    files = {f.path: (f.format, f.split, f.records)
+             for f in release.files.exclude(format="datasheet")}
+    assert files == {
+        "train_v2.1.jsonl": ("msmarco", "train", 1), "dev_v2.1.jsonl": ("msmarco", "dev", 1),
+        "eval_v2.1.jsonl": ("msmarco", "test", 1),
+        "dureader.train.jsonl": ("dureader", "train", 1),
+        "dureader.dev.jsonl": ("dureader", "dev", 1),
+        "dureader.test.jsonl": ("dureader", "test", 0)}
+    root = release_folder(release)
+    for path, query_id in (("train_v2.1.jsonl", 900001), ("eval_v2.1.jsonl", 900002),
+                           ("dev_v2.1.jsonl", 900003)):
+        assert [json.loads(line)["query_id"] for line in
+                (root / path).read_text().splitlines()] == [query_id]
+    dev = json.loads((root / "dev_v2.1.jsonl").read_text())
+    candidates = tmp_path / "candidates.jsonl"
+    candidates.write_text(json.dumps({"query_id": dev["query_id"],
+                                      "answers": dev["answers"][:1]}) + "\n")
+    out = StringIO()
+    call_command("score_predictions", str(candidates), "--project", project.name,
+                 "--version", "1.0.0", "--format", "msmarco", stdout=out, stderr=StringIO())
+    scores = json.loads(out.getvalue())
+    assert (scores["split"], scores["file"]) == ("dev", "dev_v2.1.jsonl")
+    assert (scores["queries"], scores["rouge_l"]) == (1, pytest.approx(1.0))
+
+
+def test_a_release_from_before_per_split_files_is_still_scored(db, admin_user):
+    """A release built before files were per split has one file of every split (its
+    split empty): scoring takes it and says "all"; asked for a split, it says why not."""
+    from annotation.models import ReleaseFile
+
+    project = engine.project_create(name="Old release", recipe="newsqa")
+    release = Release.objects.create(project=project, version="0.9.0", formats=["squad-v2"],
+                                     status=Release.Status.READY, pseudonym_salt="s")
+    old = ReleaseFile.objects.create(release=release, format="squad-v2", path="squad-v2.0.json",
+                                     records=4, sha256="0" * 64, bytes=1)
+    assert releases.release_split_file(release, "squad-v2") == old
+    with pytest.raises(LookupError, match="squad-v2.0.json holds every split"):
+        releases.release_split_file(release, "squad-v2", "dev")
+    with pytest.raises(LookupError, match="has no squad-v1 file; it has squad-v2"):
+        releases.release_split_file(release, "squad-v1")

@@ -76,9 +76,9 @@ def test_admin_creates_watches_and_downloads_a_release(finished, browser, live_s
         " === 'Ready'", timeout=BUILD_TIMEOUT_MS)
     screenshot("release-ready", of=page)
     files = page.locator('[data-testid="release-files"] a').all_inner_texts()
-    assert "squad-v2.0.json" in files and "SHA256SUMS" not in files
+    assert "train-v2.0.json" in files and "SHA256SUMS" not in files
     with page.expect_download() as download_info:
-        page.click('text="squad-v2.0.json"')
+        page.click('text="train-v2.0.json"')
     path = download_info.value.path()
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     qa = data["data"][0]["paragraphs"][0]["qas"][0]

@@ -16,10 +16,12 @@ from collector.metrics.files import IDS_HELP
 
 class Command(BaseCommand):
     help = ("Score PRED against release VERSION of project NAME with the official scorers; "
-            "prints one JSON object, warnings on stderr. The release's gold file is read "
-            "from the release storage. " + IDS_HELP + " DuReader: " + "; ".join(
-                f"{k}: {v}" for k, v in SCORERS.items())
-            + "; the release's dureader.jsonl (DuReader's data layout) is converted on read.")
+            "prints one JSON object, warnings on stderr. The release's gold file of the "
+            "split (--split; by default dev, else test) is read from the release storage; "
+            "the JSON names the split and file scored. " + IDS_HELP + " DuReader: "
+            + "; ".join(f"{k}: {v}" for k, v in SCORERS.items())
+            + "; the release's dureader.<split>.jsonl (DuReader's data layout) is converted "
+            "on read.")
 
     def add_base_argument(self, parser, *args, **kwargs) -> None:
         if "--version" not in args:  # --version is the release's version here
@@ -30,6 +32,9 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--version", required=True)
         parser.add_argument("--format", required=True, choices=SCORED_FORMATS)
+        parser.add_argument("--split", default=None,
+                            help="the split whose file is the gold data (train, dev, test); "
+                            "default: dev, else test, else the release's only split")
         parser.add_argument("--strict", action="store_true",
                             help="refuse predictions for unknown ids (and, for squad-v1, "
                             "questions without a prediction) instead of the official "
@@ -56,7 +61,7 @@ class Command(BaseCommand):
             scores, warnings = release_score(
                 release=release, format=options["format"], predictions=path,
                 strict=options["strict"], scorer=options["scorer"], alpha=options["alpha"],
-                beta=options["beta"])
+                beta=options["beta"], split=options["split"])
         except MetricsInputError as exc:
             raise CommandError(str(exc)) from exc
         for warning in warnings:

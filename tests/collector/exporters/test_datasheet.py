@@ -42,6 +42,12 @@ FULL = {
                 "source": "Synthetic web pages", "attribution": "CrowdQA demo"},
     "human_performance": {"exact_match": 88.0, "f1": 91.25, "questions": 500,
                           "method": "One held-out human answer against the others."},
+    "files": [{"path": "ReCO.trainingset.json", "format": "reco", "split": "train",
+               "records": 3990},
+              {"path": "ReCO.validationset.json", "format": "reco", "split": "dev",
+               "records": 495},
+              {"path": "portvale-qa-1.2.0/README.md", "format": "hf", "split": "",
+               "records": 1}],
     "notes": ["Test split annotated twice,\nevidence chosen by a third annotator."],
     "something_new": {"k": [1, 2]},
 }
@@ -54,7 +60,7 @@ def test_every_section_is_rendered():
                     "### 2. evidence + answer (`reco.annotate`), by people",
                     "### 3. import (`reco.import`)", "## Counts", "## Agreement",
                     "## Batch inspection", "## Time on task", "## Human performance",
-                    "## Licence", "## Notes", "## Other"):
+                    "## Files", "## Licence", "## Notes", "## Other"):
         assert heading in text.splitlines(), heading
     assert "| batch_size | `5000` |" in text
     assert '| alternatives | `["positive", "negative\\|x"]` |' in text  # pipes escaped
@@ -70,6 +76,11 @@ def test_every_section_is_rendered():
     assert "2 inspection(s), 1 passed." in text
     assert "Median time on task: 42 s." in text
     assert "| all | 500 | 88 | 91.25 |" in text
+    # Which file holds which split; "all" for a file of every split.
+    assert "| file | format | split | records |" in text
+    assert "| `ReCO.validationset.json` | reco | dev | 495 |" in text
+    assert "| `portvale-qa-1.2.0/README.md` | hf | all | 1 |" in text
+    assert "**files:**" not in text
     assert "- **Licence:** CC BY-SA 4.0" in text
     assert "- Test split annotated twice, evidence chosen by a third annotator." in text
     assert '- **something_new:** `{"k": [1, 2]}`' in text

@@ -19,6 +19,7 @@ from collector.exporters import (
     verify_entry,
     write_newsqa_csv,
     write_newsqa_json,
+    write_newsqa_story_ids,
 )
 from collector.exporters.newsqa import csv_field
 from tests.collector.exporters.samples import (
@@ -226,3 +227,25 @@ def test_the_official_sample_consensus_is_reproduced():
     for q in questions:
         if q.consensus is not None:
             assert newsqa_consensus(q) == q.consensus, q.q
+
+
+def test_story_id_lists_read_as_newsqa_split_dataset_reads_them(tmp_path):
+    """A split's story-id list as NewsQA's dev_story_ids.csv: the header story_id, one id a
+    row; read with pandas as its split_dataset.py does, the ids come back as written (one
+    with a comma, quoted); an empty split is the header alone; an empty id is refused,
+    naming the row and the file, and nothing is written."""
+    import pandas as pd
+
+    ids = ["./cnn/stories/00359f516cdf8b1800c7102711bd9aa400d1c749.story",
+           "Super_Bowl_50#0", "Harlow, Essex#2"]
+    entry = write_newsqa_story_ids(tmp_path / "dev_story_ids.csv", iter(ids))
+    assert (tmp_path / "dev_story_ids.csv").read_text().splitlines()[:2] == [
+        "story_id", "./cnn/stories/00359f516cdf8b1800c7102711bd9aa400d1c749.story"]
+    assert list(pd.read_csv(tmp_path / "dev_story_ids.csv")["story_id"].values) == ids
+    assert entry.records == 3 and verify_entry(entry)
+    empty = write_newsqa_story_ids(tmp_path / "test_story_ids.csv", [])
+    assert (tmp_path / "test_story_ids.csv").read_text() == "story_id\n"
+    assert empty.records == 0 and pd.read_csv(tmp_path / "test_story_ids.csv").empty
+    with pytest.raises(InvalidRecordError, match="row 3 of train_story_ids.csv"):
+        write_newsqa_story_ids(tmp_path / "train_story_ids.csv", ["a", ""])
+    assert not (tmp_path / "train_story_ids.csv").exists()
