@@ -20,13 +20,15 @@ MS MARCO (:mod:`.msmarco`, ``ms_marco_eval.py`` with coco-caption BLEU and ROUGE
     with query id -> list of answer strings (``"No Answer Present."`` marks no answer).
     Building blocks: ``CocoBleu``, ``coco_rouge_l``, ``answerability_f1``.
 DuReader / adapted metrics (:mod:`.dureader`, the MRC2018 bonus scorer)
-    ``dureader_score(predictions, references, *, alpha=1.0, beta=1.0, gamma=1.2)
-    -> {"ROUGE-L", "BLEU-4", "BLEU-1".."BLEU-3", "by_type", ...}`` (x100, 2 decimals) on
-    DuReader-format records keyed by question id. Tokenised building blocks with every
-    count exposed: ``AdaptedBleu``, ``AdaptedRougeL``, ``AdaptedScorer``,
-    ``adapted_bleu(candidate, references, *, yesno_label, reference_labels, entities,
-    alpha, beta)``, ``adapted_rouge_l(...)``; tokenisers ``char_tokens`` (Chinese) and
-    ``word_tokens`` (English).
+    ``dureader_score(predictions, references, *, alpha=1.0, beta=1.0, gamma=1.2,
+    scorer="mrc2018") -> {"ROUGE-L", "BLEU-4", "BLEU-1".."BLEU-3", "by_type", ...}`` (x100,
+    2 decimals) on DuReader-format records keyed by question id; ``scorer="dureader2"`` is
+    DuReader 2.0's ``dureader_eval.py`` (coco-caption BLEU and ROUGE-L, no bonuses).
+    Tokenised building blocks with every count exposed: ``AdaptedBleu``,
+    ``AdaptedRougeL``, ``AdaptedScorer``, ``DuReader2Scorer``, ``adapted_bleu(candidate,
+    references, *, yesno_label, reference_labels, entities, alpha, beta)``,
+    ``adapted_rouge_l(...)``; tokenisers ``char_tokens`` (Chinese) and ``word_tokens``
+    (English).
 pa-metrics (:mod:`.pa`, answer-distillation paper Eq. 1-9)
     ``pa_metric(candidate, references, similarity, *, include_self=True) -> PaResult``
     (score, similarities, reference weights Imp(Ref_i)); ``pa_bleu``, ``pa_meteor``,

@@ -58,6 +58,17 @@ def _finite(value: str) -> float:
     return number
 
 
+def bonus_weight(value: str) -> float:
+    """An argparse type for a bonus weight (``--alpha``, ``--beta``): a finite number >= 0."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number, got {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {value!r}")
+    return number
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m collector.metrics",
@@ -93,17 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
         + ". The reference file may be in the evaluation layout (question_id, "
         "question_type, source, answers, yesno_answers, entity_answers) or in DuReader's "
         "data layout (records with documents, as DuReader's files and a CrowdQA "
-        "dureader.jsonl release), converted on read. " + IDS_HELP)
+        "dureader.<split>.jsonl release files), converted on read. " + IDS_HELP)
     p.add_argument("pred_file", help="JSON lines: question_id, answers, yesno_answers")
     p.add_argument("ref_file", help="JSON lines: the evaluation layout or DuReader's data "
                    "layout")
     p.add_argument("--scorer", choices=list(SCORERS), default="mrc2018",
                    help="mrc2018: the MRC2018 bonus scorer (default); dureader2: DuReader "
-                   "2.0's dureader_eval.py, i.e. alpha = beta = 0")
-    p.add_argument("--alpha", type=_finite, default=None,
-                   help="mrc2018: yes-no bonus weight (1.0)")
-    p.add_argument("--beta", type=_finite, default=None,
-                   help="mrc2018: entity bonus weight (1.0)")
+                   "2.0's dureader_eval.py (coco-caption BLEU and ROUGE-L, no bonuses)")
+    p.add_argument("--alpha", type=bonus_weight, default=None,
+                   help="mrc2018: yes-no bonus weight, a number >= 0 (1.0)")
+    p.add_argument("--beta", type=bonus_weight, default=None,
+                   help="mrc2018: entity bonus weight, a number >= 0 (1.0)")
     p.add_argument("--gamma", type=_finite, default=1.2, help="ROUGE-L recall weight (1.2)")
     p.add_argument("--tokens", choices=("char", "word"), default="char",
                    help="char: Chinese characters, whitespace removed (official); word: "
@@ -151,8 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="NAME=PRED.jsonl", help="a system's DuReader predictions (repeat)")
     p.add_argument("--ratings", required=True, help='JSON lines {"question_id", "system", '
                    '"rater", "score"}')
-    p.add_argument("--alpha", type=_finite, default=2.0, help="yes-no bonus weight (2.0)")
-    p.add_argument("--beta", type=_finite, default=1.0, help="entity bonus weight (1.0)")
+    p.add_argument("--alpha", type=bonus_weight, default=2.0,
+                   help="yes-no bonus weight, a number >= 0 (2.0)")
+    p.add_argument("--beta", type=bonus_weight, default=1.0,
+                   help="entity bonus weight, a number >= 0 (1.0)")
     p.add_argument("--gamma", type=_finite, default=1.2, help="ROUGE-L recall weight (1.2)")
     p.add_argument("--resamples", type=_positive_int, default=100,
                    help="bootstrap resamples and overall-level draws (100)")

@@ -27,6 +27,14 @@ prediction scores the empty answer; only a prediction's first answer and first y
 label are used. The official defaults are α = β = 1.0; the paper's study uses α = 2.0,
 β = 1.0. Tokens are characters with whitespace removed (:func:`char_tokens`), or English
 words with ``level="word"`` (used for the paper's worked examples).
+
+DuReader 2.0's ``utils/dureader_eval.py`` (task ``main``, scorer ``dureader2``) is a
+different program: no bonuses, and coco-caption's ``Bleu`` and ``Rouge`` (the files its
+``download_thirdparty.sh`` fetches) on the answers' characters joined by spaces
+(:class:`DuReader2Scorer`). So BLEU has coco-caption's 1e-15 / 1e-9 terms and never fails
+(an order without n-grams gives a precision of 1e-6, not a division by zero), an empty
+answer is one empty token to ROUGE-L, and a question is left out when its reference
+answers are ``[]`` or exactly ``[""]``.
 """
 
 from __future__ import annotations
@@ -38,9 +46,12 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from collector.metrics.errors import MetricsInputError
+import numpy as np
+
+from collector.metrics.errors import MetricsInputError, id_type_hint
 from collector.metrics.jsonio import iter_jsonl
 from collector.metrics.lcs import lcs_length, lcs_lengths
+from collector.metrics.msmarco import CocoBleu, coco_rouge_l
 from collector.metrics.ngrams import (
     StringGrams,
     clipped_matches,
@@ -320,10 +331,20 @@ class AdaptedScorer:
                                 reference_labels=reference_labels, entities=entities)
         return detail.score
 
+    @property
+    def instances(self) -> int:
+        return self.bleu.instances
+
+    def bleu_scores(self) -> list[float]:
+        return self.bleu.score()
+
+    def rouge_score(self) -> float:
+        return self.rouge.score()
+
     def result(self) -> dict[str, float]:
         """Raw (0-1) BLEU-1..n and ROUGE-L."""
-        out = {f"BLEU-{k + 1}": v for k, v in enumerate(self.bleu.score())}
-        out["ROUGE-L"] = self.rouge.score()
+        out = {f"BLEU-{k + 1}": v for k, v in enumerate(self.bleu_scores())}
+        out["ROUGE-L"] = self.rouge_score()
         return out
 
 
@@ -362,13 +383,65 @@ def adapted_rouge_l(
                    reference_labels=reference_labels, entities=entities)
 
 
+class DuReader2Scorer:
+    """BLEU-1..n and ROUGE-L of DuReader 2.0's ``dureader_eval.py``: coco-caption's
+    ``Bleu`` (option ``closest``) and ``Rouge`` on the tokens joined by spaces, as its
+    ``normalize`` joins the characters; no bonuses."""
+
+    def __init__(self, *, gamma: float = 1.2, n: int = 4) -> None:
+        self.gamma = gamma
+        self.bleu = CocoBleu(n)
+        self.scores: list[float] = []
+
+    @property
+    def instances(self) -> int:
+        return len(self.scores)
+
+    def add(self, candidate: Seq, references: Sequence[Seq], **_: Any) -> float:
+        """Add one tokenised question (bonus arguments are ignored); returns its ROUGE-L."""
+        cand = " ".join(candidate)
+        refs = [" ".join(r) for r in references]
+        self.bleu.add(cand, refs)
+        score = coco_rouge_l(cand, refs, beta=self.gamma)
+        self.scores.append(score)
+        return score
+
+    def bleu_scores(self) -> list[float]:
+        if not self.scores:
+            raise MetricsInputError("no question with reference answers to score")
+        return self.bleu.score()
+
+    def rouge_score(self) -> float:
+        if not self.scores:
+            raise MetricsInputError("no question with reference answers to score")
+        return float(np.mean(np.array(self.scores)))
+
+    def result(self) -> dict[str, float]:
+        """Raw (0-1) BLEU-1..n and ROUGE-L."""
+        out = {f"BLEU-{k + 1}": v for k, v in enumerate(self.bleu_scores())}
+        out["ROUGE-L"] = self.rouge_score()
+        return out
+
+
 # --------------------------------------------------------------------------- scorers
 SCORERS = {
     "mrc2018": "the MRC2018 / DuReader bonus scorer (mrc_eval.py): BLEU-4 and ROUGE-L with "
                "the yes-no and entity bonuses, alpha = beta = 1.0 unless given (the default)",
-    "dureader2": "DuReader 2.0's dureader_eval.py: BLEU-4 and ROUGE-L without bonuses, "
-                 "which is the bonus scorer at alpha = beta = 0",
+    "dureader2": "DuReader 2.0's dureader_eval.py: coco-caption BLEU-4 and ROUGE-L without "
+                 "bonuses (with coco-caption's 1e-15 / 1e-9 terms, so answers shorter than "
+                 "4 characters do not fail), questions whose reference answers are [\"\"] "
+                 "left out",
 }
+
+
+def check_weight(name: str, value: float | None) -> None:
+    """Refuse a bonus weight that is not a finite number >= 0 (``None`` = the default)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MetricsInputError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise MetricsInputError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
 def scorer_weights(scorer: str, alpha: float | None, beta: float | None
@@ -377,6 +450,8 @@ def scorer_weights(scorer: str, alpha: float | None, beta: float | None
     if scorer not in SCORERS:
         raise MetricsInputError(f"unknown DuReader scorer {scorer!r}; use one of "
                                 f"{', '.join(SCORERS)}")
+    check_weight("alpha", alpha)
+    check_weight("beta", beta)
     if scorer == "dureader2":
         if alpha or beta:
             raise MetricsInputError("the dureader2 scorer has no bonuses (alpha = beta = 0); "
@@ -444,6 +519,12 @@ class DuReaderReference:
     answers: list[Seq]
     yesno_labels: list[Any]
     entities: list[Seq]  # flattened, deduplicated entity list
+    only_empty_answer: bool = False  # answers is exactly [""] (dureader_eval.py skips it)
+
+    def scored(self, scorer: str = "mrc2018") -> bool:
+        """Whether the question is scored: ``mrc_eval.py`` skips an empty answer list,
+        ``dureader_eval.py`` (``dureader2``) also an answer list that is exactly [""]."""
+        return bool(self.answers) and not (scorer == "dureader2" and self.only_empty_answer)
 
 
 def prediction_from_obj(obj: Mapping[str, Any], *, level: str = "char") -> DuReaderPrediction:
@@ -459,7 +540,7 @@ def reference_from_obj(obj: Mapping[str, Any], *, level: str = "char") -> DuRead
     """One reference record; ``source``, ``question_type`` and ``answers`` are required.
 
     A record in DuReader's data layout (raw or preprocessed: it has ``documents``, as
-    DuReader's own files and CrowdQA's ``dureader.jsonl`` release have, and no
+    DuReader's own files and CrowdQA's ``dureader.<split>.jsonl`` release files have, and no
     ``source``) is converted on read: its ``answers``, ``question_type``,
     ``yesno_answers`` and ``entity_answers`` are what the evaluation layout carries, and
     ``source`` (which only splits the official report by search / zhidao) is not needed.
@@ -474,7 +555,8 @@ def reference_from_obj(obj: Mapping[str, Any], *, level: str = "char") -> DuRead
     groups = _norm_entities(obj.get("entity_answers"), level=level)
     qtype = obj["question_type"]
     entities: list[Seq] = list(dict.fromkeys(chain.from_iterable(groups)))
-    return DuReaderReference(qtype, answers, labels, entities)
+    return DuReaderReference(qtype, answers, labels, entities,
+                             only_empty_answer=obj["answers"] == [""])
 
 
 def _read(path: str | Path, parse: Any, *, level: str) -> dict[Hashable, Any]:
@@ -500,7 +582,32 @@ def read_references(path: str | Path, *, level: str = "char") -> dict[Hashable, 
     return _read(path, reference_from_obj, level=level)
 
 
-def _score_parsed(
+def id_report(
+    preds: Mapping[Hashable, Any], refs: Mapping[Hashable, DuReaderReference],
+    scorer: str = "mrc2018",
+) -> tuple[list[Hashable], list[Hashable]]:
+    """``(unknown, missing)``: prediction ids not in the references, and scored questions
+    (:meth:`DuReaderReference.scored`) without a prediction."""
+    unknown = [q for q in preds if q not in refs]
+    missing = [q for q, r in refs.items() if r.scored(scorer) and q not in preds]
+    return unknown, missing
+
+
+def _check_some_id_matches(
+    preds: Mapping[Hashable, Any], refs: Mapping[Hashable, Any], source: str | None
+) -> None:
+    """Refuse predictions none of whose ids is in the references: nothing of them would
+    be scored (every question would score the empty answer)."""
+    if not preds or any(q in refs for q in preds):
+        return
+    example = next(iter(preds))
+    hint = id_type_hint(example, refs, where="the reference file")
+    raise MetricsInputError(
+        f"no question_id of the {len(preds)} prediction(s) is in the reference file, e.g. "
+        f"{example!r}; the ids do not match" + (f": {hint}" if hint else ""), source=source)
+
+
+def score_parsed(
     preds: Mapping[Hashable, DuReaderPrediction],
     refs: Mapping[Hashable, DuReaderReference],
     *,
@@ -508,12 +615,25 @@ def _score_parsed(
     beta: float,
     gamma: float,
     by_type: bool,
+    scorer: str = "mrc2018",
+    pred_source: str | None = None,
+    ref_source: str | None = None,
 ) -> dict[str, Any]:
-    overall = AdaptedScorer(alpha=alpha, beta=beta, gamma=gamma)
-    typed: dict[str, AdaptedScorer] = {}
+    """Score parsed records with ``scorer``: ``mrc2018``, the bonus scorer at ``alpha`` /
+    ``beta``, or ``dureader2`` (``alpha`` and ``beta`` unused). ``pred_source`` and
+    ``ref_source`` name the files in errors."""
+    _check_some_id_matches(preds, refs, pred_source)
+
+    def new_scorer() -> AdaptedScorer | DuReader2Scorer:
+        if scorer == "dureader2":
+            return DuReader2Scorer(gamma=gamma)
+        return AdaptedScorer(alpha=alpha, beta=beta, gamma=gamma)
+
+    overall = new_scorer()
+    typed: dict[str, AdaptedScorer | DuReader2Scorer] = {}
     skipped = 0
     for qid, ref in refs.items():
-        if not ref.answers:
+        if not ref.scored(scorer):
             skipped += 1
             continue
         pred = preds.get(qid)
@@ -530,36 +650,42 @@ def _score_parsed(
         try:
             overall.add(cand, ref.answers, **kwargs)
         except MetricsInputError as exc:
-            raise MetricsInputError(f"question_id {qid!r}: {exc}") from None
+            raise MetricsInputError(f"question_id {qid!r}: {exc}", source=ref_source) from None
         if by_type:
             key = str(ref.question_type)
-            typed.setdefault(key, AdaptedScorer(alpha=alpha, beta=beta, gamma=gamma))
+            typed.setdefault(key, new_scorer())
             typed[key].add(cand, ref.answers, **kwargs)
-    raw = overall.result()
+    try:
+        raw = overall.result()
+    except MetricsInputError as exc:
+        # No question to score (the references), or every predicted answer too short for
+        # some n-gram order, where mrc2018 divides by zero (the predictions).
+        source = pred_source if overall.instances else ref_source
+        raise MetricsInputError(str(exc), source=source) from None
     result: dict[str, Any] = {
         "ROUGE-L": round(raw["ROUGE-L"] * 100, 2),
         "BLEU-4": round(raw["BLEU-4"] * 100, 2),
     }
     for k in range(1, 4):
         result[f"BLEU-{k}"] = round(raw[f"BLEU-{k}"] * 100, 2)
-    result["questions"] = overall.bleu.instances
+    unknown, missing = id_report(preds, refs, scorer)
+    result["questions"] = overall.instances
     result["skipped_empty_references"] = skipped
-    result["unknown_prediction_ids"] = sum(1 for q in preds if q not in refs)
-    result["missing_prediction_ids"] = sum(1 for q, r in refs.items()
-                                           if r.answers and q not in preds)
+    result["unknown_prediction_ids"] = len(unknown)
+    result["missing_prediction_ids"] = len(missing)
     result["alpha"], result["beta"], result["gamma"] = alpha, beta, gamma
     if by_type:
         result["by_type"] = {t: _rounded_or_none(s) for t, s in sorted(typed.items())}
     return result
 
 
-def _rounded_or_none(scorer: AdaptedScorer) -> dict[str, float | None]:
-    out: dict[str, float | None] = {"ROUGE-L": round(scorer.rouge.score() * 100, 2)}
+def _rounded_or_none(scorer: AdaptedScorer | DuReader2Scorer) -> dict[str, float | None]:
+    out: dict[str, float | None] = {"ROUGE-L": round(scorer.rouge_score() * 100, 2)}
     try:
-        out["BLEU-4"] = round(scorer.bleu.score()[-1] * 100, 2)
+        out["BLEU-4"] = round(scorer.bleu_scores()[-1] * 100, 2)
     except MetricsInputError:
-        out["BLEU-4"] = None  # too few characters in this type for corpus BLEU-4
-    out["questions"] = scorer.bleu.instances
+        out["BLEU-4"] = None  # too few characters in this type for corpus BLEU-4 (mrc2018)
+    out["questions"] = scorer.instances
     return out
 
 
@@ -567,13 +693,16 @@ def dureader_score(
     predictions: Mapping[Hashable, Mapping[str, Any]],
     references: Mapping[Hashable, Mapping[str, Any]],
     *,
-    alpha: float = 1.0,
-    beta: float = 1.0,
+    alpha: float | None = None,
+    beta: float | None = None,
     gamma: float = 1.2,
     by_type: bool = True,
     level: str = "char",
+    scorer: str = "mrc2018",
 ) -> dict[str, Any]:
-    """Score DuReader-format records (question id -> record) like ``mrc_eval.py``.
+    """Score DuReader-format records (question id -> record) like ``mrc_eval.py``
+    (``scorer="mrc2018"``, bonuses ``alpha`` / ``beta``, 1.0 by default) or DuReader 2.0's
+    ``dureader_eval.py`` (``scorer="dureader2"``, no bonuses).
 
     Predictions need ``answers`` (and ``yesno_answers`` for YES_NO questions); references
     need ``answers``, ``question_type``, ``yesno_answers`` and ``entity_answers``. Returns
@@ -581,6 +710,7 @@ def dureader_score(
     BLEU-1..3, counts and a per-question-type breakdown. ``level="word"`` scores English
     word tokens instead of Chinese characters.
     """
+    alpha, beta = scorer_weights(scorer, alpha, beta)
     preds = {}
     for qid, obj in predictions.items():
         try:
@@ -593,23 +723,28 @@ def dureader_score(
             refs[qid] = reference_from_obj({"source": None, **obj}, level=level)
         except MetricsInputError as exc:
             raise MetricsInputError(f"reference {qid!r}: {exc}") from None
-    return _score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type)
+    return score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type,
+                        scorer=scorer)
 
 
 def dureader_score_files(
     pred_path: str | Path,
     ref_path: str | Path,
     *,
-    alpha: float = 1.0,
-    beta: float = 1.0,
+    alpha: float | None = None,
+    beta: float | None = None,
     gamma: float = 1.2,
     by_type: bool = True,
     level: str = "char",
+    scorer: str = "mrc2018",
 ) -> dict[str, Any]:
-    """Score a prediction file against a reference file (both JSON lines)."""
+    """Score a prediction file against a reference file (both JSON lines) with
+    ``scorer`` (see :func:`dureader_score`)."""
+    alpha, beta = scorer_weights(scorer, alpha, beta)
     preds = read_predictions(pred_path, level=level)
     refs = read_references(ref_path, level=level)
-    return _score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type)
+    return score_parsed(preds, refs, alpha=alpha, beta=beta, gamma=gamma, by_type=by_type,
+                        scorer=scorer, pred_source=str(pred_path), ref_source=str(ref_path))
 
 
 __all__ = [
@@ -618,6 +753,7 @@ __all__ = [
     "AdaptedRougeL",
     "AdaptedScorer",
     "BleuInstanceStats",
+    "DuReader2Scorer",
     "RougeInstanceDetail",
     "adapted_bleu",
     "adapted_rouge_l",
@@ -625,7 +761,9 @@ __all__ = [
     "dureader_score",
     "dureader_score_files",
     "entity_bonus_length",
+    "id_report",
     "lcs_length",
     "rouge_l_f",
+    "score_parsed",
     "scorer_weights",
 ]

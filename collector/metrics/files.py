@@ -15,8 +15,10 @@ msmarco    error                         error: ``ms_marco_eval.py`` asserts tha
 ========== ============================= =============================================
 
 ``strict=True`` refuses unknown ids in every format and missing predictions in SQuAD
-v1.1 as well. Gold and prediction files may be names or open files (a release's gold file
-is read through Django's storage API).
+v1.1 as well. DuReader predictions none of whose ids is in the references are refused
+(nothing of them would be scored), saying when an id is written as another JSON type
+(the string "7" where the reference file has the number 7). Gold and prediction files may be
+names or open files (a release's gold file is read through Django's storage API).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from collector.metrics.errors import MetricsInputError
+from collector.metrics.errors import MetricsInputError, id_type_hint
 from collector.metrics.jsonio import Source, load_json
 
 SCORED = ("squad-v1", "squad-v2", "msmarco", "dureader")
@@ -38,10 +40,13 @@ IDS_HELP = (
 
 
 def _id_warnings(unknown: int, missing: int, *, example_unknown: Any = None,
-                 example_missing: Any = None, missing_means: str = "scored 0") -> list[str]:
+                 example_missing: Any = None, missing_means: str = "scored 0",
+                 unknown_hint: str = "") -> list[str]:
     out = []
     if unknown:
         eg = f", e.g. {example_unknown!r}" if example_unknown is not None else ""
+        if unknown_hint:
+            eg += f" ({unknown_hint})"
         out.append(f"{unknown} prediction(s) for ids not in the gold data ignored{eg}")
     if missing:
         eg = f", e.g. {example_missing!r}" if example_missing is not None else ""
@@ -71,7 +76,7 @@ def _squad(fmt: str, gold: Source, predictions: Source, *, strict: bool,
         if strict and missing:
             raise MetricsInputError(f"{len(missing)} question(s) without a prediction, e.g. "
                                     f"{missing[0]!r} (--strict)", source=str(predictions))
-        result = squad.squad_v1_score(data, preds)
+        result = squad.squad_v1_score(data, preds, dataset_source=str(gold))
     else:
         na_probs = None
         if na_prob_file is not None:
@@ -81,8 +86,11 @@ def _squad(fmt: str, gold: Source, predictions: Source, *, strict: bool,
                                         source=str(na_prob_file))
         try:
             result = squad.squad_v2_score(data, preds, na_probs=na_probs,
-                                          na_prob_thresh=na_prob_thresh)
+                                          na_prob_thresh=na_prob_thresh,
+                                          dataset_source=str(gold))
         except MetricsInputError as exc:
+            if exc.source is not None:  # already names its file
+                raise
             if na_prob_file is not None and "probabilit" in str(exc):
                 raise MetricsInputError(str(exc), source=str(na_prob_file)) from None
             if "prediction" in str(exc):
@@ -110,17 +118,25 @@ def score_files(fmt: str, *, gold: Source, predictions: Source, strict: bool = F
 
         return msmarco_score_files(gold, predictions), []
     if fmt == "dureader":
-        from collector.metrics.dureader import dureader_score_files, scorer_weights
+        from collector.metrics import dureader
 
-        a, b = scorer_weights(scorer, alpha, beta)
-        result = dureader_score_files(predictions, gold, alpha=a, beta=b, gamma=gamma,
-                                      level=level)
-        if strict and result["unknown_prediction_ids"]:
-            raise MetricsInputError(f"{result['unknown_prediction_ids']} prediction(s) with a "
-                                    "question_id not in the reference file (--strict)",
+        a, b = dureader.scorer_weights(scorer, alpha, beta)
+        preds = dureader.read_predictions(predictions, level=level)
+        refs = dureader.read_references(gold, level=level)
+        unknown, missing = dureader.id_report(preds, refs, scorer)
+        hint = id_type_hint(unknown[0], refs, where="the gold data") if unknown else ""
+        if strict and unknown:
+            raise MetricsInputError(f"{len(unknown)} prediction(s) with a question_id not in "
+                                    f"the reference file, e.g. {unknown[0]!r}"
+                                    + (f" ({hint})" if hint else "") + " (--strict)",
                                     source=str(predictions))
+        result = dureader.score_parsed(preds, refs, alpha=a, beta=b, gamma=gamma,
+                                       by_type=True, scorer=scorer,
+                                       pred_source=str(predictions), ref_source=str(gold))
         result = {"scorer": scorer, **result}
-        return result, _id_warnings(result["unknown_prediction_ids"],
-                                    result["missing_prediction_ids"],
-                                    missing_means="scored as the empty answer")
+        return result, _id_warnings(len(unknown), len(missing),
+                                    example_unknown=unknown[0] if unknown else None,
+                                    example_missing=missing[0] if missing else None,
+                                    missing_means="scored as the empty answer",
+                                    unknown_hint=hint)
     raise MetricsInputError(f"format {fmt!r} cannot be scored; use one of {', '.join(SCORED)}")

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from collector.metrics.errors import MetricsInputError
+from collector.metrics.errors import MetricsInputError, id_type_hint
 from collector.metrics.jsonio import iter_jsonl
 from collector.metrics.lcs import lcs_length
 from collector.metrics.ngrams import max_counts, ngram_counts_up_to
@@ -173,15 +173,25 @@ def answerability_f1(
 def _score_normalised(
     refs: Mapping[Hashable, list[str]], ref_no: set[Hashable],
     cands: Mapping[Hashable, list[str]], cand_no: set[Hashable],
+    *, ref_source: str | None = None, cand_source: str | None = None,
 ) -> dict[str, Any]:
-    f1 = answerability_f1(set(refs), ref_no, set(cands), cand_no)
+    """Score normalised answers; errors name ``cand_source`` or, when the reference file
+    is what is wrong, ``ref_source``."""
+    if not any(qid not in ref_no for qid in refs):
+        why = f" (every query is {NO_ANSWER!r})" if refs else ""
+        raise MetricsInputError(f"no answerable reference query to score{why}",
+                                source=ref_source)
+    try:
+        f1 = answerability_f1(set(refs), ref_no, set(cands), cand_no)
+    except MetricsInputError as exc:
+        raise MetricsInputError(str(exc), source=cand_source) from None
     f_refs = {k: v for k, v in refs.items() if k not in ref_no}
     f_cands = {k: v for k, v in cands.items() if k not in ref_no}
     for qid, answers in f_cands.items():
         if len(answers) > 1:
             raise MetricsInputError(
-                f"query {qid!r} has {len(answers)} answers in the candidate file; one allowed"
-            )
+                f"query {qid!r} has {len(answers)} answers in the candidate file; one allowed",
+                source=cand_source)
     missing = [q for q in f_refs if q not in f_cands]
     extra = [q for q in f_cands if q not in f_refs]
     if missing or extra:
@@ -189,10 +199,12 @@ def _score_normalised(
                   f"e.g. {missing[0]!r}" if missing
                   else f"{len(extra)} candidate queries not in the reference file, "
                   f"e.g. {extra[0]!r}")
+        hint = (id_type_hint(missing[0], cands, where="the candidate file") if missing
+                else id_type_hint(extra[0], refs, where="the reference file"))
+        if hint:
+            detail += f" ({hint})"
         raise MetricsInputError("reference and candidate files must share the same query "
-                                f"ids: {detail}")
-    if not f_refs:
-        raise MetricsInputError("no answerable reference query to score")
+                                f"ids: {detail}", source=cand_source)
     bleu = CocoBleu()
     rouge = []
     for qid, ref_answers in f_refs.items():
@@ -230,7 +242,5 @@ def msmarco_score_files(ref_path: str | Path, cand_path: str | Path) -> dict[str
     """Score a reference file against a candidate file (reference first, as officially)."""
     refs, ref_no = read_answers_file(ref_path)
     cands, cand_no = read_answers_file(cand_path)
-    try:
-        return _score_normalised(refs, ref_no, cands, cand_no)
-    except MetricsInputError as exc:
-        raise MetricsInputError(f"{cand_path}: {exc}") from None
+    return _score_normalised(refs, ref_no, cands, cand_no, ref_source=str(ref_path),
+                             cand_source=str(cand_path))

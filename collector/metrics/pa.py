@@ -22,7 +22,9 @@ Similarities (tokens: :func:`pa_tokens`, lower-cased words and punctuation, exac
 - METEOR (Eq. 9): M = (1 - γ (ch/m)^θ) · m / (α l1 + (1 - α) l2) with α 0.1, γ 0.5, θ 3,
   l1 the candidate's and l2 the reference's length, m exactly matched unigrams and ch the
   chunks of the alignment. The alignment maps the most unigrams and, among those, has the
-  fewest crossings (Banerjee & Lavie 2005), then the fewest chunks.
+  fewest crossings (Banerjee & Lavie 2005), then the fewest chunks: exactly while the
+  choices of which repeated words to match are at most 512 combinations, beyond that a
+  local optimum found in polynomial time (:func:`meteor_alignment`).
 
 The plain multi-reference scores of Table 2 are :func:`multi_reference_bleu` (clipped by
 the maximum count in any reference, closest reference length, shorter on ties) and the
@@ -41,6 +43,8 @@ from itertools import combinations, product
 from pathlib import Path
 from statistics import median
 from typing import Any
+
+import numpy as np
 
 from collector.metrics.errors import MetricsInputError
 from collector.metrics.jsonio import load_json
@@ -121,9 +125,23 @@ def pairwise_bleu(
 
 # --------------------------------------------------------------------------- METEOR
 def _crossings(pairs: Sequence[tuple[int, int]]) -> int:
-    ordered = sorted(pairs)
-    js = [j for _, j in ordered]
-    return sum(1 for a, b in combinations(range(len(js)), 2) if js[a] > js[b])
+    """Pairs of matches that cross (i1 < i2 but j1 > j2), in O(m log m)."""
+    js = [j for _, j in sorted(pairs)]
+    rank = {j: r for r, j in enumerate(sorted(js), start=1)}
+    tree = [0] * (len(js) + 1)  # Fenwick tree over the ranks of the j seen so far
+    crossed = 0
+    for seen, j in enumerate(js):
+        r = rank[j]
+        k, below = r, 0
+        while k:
+            below += tree[k]
+            k &= k - 1
+        crossed += seen - below
+        k = r
+        while k < len(tree):
+            tree[k] += 1
+            k += k & -k
+    return crossed
 
 
 def count_chunks(pairs: Sequence[tuple[int, int]]) -> int:
@@ -152,14 +170,141 @@ def _cost(pairs: list[tuple[int, int]]) -> tuple[int, int]:
     return _crossings(pairs), count_chunks(pairs)
 
 
+@dataclass(frozen=True)
+class _WordType:
+    """A word type with more occurrences on one side: its choice is which k of the n
+    occurrences on the longer side to match, in order, with the k on the shorter side."""
+
+    cpos: list[int]
+    rpos: list[int]
+
+    @property
+    def candidate_longer(self) -> bool:
+        return len(self.cpos) > len(self.rpos)
+
+    @property
+    def short(self) -> list[int]:
+        return self.rpos if self.candidate_longer else self.cpos
+
+    @property
+    def long(self) -> list[int]:
+        return self.cpos if self.candidate_longer else self.rpos
+
+    def pairs(self, pick: Sequence[int]) -> list[tuple[int, int]]:
+        """The matches when the longer side's occurrences ``pick`` (indices) are used."""
+        long, short = self.long, self.short
+        if self.candidate_longer:
+            return [(long[p], short[q]) for q, p in enumerate(pick)]
+        return [(short[q], long[p]) for q, p in enumerate(pick)]
+
+
+def _best_pick(
+    wt: _WordType, pick: tuple[int, ...], others: list[tuple[int, int]], weight: int
+) -> tuple[int, ...]:
+    """The best choice for one word type with every other match held fixed.
+
+    Exactly what scanning all C(n, k) choices in ``itertools.combinations`` order and
+    keeping each strictly better one gives (the current ``pick`` when nothing beats it,
+    else the first choice of least cost), without enumerating them. With the other matches
+    fixed, the cost of a choice is a sum over its k matches (crossings with the other
+    matches, adjacency to them) plus a term for each two consecutive matches of the type
+    that are adjacent to each other, so a dynamic programme over (match q, occurrence p)
+    finds the least cost: O(k (n + M) log M) steps, M the other matches.
+    Cost = ``weight`` x crossings - links; chunks = matches - links, and ``weight`` is
+    larger than any number of links, so this orders as (crossings, chunks) does.
+    """
+    short = np.array(wt.short, dtype=np.int64)
+    long = np.array(wt.long, dtype=np.int64)
+    k, n = len(short), len(long)
+    span = n - k + 1  # match q uses occurrence p = q + x of the longer side, 0 <= x < span
+    # grid[q, x]: the positions (i, j) of match q at occurrence q + x
+    moving = np.lib.stride_tricks.sliding_window_view(long, span)  # moving[q] = long[q:q+span]
+    fixed_pos = np.broadcast_to(short[:, None], (k, span))
+    if wt.candidate_longer:
+        gi, gj = moving, fixed_pos
+    else:
+        gi, gj = fixed_pos, moving
+    oi = np.array([i for i, _ in others], dtype=np.int64)
+    oj = np.array([j for _, j in others], dtype=np.int64)
+    # crossings of (i, j) with the others = #(i' < i) + #(j' < j) - 2 #(i' < i and j' < j)
+    # (no other match shares a position with this type's matches)
+    crossed = np.searchsorted(np.sort(oi), gi) + np.searchsorted(np.sort(oj), gj)
+    for q in range(k):  # #(i' < i, j' < j) along row q, where i or j is fixed
+        if wt.candidate_longer:
+            lower = np.sort(oi[oj < short[q]])
+            crossed[q] -= 2 * np.searchsorted(lower, gi[q])
+        else:
+            lower = np.sort(oj[oi < short[q]])
+            crossed[q] -= 2 * np.searchsorted(lower, gj[q])
+    # links with the others: (i - 1, j - 1) or (i + 1, j + 1) is another match
+    stride = max(int(gj.max()), int(oj.max(initial=0))) + 3  # j + 2 < stride: unique keys
+    keys = np.append(np.sort((oi + 1) * stride + (oj + 1)), -1)  # -1: never a key
+    grid_keys = (gi + 1) * stride + (gj + 1)
+    links = np.zeros((k, span), dtype=np.int64)
+    for neighbour in (grid_keys - stride - 1, grid_keys + stride + 1):
+        links += keys[np.searchsorted(keys[:-1], neighbour)] == neighbour
+    value = weight * crossed - links
+    # chain[q, x]: match q at q + x and match q + 1 at q + x + 1 are adjacent (a link)
+    chain = np.zeros((k, span), dtype=np.int64)
+    if k > 1:
+        long_adjacent = (long[1:] == long[:-1] + 1).astype(np.int64)  # p -> p + 1
+        short_adjacent = (short[1:] == short[:-1] + 1).astype(np.int64)
+        chain[:-1] = short_adjacent[:, None] * np.lib.stride_tricks.sliding_window_view(
+            long_adjacent, span)[: k - 1]
+    # best[q, x]: least cost of matches q.. with match q at occurrence q + x
+    best = np.empty((k, span), dtype=np.int64)
+    best[k - 1] = value[k - 1]
+    for q in range(k - 2, -1, -1):
+        nxt = best[q + 1]  # match q + 1 at q + 1 + x'
+        # match q at q + x: match q + 1 at q + x + 1 (x' = x) or later (x' > x)
+        later = np.minimum.accumulate(nxt[::-1])[::-1]  # later[x'] = min(nxt[x'..])
+        step = nxt - chain[q]
+        step[:-1] = np.minimum(step[:-1], later[1:])
+        best[q] = value[q] + step
+
+    def cost_of(sel: Sequence[int]) -> int:
+        xs = [p - q for q, p in enumerate(sel)]
+        total = int(sum(value[q, x] for q, x in enumerate(xs)))
+        return total - sum(int(chain[q, xs[q]]) for q in range(k - 1) if xs[q + 1] == xs[q])
+
+    least = int(best[0].min())
+    if cost_of(pick) == least:
+        return pick
+    # The first least-cost choice in combinations order: at each step the smallest
+    # occurrence that can still complete a least-cost choice.
+    x = int(np.flatnonzero(best[0] == least)[0])
+    chosen = [x]  # as p - q
+    remaining = least - int(value[0, x])
+    for q in range(1, k):
+        x_prev = chosen[-1]  # previous match at (q - 1) + x_prev; this one at q + x, x >= x_prev
+        tail = best[q, x_prev:].copy()
+        tail[0] -= chain[q - 1, x_prev]
+        x = x_prev + int(np.flatnonzero(tail == remaining)[0])
+        link = int(chain[q - 1, x_prev]) if x == x_prev else 0
+        chosen.append(x)
+        remaining -= int(value[q, x]) - link
+    return tuple(q + x for q, x in enumerate(chosen))
+
+
 def meteor_alignment(
     candidate: Tokens, reference: Tokens, *, max_exhaustive: int = 512
 ) -> list[tuple[int, int]]:
     """Exact-match alignment with the most matches, then fewest crossings, then chunks.
 
-    Exhaustive over the choices of repeated words while there are at most
-    ``max_exhaustive`` combinations; beyond that, coordinate descent from the in-order
-    choice (a local optimum, never worse than it).
+    Every word type is matched min(count in candidate, count in reference) times, in
+    order (matches of one type never cross each other in a least-crossing alignment); the
+    only choice is which occurrences a type with more of them on one side uses. While
+    there are at most ``max_exhaustive`` combinations of these choices, all are tried
+    (the exact optimum; the first in ``itertools.product`` order on ties). Beyond that,
+    coordinate descent from the in-order choice: type by type, the best choice for that
+    type with the others fixed (:func:`_best_pick`, a polynomial dynamic programme), until
+    no type improves: the same alignment as trying every choice of one type in turn, in
+    polynomial time, a local optimum never worse than the in-order choice. The exact
+    optimum is not attempted there: one type's choice changes its crossings with every
+    other type, so the choices interact pairwise, not only through the chunk count, and
+    no polynomial exact method is known to us; with fewest chunks as the first criterion
+    (Meteor 1.3+) the exact optimum is even NP-hard (Minimum Common String Partition,
+    when every word has the same count on both sides).
     """
     cpos: dict[Hashable, list[int]] = {}
     rpos: dict[Hashable, list[int]] = {}
@@ -168,41 +313,34 @@ def meteor_alignment(
     for j, tok in enumerate(reference):
         rpos.setdefault(tok, []).append(j)
     fixed: list[tuple[int, int]] = []
-    choices: list[list[list[tuple[int, int]]]] = []
+    types: list[_WordType] = []
     for tok, ci in cpos.items():
         if tok not in rpos:
             continue
-        options = _type_options(ci, rpos[tok])
-        if len(options) == 1:
-            fixed.extend(options[0])
+        if len(ci) == len(rpos[tok]):
+            fixed.extend(zip(ci, rpos[tok], strict=True))
         else:
-            choices.append(options)
-    if not choices:
+            types.append(_WordType(ci, rpos[tok]))
+    if not types:
         return sorted(fixed)
-    n_combos = math.prod(len(o) for o in choices)
+    n_combos = math.prod(math.comb(len(t.long), len(t.short)) for t in types)
     if n_combos <= max_exhaustive:
+        choices = [_type_options(t.cpos, t.rpos) for t in types]
         best = min((fixed + [p for part in combo for p in part] for combo in product(*choices)),
                    key=_cost)
         return sorted(best)
-    picked = [0] * len(choices)
-
-    def assemble(sel: list[int]) -> list[tuple[int, int]]:
-        return fixed + [p for opts, s in zip(choices, sel, strict=True) for p in opts[s]]
-
-    current = _cost(assemble(picked))
+    picks = [tuple(range(len(t.short))) for t in types]
+    parts = [t.pairs(p) for t, p in zip(types, picks, strict=True)]
+    weight = len(fixed) + sum(len(t.short) for t in types) + 1
     improved = True
     while improved:
         improved = False
-        for t, opts in enumerate(choices):
-            for s in range(len(opts)):
-                if s == picked[t]:
-                    continue
-                trial = picked.copy()
-                trial[t] = s
-                cost = _cost(assemble(trial))
-                if cost < current:
-                    picked, current, improved = trial, cost, True
-    return sorted(assemble(picked))
+        for t, wt in enumerate(types):
+            others = fixed + [p for u, part in enumerate(parts) if u != t for p in part]
+            pick = _best_pick(wt, picks[t], others, weight)
+            if pick != picks[t]:
+                picks[t], parts[t], improved = pick, wt.pairs(pick), True
+    return sorted(fixed + [p for part in parts for p in part])
 
 
 def meteor(

@@ -132,17 +132,19 @@ def _check_predictions(predictions: Any, what: str = "predictions") -> Mapping[s
 
 # --------------------------------------------------------------------------- v1.1
 def squad_v1_score(
-    dataset: Any, predictions: Mapping[str, str], *, strict: bool = False
+    dataset: Any, predictions: Mapping[str, str], *, strict: bool = False,
+    dataset_source: str | None = None,
 ) -> dict[str, float]:
     """``{"exact_match", "f1"}`` x100 like ``evaluate-v1.1.py``.
 
     ``dataset`` is the dataset JSON (or its ``data`` list). With ``strict`` a missing
     prediction or a prediction for an unknown id is an error instead of a zero / ignored.
+    ``dataset_source`` names the dataset file in errors about the dataset.
     """
     predictions = _check_predictions(predictions)
     questions = iter_questions(dataset)
     if not questions:
-        raise MetricsInputError("the dataset has no questions")
+        raise MetricsInputError("the dataset has no questions", source=dataset_source)
     known = {qid for qid, _ in questions}
     if strict:
         _strict_ids(known, predictions)
@@ -152,8 +154,8 @@ def squad_v1_score(
             continue
         if not golds:
             raise MetricsInputError(
-                f"question {qid!r} has no gold answer; SQuAD v1.1 needs one (use squad-v2)"
-            )
+                f"question {qid!r} has no gold answer; SQuAD v1.1 needs one (use squad-v2)",
+                source=dataset_source)
         pred = predictions[qid]
         em += max(exact_match(pred, g) for g in golds)
         f1 += max(f1_v1(pred, g) for g in golds)
@@ -269,14 +271,15 @@ def squad_v2_score(
     na_probs: Mapping[str, float] | None = None,
     na_prob_thresh: float = 1.0,
     strict: bool = False,
+    dataset_source: str | None = None,
 ) -> dict[str, float]:
     """The ``evaluate-v2.0.py`` result: ``exact``, ``f1``, ``total``, ``HasAns_*``,
     ``NoAns_*`` and, when ``na_probs`` is given, ``best_exact``/``best_f1`` with their
-    thresholds."""
+    thresholds. ``dataset_source`` names the dataset file in errors about the dataset."""
     predictions = _check_predictions(predictions)
     questions = iter_questions(dataset)
     if not questions:
-        raise MetricsInputError("the dataset has no questions")
+        raise MetricsInputError("the dataset has no questions", source=dataset_source)
     has_ans = {qid: bool(texts) for qid, texts in questions}
     if strict:
         _strict_ids(set(has_ans), predictions)
@@ -325,7 +328,7 @@ def squad_v1_score_files(
         _check_predictions(preds)
     except MetricsInputError as exc:
         raise _with_source(exc, pred_path) from None
-    return squad_v1_score(data, preds, strict=strict)
+    return squad_v1_score(data, preds, strict=strict, dataset_source=str(data_path))
 
 
 def squad_v2_score_files(
@@ -351,8 +354,10 @@ def squad_v2_score_files(
                                     source=str(na_prob_path))
     try:
         return squad_v2_score(data, preds, na_probs=na_probs, na_prob_thresh=na_prob_thresh,
-                              strict=strict)
+                              strict=strict, dataset_source=str(data_path))
     except MetricsInputError as exc:
+        if exc.source is not None:  # already names its file
+            raise
         if na_prob_path is not None and "probabilit" in str(exc):
             raise _with_source(exc, na_prob_path) from None
         if "prediction" in str(exc):

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Release
 from annotation.scoring import SCORED_FORMATS, release_score
 from collector.metrics import MetricsInputError
+from collector.metrics.cli import bonus_weight
 from collector.metrics.dureader import SCORERS
 from collector.metrics.files import IDS_HELP
 
@@ -42,21 +43,25 @@ class Command(BaseCommand):
         parser.add_argument("--scorer", choices=list(SCORERS), default="mrc2018",
                             help="DuReader scorer: mrc2018, the MRC2018 bonus scorer "
                             "(default); dureader2, DuReader 2.0's dureader_eval.py "
-                            "(alpha = beta = 0)")
-        parser.add_argument("--alpha", type=float, default=None,
-                            help="DuReader yes-no bonus (mrc2018; 1.0)")
-        parser.add_argument("--beta", type=float, default=None,
-                            help="DuReader entity bonus (mrc2018; 1.0)")
+                            "(coco-caption BLEU and ROUGE-L, no bonuses)")
+        parser.add_argument("--alpha", type=bonus_weight, default=None,
+                            help="DuReader yes-no bonus, a number >= 0 (mrc2018; 1.0)")
+        parser.add_argument("--beta", type=bonus_weight, default=None,
+                            help="DuReader entity bonus, a number >= 0 (mrc2018; 1.0)")
 
     def handle(self, *args, **options) -> None:
+        path = Path(options["predictions"])
+        if path.is_dir():
+            raise CommandError(f"{path}: is a directory, expected a predictions file")
+        if not path.exists():
+            raise CommandError(f"{path}: no such file")
+        if not path.is_file():
+            raise CommandError(f"{path}: not a regular file")
         release = Release.objects.filter(project__name=options["project"],
                                          version=options["version"]).first()
         if release is None:
             raise CommandError(f"no release {options['version']} of project "
                                f"{options['project']!r}")
-        path = Path(options["predictions"])
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
         try:
             scores, warnings = release_score(
                 release=release, format=options["format"], predictions=path,

@@ -140,6 +140,38 @@ def test_missing_file_and_usage_errors(tmp_path):
     assert_one_line_error(cli("dureader", "a", "b", "--alpha", "nan"), "alpha")
 
 
+def test_bonus_weights_must_be_finite_and_not_negative(tmp_path):
+    ref = write(tmp_path / "ref.jsonl", REF_LINE)
+    pred = write(tmp_path / "pred.jsonl", '{"question_id": 1, "answers": ["今天天气很好"]}\n')
+    for option, value in (("--alpha", "nan"), ("--alpha", "-inf"), ("--beta", "inf"),
+                          ("--beta", "-1"), ("--alpha", "-0.5")):
+        for command in (["dureader", pred, ref], ["judgment", "--refs", ref, "--preds",
+                                                  f"a={pred}", "--ratings", pred]):
+            assert_one_line_error(cli(*command, f"{option}={value}"),
+                                  f"argument {option}: must be a finite number >= 0, got "
+                                  f"{value!r}")
+    ok = cli("dureader", pred, ref, "--alpha", "0", "--beta", "2.5")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["beta"] == 2.5
+
+
+def test_dureader_ids_of_another_json_type(tmp_path):
+    ref = write(tmp_path / "ref.jsonl", REF_LINE.replace('"question_id": 1', '"question_id": 7')
+                + REF_LINE.replace('"question_id": 1', '"question_id": 8'))
+    strings = write(tmp_path / "pred.jsonl", '{"question_id": "7", "answers": ["今天"]}\n')
+    assert_one_line_error(cli("dureader", strings, ref), "pred.jsonl: no question_id of the 1 "
+                          "prediction(s) is in the reference file", 'the string "7" where the '
+                          "reference file has the number 7")
+    partly = write(tmp_path / "pred.jsonl", '{"question_id": 8, "answers": ["今天"]}\n'
+                   '{"question_id": "7", "answers": ["今天"]}\n')
+    loose = cli("dureader", partly, ref, "--scorer", "dureader2")
+    assert loose.returncode == 0, loose.stderr
+    assert ("1 prediction(s) for ids not in the gold data ignored, e.g. '7' (the string "
+            '"7" where the gold data has the number 7)') in loose.stderr
+    assert "1 unanswered question(s) scored as the empty answer, e.g. 7" in loose.stderr
+    assert_one_line_error(cli("dureader", partly, ref, "--strict"), "pred.jsonl", "e.g. '7'",
+                          "(--strict)")
+
+
 def squad_data(tmp_path: Path) -> str:
     data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "c", "qas": [
         {"id": "q1", "question": "?", "answers": [{"text": "the Cat", "answer_start": 0}]},
@@ -188,6 +220,29 @@ def test_msmarco_mismatched_query_ids(tmp_path):
     assert_one_line_error(cli("msmarco", ref, cand), "one allowed")
     cand = write(tmp_path / "cand.jsonl", '{"query_id": 1}\n')
     assert_one_line_error(cli("msmarco", ref, cand), "cand.jsonl", "line 1", "'answers'")
+    cand = write(tmp_path / "cand.jsonl", '{"query_id": "1", "answers": ["a b c"]}\n'
+                 '{"query_id": 2, "answers": ["d e f"]}\n')
+    assert_one_line_error(cli("msmarco", ref, cand), "cand.jsonl", "e.g. 1 (the number 1 "
+                          'where the candidate file has the string "1")')
+
+
+def test_data_errors_name_the_data_file(tmp_path):
+    # No answerable reference query: the reference file is what is wrong, not the candidates.
+    ref = write(tmp_path / "ref.jsonl", '{"query_id": 1, "answers": ["No Answer Present."]}\n')
+    cand = write(tmp_path / "cand.jsonl", '{"query_id": 1, "answers": ["x"]}\n')
+    line = assert_one_line_error(cli("msmarco", ref, cand))
+    assert line == (f"error: {ref}: no answerable reference query to score (every query is "
+                    "'No Answer Present.')")
+    empty = write(tmp_path / "data.json", '{"version": "1.1", "data": []}')
+    preds = write(tmp_path / "pred.json", '{"a": "x"}')
+    for fmt in ("squad-v1", "squad-v2"):
+        line = assert_one_line_error(cli(fmt, empty, preds))
+        assert line == f"error: {empty}: the dataset has no questions"
+    no_answer = write(tmp_path / "noans.json", json.dumps(
+        {"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "a", "answers": []}]}]}]}))
+    line = assert_one_line_error(cli("squad-v1", no_answer, preds))
+    assert line == (f"error: {no_answer}: question 'a' has no gold answer; SQuAD v1.1 needs "
+                    "one (use squad-v2)")
 
 
 # --------------------------------------------------------------------------- pa

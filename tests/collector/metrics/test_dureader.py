@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import math
 import random
+from pathlib import Path
 
 import pytest
 
@@ -11,10 +14,12 @@ from collector.metrics.dureader import (
     AdaptedRougeL,
     adapted_rouge_l,
     dureader_score,
+    dureader_score_files,
     read_predictions,
     read_references,
+    score_parsed,
+    scorer_weights,
 )
-from collector.metrics.dureader import _score_parsed as score_parsed
 from collector.metrics.errors import MetricsInputError
 from collector.metrics.tokenize import char_tokens
 from tests.collector.metrics.vectors import run_id, runs
@@ -174,3 +179,101 @@ def test_word_level_records_reproduce_example_4():
                                "kingdoms which lasted ten years."]}}
     out = dureader_score(preds, refs, beta=1.0, gamma=1.0, level="word")
     assert out["ROUGE-L"] == 56.41  # the paper's adapted 0.56 (11/21, 11/18, gamma 1)
+
+
+# --------------------------------------------------------------------------- dureader2
+def _jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                    encoding="utf-8")
+    return path
+
+
+def _ref(qid, answers, qtype="DESCRIPTION", labels=(), entities=((),)):
+    return {"question_id": qid, "question_type": qtype, "source": "search", "answers": answers,
+            "yesno_answers": list(labels), "entity_answers": [list(e) for e in entities]}
+
+
+def _pred(qid, answers, labels=()):
+    return {"question_id": qid, "answers": answers, "yesno_answers": list(labels)}
+
+
+def test_dureader2_is_coco_caption_bleu_and_rouge(tmp_path):
+    # dureader_eval.py: coco-caption Bleu(4) (option closest) and Rouge on the characters
+    # joined by spaces. "北京" against "北京天安门": guess 2, 1, 0, 0; correct 2, 1, 0, 0;
+    # lengths 2 and 5.
+    refs = _jsonl(tmp_path / "ref.jsonl", [_ref(1, ["北京天安门"])])
+    preds = _jsonl(tmp_path / "pred.jsonl", [_pred(1, ["北 京"])])
+    got = dureader_score_files(preds, refs, scorer="dureader2")
+    tiny, small = 1e-15, 1e-9
+    precisions = [(2 + tiny) / (2 + small), (1 + tiny) / (1 + small), tiny / small, tiny / small]
+    ratio = (2 + tiny) / (5 + small)
+    bleu4 = math.prod(precisions) ** 0.25 * math.exp(1 - 1 / ratio)
+    p, r = 1.0, 2 / 5
+    rouge = (1 + 1.2**2) * p * r / (r + 1.2**2 * p)
+    assert (got["BLEU-4"], got["ROUGE-L"]) == (round(bleu4 * 100, 2), round(rouge * 100, 2))
+    assert (got["alpha"], got["beta"], got["questions"]) == (0.0, 0.0, 1)
+
+
+def test_dureader2_scores_answers_shorter_than_four_characters(tmp_path):
+    # QA's case: every answer has 2 characters, so there are no 3- or 4-grams. The
+    # MRC2018 scorer divides by zero (its official script crashes); dureader_eval.py's
+    # coco-caption BLEU gives P3 = P4 = 1e-15 / 1e-9 = 1e-6, Bleu-4 0.10.
+    refs = _jsonl(tmp_path / "ref.jsonl", [
+        _ref(1, ["北京"], "ENTITY", entities=[["北京"]]),
+        _ref(2, ["是的"], "YES_NO", labels=["Yes"], entities=[[]]),
+    ])
+    preds = _jsonl(tmp_path / "pred.jsonl", [_pred(1, ["北京"]), _pred(2, ["是的"], ["Yes"])])
+    got = dureader_score_files(preds, refs, scorer="dureader2")
+    assert (got["BLEU-4"], got["BLEU-3"], got["ROUGE-L"]) == (0.1, 1.0, 100.0)
+    assert got["by_type"]["ENTITY"] == {"ROUGE-L": 100.0, "BLEU-4": 0.1, "questions": 1}
+    with pytest.raises(MetricsInputError, match="pred.jsonl: no candidate has 3-grams"):
+        dureader_score_files(preds, refs)  # mrc2018
+
+
+def test_dureader2_leaves_out_questions_whose_answers_are_one_empty_string(tmp_path):
+    # dureader_eval.py's prepare_bleu deletes a question whose answers are [] or exactly
+    # [""]; mrc_eval.py scores [""] (an empty reference).
+    refs = _jsonl(tmp_path / "ref.jsonl", [_ref(1, ["北京天安门广场很大"]), _ref(2, [""])])
+    preds = _jsonl(tmp_path / "pred.jsonl", [_pred(1, ["北京天安门广场很大"]),
+                                             _pred(2, ["北京天安门广场"])])
+    got = dureader_score_files(preds, refs, scorer="dureader2")
+    assert (got["BLEU-4"], got["ROUGE-L"]) == (100.0, 100.0)
+    assert (got["questions"], got["skipped_empty_references"]) == (1, 1)
+    mrc = dureader_score_files(preds, refs)
+    assert (mrc["questions"], mrc["skipped_empty_references"], mrc["ROUGE-L"]) == (2, 0, 50.0)
+
+
+def test_dureader2_empty_answer_is_one_empty_token_to_rouge(tmp_path):
+    # A whitespace-only reference is not [""], so it is scored; normalised it is "", which
+    # coco-caption's Rouge splits into one empty token, matched by the empty prediction.
+    refs = _jsonl(tmp_path / "ref.jsonl", [_ref(1, ["北京天安门"]), _ref(2, ["  "])])
+    preds = _jsonl(tmp_path / "pred.jsonl", [_pred(1, ["北京天安门"])])  # 2 unanswered
+    got = dureader_score_files(preds, refs, scorer="dureader2")
+    assert (got["questions"], got["missing_prediction_ids"]) == (2, 1)
+    assert got["ROUGE-L"] == 100.0
+    assert dureader_score_files(preds, refs)["ROUGE-L"] == 50.0  # mrc2018: 0 for question 2
+
+
+def test_predictions_whose_ids_all_miss_name_the_file_and_the_id_type(tmp_path):
+    refs = _jsonl(tmp_path / "ref.jsonl", [_ref(327283948, ["Robert Boyle proved it"]),
+                                           _ref(453221560, ["Denver Broncos"])])
+    preds = _jsonl(tmp_path / "pred.jsonl", [_pred("327283948", ["Robert Boyle proved"]),
+                                             _pred("453221560", ["Denver Broncos"])])
+    for scorer in ("mrc2018", "dureader2"):
+        with pytest.raises(MetricsInputError) as info:
+            dureader_score_files(preds, refs, scorer=scorer, level="word")
+        assert str(info.value) == (
+            f"{preds}: no question_id of the 2 prediction(s) is in the reference file, e.g. "
+            "'327283948'; the ids do not match: the string \"327283948\" where the "
+            "reference file has the number 327283948")
+
+
+def test_bonus_weights_must_be_finite_and_not_negative():
+    refs = {1: {"question_type": "DESCRIPTION", "answers": ["今天天气很好"]}}
+    preds = {1: {"answers": ["今天天气很好"]}}
+    for bad in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(MetricsInputError, match="alpha must be a finite number >= 0"):
+            dureader_score(preds, refs, alpha=bad)
+        with pytest.raises(MetricsInputError, match="beta must be a finite number >= 0"):
+            scorer_weights("mrc2018", None, bad)
+    assert scorer_weights("mrc2018", 0.0, 2.5) == (0.0, 2.5)

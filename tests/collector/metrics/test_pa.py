@@ -11,22 +11,26 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections import Counter
+from itertools import combinations, permutations, product
 
 import pytest
 
 from collector.metrics.pa import (
     PaScorer,
+    _crossings,
     count_chunks,
     flag_outliers,
     meteor,
     meteor_alignment,
     pa_bleu,
     pa_metric,
+    pa_score,
     pairwise_bleu,
 )
 from collector.metrics.tokenize import pa_tokens
-from tests.collector.metrics.vectors import VECTORS
+from tests.collector.metrics.vectors import REPO, VECTORS
 
 INPUTS = json.loads((VECTORS / "pa_table2" / "inputs.json").read_text(encoding="utf-8"))
 REFS = INPUTS["references"]
@@ -146,3 +150,113 @@ def test_pairwise_bleu_basics():
     shorter = a[:-3]
     bp = pytest.approx(math.exp(1 - len(a) / len(shorter)))
     assert pairwise_bleu(shorter, a) == bp
+
+
+def _eq9(m: int, chunks: int, l1: int, l2: int) -> float:
+    return (1 - 0.5 * (chunks / m) ** 3) * m / (0.1 * l1 + 0.9 * l2) if m else 0.0
+
+
+def _brute_force_meteor(cand: list[str], ref: list[str]) -> float:
+    """Eq. 9 with the least (crossings, chunks) over every maximum one-to-one matching,
+    crossing ones included: each word's occurrences on its shorter side mapped
+    injectively, in any order, into those on its longer side."""
+    per_word = []
+    for word in dict.fromkeys(cand):
+        ci = [i for i, t in enumerate(cand) if t == word]
+        rj = [j for j, t in enumerate(ref) if t == word]
+        if not rj:
+            continue
+        if len(ci) <= len(rj):
+            per_word.append([list(zip(ci, js, strict=True)) for js in permutations(rj, len(ci))])
+        else:
+            per_word.append([list(zip(is_, rj, strict=True))
+                             for is_ in permutations(ci, len(rj))])
+    best = min(((_crossings(pairs), count_chunks(pairs))
+                for pairs in ([p for part in combo for p in part] for combo in product(*per_word))),
+               default=(0, 0))
+    m = sum(len(options[0]) for options in per_word)
+    return _eq9(m, best[1], len(cand), len(ref))
+
+
+def test_meteor_equals_brute_force_on_small_random_inputs():
+    rng = random.Random(5)  # noqa: S311 - reproducible test data
+    for _ in range(1500):
+        cand = [rng.choice("abcd") for _ in range(rng.randint(0, 7))]
+        ref = [rng.choice("abcd") for _ in range(rng.randint(0, 7))]
+        assert meteor(cand, ref) == pytest.approx(_brute_force_meteor(cand, ref), abs=1e-12), (
+            cand, ref)
+
+
+def _descent_by_enumeration(cand: list[str], ref: list[str]) -> list[tuple[int, int]]:
+    """The coordinate descent spelled out: every choice of every word tried in turn."""
+    fixed, choices = [], []
+    for word in dict.fromkeys(cand):
+        ci = [i for i, t in enumerate(cand) if t == word]
+        rj = [j for j, t in enumerate(ref) if t == word]
+        if not rj:
+            continue
+        if len(ci) == len(rj):
+            fixed += list(zip(ci, rj, strict=True))
+        elif len(ci) > len(rj):
+            choices.append([list(zip(s, rj, strict=True)) for s in combinations(ci, len(rj))])
+        else:
+            choices.append([list(zip(ci, s, strict=True)) for s in combinations(rj, len(ci))])
+
+    def cost(sel):
+        pairs = fixed + [p for opts, s in zip(choices, sel, strict=True) for p in opts[s]]
+        return _crossings(pairs), count_chunks(pairs)
+
+    picked = [0] * len(choices)
+    current, improved = cost(picked), True
+    while improved:
+        improved = False
+        for t, opts in enumerate(choices):
+            for s in range(len(opts)):
+                trial = picked[:t] + [s] + picked[t + 1:]
+                if s != picked[t] and cost(trial) < current:
+                    picked, current, improved = trial, cost(trial), True
+    return sorted(fixed + [p for opts, s in zip(choices, picked, strict=True) for p in opts[s]])
+
+
+def test_meteor_descent_equals_trying_every_choice_of_each_word():
+    # Past 512 combinations the alignment is a coordinate descent whose steps are found by
+    # a dynamic programme instead of by trying every choice; the result is the same.
+    rng = random.Random(11)  # noqa: S311 - reproducible test data
+    tried = 0
+    while tried < 150:
+        words = "abcdef"[: rng.randint(2, 6)]
+        weights = [rng.random() ** 3 for _ in words]
+        cand = rng.choices(words, weights, k=rng.randint(0, 20))
+        ref = rng.choices(words, weights, k=rng.randint(0, 20))
+        if any(math.comb(max(cand.count(w), ref.count(w)), min(cand.count(w), ref.count(w)))
+               > 300 for w in words):
+            continue  # too slow to spell out
+        tried += 1
+        expected = _descent_by_enumeration(cand, ref)
+        assert meteor_alignment(cand, ref, max_exhaustive=0) == expected, (cand, ref)
+
+
+def test_meteor_of_long_repetitive_answers_is_polynomial():
+    # QA's inputs: every choice of which "the" to match was built before (C(40, 10) of them
+    # for the pa-METEOR file, C(328, ...) for the paragraphs): minutes and gigabytes.
+    refs = [" ".join(["the man saw the dog"] * 20) + ".", "a short other answer about the dog"]
+    cands = [" ".join(["the cat"] * 10) + "."]
+    result = pa_score(refs, cands, metric="meteor")["queries"][0]["candidates"][0]
+    # 10 "the" and the period match the first reference, each its own chunk (0 crossings);
+    # one "the" matches the second.
+    assert result["similarities"] == [pytest.approx(_eq9(11, 11, 21, 101)),
+                                      pytest.approx(_eq9(1, 1, 21, 7))]
+    # 30 of 60 "the": the first 30 face the reference's 30 as one chunk.
+    assert meteor(["the"] * 60, ["the"] * 30) == pytest.approx(_eq9(30, 1, 60, 30))
+    data = json.loads((REPO / "data/datasets/squad_v1.1_dev/dev-v1.1.sample.json").read_text(
+        encoding="utf-8"))
+    contexts = sorted((p["context"] for a in data["data"] for p in a["paragraphs"]), key=len)
+    a, b = pa_tokens(contexts[-2]), pa_tokens(contexts[-1])
+    assert (len(a), len(b)) == (183, 328)
+    pairs = meteor_alignment(a, b)
+    assert len(pairs) == sum((Counter(a) & Counter(b)).values()) == 74
+    assert all(a[i] == b[j] for i, j in pairs)
+    assert len({i for i, _ in pairs}) == len({j for _, j in pairs}) == 74
+    assert (_crossings(pairs), count_chunks(pairs)) == (377, 74)  # in order: 781 crossings
+    assert meteor(a, b) == pytest.approx(_eq9(74, 74, 183, 328))
+    assert meteor(b, a) == pytest.approx(_eq9(74, 74, 328, 183))
