@@ -103,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Scorers: " + "; ".join(f"{k}: {v}" for k, v in SCORERS.items())
         + ". The reference file may be in the evaluation layout (question_id, "
         "question_type, source, answers, yesno_answers, entity_answers) or in DuReader's "
-        "data layout (records with documents, as DuReader's files and a CrowdQA "
-        "dureader.<split>.jsonl release files), converted on read. " + IDS_HELP)
+        "data layout (records with documents, as DuReader's files and CrowdQA's "
+        "dureader.<split>.jsonl release files have), converted on read. " + IDS_HELP)
     p.add_argument("pred_file", help="JSON lines: question_id, answers, yesno_answers")
     p.add_argument("ref_file", help="JSON lines: the evaluation layout or DuReader's data "
                    "layout")
