@@ -8,10 +8,12 @@ Definitions (NewsQA paper, sections 3.3-3.5; record layout of the combined JSON)
 * *Span merging* (cleanup, section 3.5): two spans of one answer whose gap holds fewer than
   ``max_gap_words`` (3) words are merged into one span; tokens made only of punctuation do
   not count as words.
-* *Agreement*: each answer is reduced to a key: ``("none",)`` for no answer, ``("bad",)``
-  for a bad question, otherwise the tuple of SQuAD-normalised texts of its merged spans in
-  article order (so a multi-span answer agrees only with an answer naming the same parts in
-  the same order, and a span that differs only by case, punctuation or an article agrees).
+* *Agreement*: each answer is reduced to a key: ``(NO_ANSWER,)`` for no answer,
+  ``(BAD_QUESTION,)`` for a bad question, otherwise the tuple of SQuAD-normalised texts of
+  its merged spans in article order (so a multi-span answer agrees only with an answer
+  naming the same parts in the same order, and a span that differs only by case,
+  punctuation or an article agrees). The flags' keys hold punctuation, which normalised
+  text never does: a span that reads "None" or "the bad" is not a flag.
   A question is *agreed* when at least ``min_agree`` (2) answerers share a key; the
   consensus is the most frequent key (ties broken by the earliest answer), represented by
   the first answer that has it.
@@ -36,8 +38,8 @@ from dataclasses import dataclass, field
 
 from collector.metrics import squad_normalize
 
-NO_ANSWER = "none"
-BAD_QUESTION = "bad"
+NO_ANSWER = "<no answer>"
+BAD_QUESTION = "<bad question>"
 _WORD = re.compile(r"\S+")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
 _WEIGHT_TIE = 1e-9

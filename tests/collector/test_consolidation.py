@@ -137,3 +137,17 @@ def test_majority_bad_question_makes_the_consensus_bad():
     )
     assert record["isQuestionBad"] == pytest.approx(2 / 3)
     assert record["consensus"] == {"badQuestion": True}
+
+
+def test_a_span_that_reads_like_a_flag_is_not_the_flag():
+    # The article's own word "None" (or "the bad") normalises to "none" ("bad"): an answer
+    # marking it names a span, it does not say "no answer" (or "the question is bad").
+    text = "Asked who had paid, the mayor said: None. The bad roads stay."
+    none = (text.index("None"), text.index("None") + 4)
+    bad = (text.index("The bad"), text.index("The bad") + 7)
+    result = agreement(text, [Answer(spans=(none,)), Answer(no_answer=True)])
+    assert not result.agreed and result.support == 1
+    assert len(result.unique_answers) == 2
+    result = agreement(text, [Answer(bad_question=True), Answer(spans=(bad,))])
+    assert not result.agreed and len(result.unique_answers) == 2
+    assert agreement(text, [Answer(spans=(none,)), Answer(spans=(none,))]).agreed
