@@ -211,6 +211,30 @@ def story_id_kind(doc: Document) -> str:
     return "newsqa" if meta.get("story_id") else "cnn" if meta.get("story_file") else "source"
 
 
+def _validated_answers(entries: list[dict[str, Any]]) -> list[NewsqaValidatedAnswer]:
+    """The record's ``validatedAnswers`` as the NewsQA files carry them. Their format knows
+    a span, ``none`` / ``noAnswer`` and ``bad_question`` / ``badQuestion`` only (Maluuba's
+    loader reads any other key as a span and fails), so the validators' "all answers are
+    bad" votes (``allBad``, kept apart in the record) are counted with ``none``: no valid
+    answer, which is what the loader makes of them, and the votes still count towards its
+    ``max_count >= total / 2``, so a span most validators rejected never becomes the
+    files' consensus. The record keeps the two apart: its ``agreed`` is what SQuAD, Hugging
+    Face and the datasheet follow."""
+    validated: list[NewsqaValidatedAnswer] = []
+    none: NewsqaValidatedAnswer | None = None
+    for entry in entries:
+        choice = NO_ANSWER if entry.get("allBad") else _choice(entry)
+        if choice == NO_ANSWER:
+            if none is not None:
+                none.count += entry["count"]
+                continue
+            none = NewsqaValidatedAnswer(choice=NO_ANSWER, count=entry["count"])
+            validated.append(none)
+        else:
+            validated.append(NewsqaValidatedAnswer(choice=choice, count=entry["count"]))
+    return validated
+
+
 def _newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
     answers = [
         NewsqaSourcerAnswer(spans=[CharSpan(s["s"], s["e"]) for s in a["sourcerAnswers"]
@@ -221,8 +245,7 @@ def _newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
     return NewsqaQuestion(
         q=record["q"], answers=answers, is_answer_absent=record["isAnswerAbsent"],
         is_question_bad=record.get("isQuestionBad"),
-        validated_answers=[NewsqaValidatedAnswer(choice=_choice(v), count=v["count"])
-                           for v in validated] if validated is not None else None,
+        validated_answers=_validated_answers(validated) if validated is not None else None,
     )
 
 

@@ -615,7 +615,8 @@ class ConsolidateKind(StageKind):
                 choices = [
                     unique[v["choice"]] if "choice" in v else
                     Answer(bad_question=True) if v.get("bad_question") else
-                    Answer(no_answer=True)  # "all answers are bad": no usable answer
+                    # "All answers are bad": a vote of its own, never "no answer".
+                    Answer(all_bad=True)
                     for v in item.data["validations"]
                 ]
             record = newsqa_question_record(
