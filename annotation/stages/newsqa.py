@@ -434,8 +434,13 @@ class AgreementKind(StageKind):
         "" for no answer or a bad question), and each answer weighs its answerer's ``f1``;
         an answerer without an estimate weighs the mean of the estimated answerers (1.0
         when there are none).
+
+        A question without agreement goes to validators other than its answerers and the
+        workers its answer item excluded (the questioners of its article, its author among
+        them): validation is a third group of workers (section 3.4).
         """
         from annotation.engine import item_finish, items_pending_locked
+        from annotation.models import ItemExclusion
 
         competence: dict[int, float] | None = None
         if stage.params.get("weight_by_competence"):
@@ -477,13 +482,16 @@ class AgreementKind(StageKind):
                 emit = Emit(kind="newsqa_consolidate", key=item.key, data=base,
                             document_id=item.document_id, split=item.split)
             else:
+                questioners = (ItemExclusion.objects.filter(item_id=item.parent_id)
+                               .values_list("user_id", flat=True)) if item.parent_id else ()
                 emit = Emit(
                     kind="newsqa_validate", key=item.key, document_id=item.document_id,
                     split=item.split,
                     data={**base, "unique_answers": [a.to_record() for a in result.unique_answers
                                                      if not a.bad_question]},
-                    exclude_user_ids=tuple(item.data.get("answerer_ids", ())),
-                    exclusion_reason="answered this question",
+                    exclude_user_ids=(*item.data.get("answerer_ids", ()), *questioners),
+                    exclusion_reason="wrote questions on this article or answered this "
+                                     "question",
                 )
             outcome = {
                 "agreed": result.agreed, "support": result.support,

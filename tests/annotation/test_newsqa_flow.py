@@ -262,3 +262,33 @@ def test_emits_in_one_commit_run_their_stage_once(newsqa_project):
     runs = Job.objects.filter(kind="stage_run",
                               params__stage_id=stage(newsqa_project, "newsqa_split").pk)
     assert runs.count() == 1
+
+
+def test_the_author_of_a_question_does_not_validate_its_answers(newsqa_project, workers,
+                                                                committed):
+    """Questioners, answerers and validators are three groups (design: one worker does not
+    take two roles the protocol separates): the question's author is refused its
+    validation by the claim itself, as its answerers are."""
+    questioner = workers["questioner"]
+    article = _write_questions(newsqa_project, questioner, committed)
+    answer_stage = stage(newsqa_project, "newsqa_answer")
+    Stage.objects.filter(pk=answer_stage.pk).update(
+        params={**answer_stage.params, "max_extra_answers": 0})
+    who = Item.objects.get(stage__kind="newsqa_answer", document=article.document,
+                           data__question="Who opposed the plan?")
+    for name, payload in (("ann1", {"spans": [phrase_span(who, "Dario Weiss")]}),
+                          ("ann2", {"no_answer": True})):
+        task = claim_item(workers[name], newsqa_project, who)
+        with committed():
+            engine.task_submit(assignment_id=task.pk, worker=workers[name], payload=payload)
+    validation = Item.objects.get(stage__kind="newsqa_validate")
+    assert validation.assignments.filter(status="open").count() == 2
+
+    offered = []  # every task the questioner is given, each handed back
+    while (task := engine.task_claim(worker=questioner, project=newsqa_project)) is not None:
+        offered.append(task.item_id)
+        engine.task_release(assignment_id=task.pk, worker=questioner)
+    assert offered and validation.pk not in offered
+    assert set(validation.exclusions.values_list("user__username", flat=True)) == {
+        "questioner", "ann1", "ann2"}
+    assert claim_item(workers["val1"], newsqa_project, validation).item_id == validation.pk
