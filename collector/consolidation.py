@@ -238,6 +238,7 @@ def newsqa_question_record(
     min_agree: int = 2,
     max_gap_words: int = 3,
     weights: Sequence[float] | None = None,
+    workers: Sequence[int | str | None] | None = None,
 ) -> dict:
     """The consolidated NewsQA record of one question, as in the combined JSON.
 
@@ -249,8 +250,12 @@ def newsqa_question_record(
     own, ``{"count": n, "allBad": true}``, and never count as a "no answer" vote.
     ``weights`` (one per answer, e.g. the answerers' competence): the sourcers' consensus is
     the agreeing group of the highest total weight (``agreement``); None keeps the paper's
-    rule.
+    rule. ``workers``: the answerers' ids, one per answer in the same order, kept as
+    ``answerWorkers`` (a release turns them into its own pseudonyms, or leaves them out).
     """
+    if workers is not None and len(workers) != len(answers):
+        raise ValueError(f"workers: expected {len(answers)} (one per answer), got "
+                         f"{len(workers)}")
     cleaned = [clean_answer(text, a, max_gap_words=max_gap_words) for a in answers]
     first = agreement(text, cleaned, min_agree=min_agree, max_gap_words=max_gap_words,
                       weights=weights)
@@ -266,6 +271,8 @@ def newsqa_question_record(
         "isAnswerAbsent": sum(a.no_answer for a in cleaned) / n,
         "isQuestionBad": sum(a.bad_question for a in cleaned) / n,
     }
+    if workers is not None:
+        record["answerWorkers"] = list(workers)
     consensus, agreed = first.consensus, first.agreed
     if validator_choices:
         chosen = [clean_answer(text, a, max_gap_words=max_gap_words) for a in validator_choices]

@@ -475,6 +475,8 @@ class AgreementKind(StageKind):
             result = agreement(item.document.body, answers, min_agree=stage.params["min_agree"],
                                max_gap_words=stage.params["max_gap_words"], weights=weights)
             base = {"question": item.data["question"], "answers": item.data["answers"]}
+            if "answerer_ids" in item.data:  # the record's answerWorkers
+                base["answerer_ids"] = item.data["answerer_ids"]
             if weights is not None:  # consolidation picks the same weighted consensus
                 base["weights"] = weights
             if result.agreed:
@@ -595,7 +597,8 @@ class ValidateKind(StageKind):
             split=item.split,
             data={"question": item.data["question"], "answers": item.data["answers"],
                   "unique_answers": item.data["unique_answers"],
-                  "validations": [s.payload for s in submissions]},
+                  "validations": [s.payload for s in submissions],
+                  **{key: item.data[key] for key in ("answerer_ids",) if key in item.data}},
         )]
 
 
@@ -632,6 +635,7 @@ class ConsolidateKind(StageKind):
                 answers=[Answer.from_record(a) for a in item.data["answers"]],
                 validator_choices=choices, min_agree=stage.params["min_agree"],
                 max_gap_words=stage.params["max_gap_words"], weights=item.data.get("weights"),
+                workers=item.data.get("answerer_ids"),
             )
             item_finish(item=item, emits=[], result=record)
         return run_result(received=consolidated, passed=consolidated, consolidated=consolidated)

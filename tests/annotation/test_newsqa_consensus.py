@@ -317,3 +317,64 @@ def test_all_answers_bad_is_no_agreed_answer(rejected_project, admin_user, commi
           for p in a["paragraphs"] for qa in p["qas"]]
     assert v2 == []
     assert release.datasheet["agreement"]["share_no_agreement"] == 1.0
+
+
+def test_hugging_face_answer_workers_are_the_answerers_pseudonyms(consensus_project, admin_user,
+                                                                  committed):
+    """The card promises ``answer_workers``: per-release pseudonyms parallel to the answers,
+    the consensus (first) answer's being the first answerer who gave it."""
+    from django.contrib.auth import get_user_model
+
+    from collector.exporters import Pseudonymizer
+
+    ids = {u.username: u.pk for u in get_user_model().objects.filter(
+        username__in=["ann1", "ann2", "ann3"])}
+    records = {i.result["q"]: i.result for i in Item.objects.filter(
+        stage__kind="newsqa_consolidate")}
+    answerers = [ids["ann1"], ids["ann2"], ids["ann3"]]
+    assert records[SHARE]["answerWorkers"] == answerers  # agreed by the answerers
+    assert records[WHEN]["answerWorkers"] == answerers  # through validation
+
+    release = _release(consensus_project, admin_user, committed, "2.0.0")
+    root = release_folder(release)
+    import datasets
+
+    loaded = datasets.load_dataset(str(root / releases.hf_folder(release)),
+                                   cache_dir=str(root.parent / "hf-cache"))
+    hf = {row["question"]: row for split in loaded.values() for row in split}
+    pseudonym = Pseudonymizer(release.pseudonym_salt)
+    ann1, ann2, ann3 = (pseudonym(ids[name]) for name in ("ann1", "ann2", "ann3"))
+    assert hf[SHARE]["answers"]["text"] == ["around 34%", "34", "34%"]
+    assert hf[SHARE]["answer_workers"] == [ann1, ann2, ann3]
+    assert hf[WHEN]["answers"]["text"] == ["in March", "Tuesday", "$4 million"]
+    assert hf[WHEN]["answer_workers"] == [ann1, ann2, ann3]
+    assert hf[WHO]["answer_workers"] == []  # not answerable: no answers
+    assert all(w.startswith("w-") for w in (ann1, ann2, ann3)) and len({ann1, ann2, ann3}) == 3
+    card = (root / releases.hf_folder(release) / "README.md").read_text()
+    assert not any(name in card for name in ids)  # usernames never leave the platform
+
+    # A release that omits workers has no worker column.
+    hidden = _release(consensus_project, admin_user, committed, "2.1.0", omit_workers=True)
+    folder = release_folder(hidden) / releases.hf_folder(hidden)
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(folder.parent / "hf-cache-2"))
+    assert all("answer_workers" not in split.column_names for split in loaded.values())
+
+
+def test_the_consensus_answer_is_its_first_answerers():
+    """Without validation the official consensus is the range most answerers gave, which
+    may be one part of a multi-span answer: it is the answer of the first answerer whose
+    answer holds it."""
+    from annotation.release_records import _squad_question
+    from collector.consolidation import Answer, newsqa_question_record
+
+    def at(phrase):
+        return (FUND.index(phrase), FUND.index(phrase) + len(phrase))
+
+    lind, fees = at("Mara Lind"), at("fees")
+    record = newsqa_question_record(
+        text=FUND, question=WHO, workers=[7, 8, 9],
+        answers=[Answer(spans=(at("trustees"),)), Answer(spans=(lind, fees)),
+                 Answer(spans=(lind,))])
+    question = _squad_question(FUND, {"key": "k", "result": record}, "ns", "consensus")
+    assert [(a.text, a.worker) for a in question.answers] == [
+        ("Mara Lind", 8), ("trustees", 7), (FUND[lind[0]:fees[1]], 8)]

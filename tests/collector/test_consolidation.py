@@ -179,3 +179,14 @@ def test_all_answers_bad_is_a_vote_of_its_own_that_never_agrees():
                                     validator_choices=[all_bad, library, library])
     assert record["agreed"] is True
     assert record["consensus"] == {"s": span("library")[0], "e": span("library")[1]}
+
+
+def test_the_record_keeps_the_answerers_in_the_answers_order():
+    library, park = Answer(spans=(span("library"),)), Answer(spans=(span("park"),))
+    record = newsqa_question_record(text=TEXT, question="q?", answers=[library, park],
+                                    workers=[7, 9])
+    assert record["answerWorkers"] == [7, 9]
+    assert "answerWorkers" not in newsqa_question_record(text=TEXT, question="q?",
+                                                         answers=[library, park])
+    with pytest.raises(ValueError, match=r"workers: expected 2 \(one per answer\), got 1"):
+        newsqa_question_record(text=TEXT, question="q?", answers=[library, park], workers=[7])
