@@ -57,8 +57,10 @@ NEWSQA_CORPUS = "newsqa-synthetic"
 RECO_CORPUS = "dureader-demo"
 MARCO_CORPUS = "marco-demo-squad"
 
-# Three annotators: one questioner, two answerers (no extra answerer could be found), and
-# the questioner validates (the answerers may not).
+# Three annotators: one questioner, two answerers (no extra answerer could be found). The
+# questioner and the answerers may not validate: in the finished project the checker account
+# validates, made an annotator of that project; in the open one a crowd worker can (the
+# study, the invite link).
 NEWSQA_PARAMS: dict[int, dict[str, Any]] = {
     3: {"questioners_per_article": 1},
     4: {"answers_per_question": 2, "max_extra_answers": 0},
@@ -136,13 +138,15 @@ def build_newsqa_done(people: dict[str, Any]) -> str:
         NEWSQA_DONE, "newsqa", corpus, people, params=NEWSQA_PARAMS,
         description="A finished NewsQA project on the synthetic Portvale story, built by "
                     "load_demo from scripted submissions: one annotator wrote the questions "
-                    "from the highlights, two others marked the answers, and a third "
-                    "annotator validated the question they disagreed on.")
+                    "from the highlights, two others marked the answers, and a fourth "
+                    "worker validated the question they disagreed on.")
     payload = _newsqa_payload(NEWSQA_DONE_SCRIPT)
     _work(project, people["annotator1"], payload)  # the questions
     for name in ("annotator2", "annotator3"):  # the answers
         _work(project, people[name], payload)
-    _work(project, people["annotator1"], payload)  # validation
+    # Validation: neither the questioner nor the answerers may validate (a third group).
+    engine.project_member_add(project=project, user=people[CHECKER], role=Role.ANNOTATOR)
+    _work(project, people[CHECKER], payload)
     records = _records(project, expected=len(NEWSQA_DONE_SCRIPT))
     release = _release(project, people[ADMIN],
                        ["squad-v1", "squad-v2", "newsqa-json", "newsqa-csv", "hf"])

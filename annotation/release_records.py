@@ -215,18 +215,48 @@ def story_id_kind(doc: Document) -> str:
     return "newsqa" if meta.get("story_id") else "cnn" if meta.get("story_file") else "source"
 
 
+def _validated_answers(entries: list[dict[str, Any]]) -> list[NewsqaValidatedAnswer]:
+    """The record's ``validatedAnswers`` as the NewsQA files carry them. Their format knows
+    a span, ``none`` / ``noAnswer`` and ``bad_question`` / ``badQuestion`` only (Maluuba's
+    loader reads any other key as a span and fails), so the validators' "all answers are
+    bad" votes (``allBad``, kept apart in the record) are counted with ``none``: no valid
+    answer, which is what the loader makes of them, and the votes still count towards its
+    ``max_count >= total / 2``, so a span most validators rejected never becomes the
+    files' consensus. The record keeps the two apart: its ``agreed`` is what SQuAD, Hugging
+    Face and the datasheet follow."""
+    validated: list[NewsqaValidatedAnswer] = []
+    none: NewsqaValidatedAnswer | None = None
+    for entry in entries:
+        choice = NO_ANSWER if entry.get("allBad") else _choice(entry)
+        if choice == NO_ANSWER:
+            if none is not None:
+                none.count += entry["count"]
+                continue
+            none = NewsqaValidatedAnswer(choice=NO_ANSWER, count=entry["count"])
+            validated.append(none)
+        else:
+            validated.append(NewsqaValidatedAnswer(choice=choice, count=entry["count"]))
+    return validated
+
+
+def _answer_workers(record: dict[str, Any]) -> list[Any]:
+    """The answerers' ids, parallel to the record's answers (None where the record, made
+    before they were kept, has none)."""
+    workers = record.get("answerWorkers")
+    return list(workers) if workers else [None] * len(record["answers"])
+
+
 def _newsqa_question(record: dict[str, Any]) -> NewsqaQuestion:
     answers = [
         NewsqaSourcerAnswer(spans=[CharSpan(s["s"], s["e"]) for s in a["sourcerAnswers"]
-                                   if "s" in s])
-        for a in record["answers"]
+                                   if "s" in s], worker=worker)
+        for a, worker in zip(record["answers"], _answer_workers(record), strict=True)
     ]
     validated = record.get("validatedAnswers")
     return NewsqaQuestion(
         q=record["q"], answers=answers, is_answer_absent=record["isAnswerAbsent"],
         is_question_bad=record.get("isQuestionBad"),
-        validated_answers=[NewsqaValidatedAnswer(choice=_choice(v), count=v["count"])
-                           for v in validated] if validated is not None else None,
+        validated_answers=_validated_answers(validated) if validated is not None else None,
     )
 
 
@@ -334,19 +364,32 @@ def _squad_question(body: str, row: dict[str, Any], namespace: str, unagreed: st
     agreed = record.get("agreed", True)
     if not agreed and unagreed == "omit":
         return None
-    spans = [(a["sourcerAnswers"][0]["s"], a["sourcerAnswers"][-1]["e"])
-             for a in record["answers"] if "s" in a["sourcerAnswers"][0]]
+    # Each answerer's span answer (its parts) and its answerer; as one span from its first
+    # start to its last end.
+    given = [(a["sourcerAnswers"], worker)
+             for a, worker in zip(record["answers"], _answer_workers(record), strict=True)
+             if "s" in a["sourcerAnswers"][0]]
+    sourced = [((parts[0]["s"], parts[-1]["e"]), worker) for parts, worker in given]
     consensus = (question or newsqa_question(record)).consensus
     qid = squad_id(namespace, row["key"])
     if not isinstance(consensus, CharSpan) or (not agreed and unagreed != "consensus"):
+        plausible: dict[tuple[int, int], Any] = {}
+        for span, worker in sourced:
+            plausible.setdefault(span, worker)
         return SquadQuestion(
             id=qid, question=record["q"], answers=(), is_impossible=True,
-            plausible_answers=[SquadAnswer(body[s:e], s) for s, e in dict.fromkeys(spans)],
+            plausible_answers=[SquadAnswer(body[s:e], s, worker)
+                               for (s, e), worker in plausible.items()],
         )
     first = (consensus.s, consensus.e)
-    ordered = [first] + [span for span in spans if span != first]
+    # The consensus is the answer of the first answerer who gave it: as their whole answer,
+    # or (Maluuba's count without validation) as one of its spans.
+    author = next((worker for (span, worker), (parts, _) in zip(sourced, given, strict=True)
+                   if span == first or any(first == (p["s"], p["e"]) for p in parts)), None)
+    ordered = [(first, author)] + [(span, worker) for span, worker in sourced if span != first]
     return SquadQuestion(id=qid, question=record["q"],
-                         answers=[SquadAnswer(body[s:e], s) for s, e in ordered])
+                         answers=[SquadAnswer(body[s:e], s, worker)
+                                  for (s, e), worker in ordered])
 
 
 # MS MARCO and DuReader ----------------------------------------------------------------

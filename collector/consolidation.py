@@ -8,10 +8,12 @@ Definitions (NewsQA paper, sections 3.3-3.5; record layout of the combined JSON)
 * *Span merging* (cleanup, section 3.5): two spans of one answer whose gap holds fewer than
   ``max_gap_words`` (3) words are merged into one span; tokens made only of punctuation do
   not count as words.
-* *Agreement*: each answer is reduced to a key: ``("none",)`` for no answer, ``("bad",)``
-  for a bad question, otherwise the tuple of SQuAD-normalised texts of its merged spans in
-  article order (so a multi-span answer agrees only with an answer naming the same parts in
-  the same order, and a span that differs only by case, punctuation or an article agrees).
+* *Agreement*: each answer is reduced to a key: ``(NO_ANSWER,)`` for no answer,
+  ``(BAD_QUESTION,)`` for a bad question, otherwise the tuple of SQuAD-normalised texts of
+  its merged spans in article order (so a multi-span answer agrees only with an answer
+  naming the same parts in the same order, and a span that differs only by case,
+  punctuation or an article agrees). The flags' keys hold punctuation, which normalised
+  text never does: a span that reads "None" or "the bad" is not a flag.
   A question is *agreed* when at least ``min_agree`` (2) answerers share a key; the
   consensus is the most frequent key (ties broken by the earliest answer), represented by
   the first answer that has it.
@@ -22,8 +24,14 @@ Definitions (NewsQA paper, sections 3.3-3.5; record layout of the combined JSON)
   names its heaviest answer). Totals within 1e-9 tie, and ties go to the paper's choice
   (more answerers, then the earliest answer). ``weighted_support`` is the consensus key's
   total weight.
-* *Validation* counts validator choices among the unique answers; after it, a question is
-  agreed when ``min_agree`` validators chose the same option.
+* *Validation* counts validator choices among the unique answers, "all answers are bad"
+  (``all_bad``: a vote of its own, never the same as choosing the unique answer "no answer
+  in the article") and "the question makes no sense"; after it, a question is agreed when
+  the most chosen option (ties broken by the earliest vote) has ``min_agree`` validators
+  and is an answer. When "all answers are bad" is the most chosen option the validators
+  rejected the answers: the question has no agreed answer (NewsQA section 3.4-3.5: it is
+  kept, marked as without agreement), and its record's consensus is ``noAnswer`` (or
+  ``badQuestion``), as the NewsQA files mark such questions.
 """
 
 from __future__ import annotations
@@ -36,8 +44,9 @@ from dataclasses import dataclass, field
 
 from collector.metrics import squad_normalize
 
-NO_ANSWER = "none"
-BAD_QUESTION = "bad"
+NO_ANSWER = "<no answer>"
+BAD_QUESTION = "<bad question>"
+ALL_BAD = "<all answers bad>"
 _WORD = re.compile(r"\S+")
 _PUNCT_ONLY = re.compile(r"^[\W_]+$")
 _WEIGHT_TIE = 1e-9
@@ -45,25 +54,31 @@ _WEIGHT_TIE = 1e-9
 
 @dataclass(frozen=True)
 class Answer:
-    """One answerer's answer: spans (start inclusive, end exclusive) or a flag."""
+    """One answerer's answer: spans (start inclusive, end exclusive) or a flag; or a
+    validator's vote: one of those (the answer they chose) or ``all_bad`` ("all answers are
+    bad", which only a validator gives)."""
 
     spans: tuple[tuple[int, int], ...] = ()
     no_answer: bool = False
     bad_question: bool = False
+    all_bad: bool = False
 
     def __post_init__(self) -> None:
-        flags = int(self.no_answer) + int(self.bad_question)
+        flags = int(self.no_answer) + int(self.bad_question) + int(self.all_bad)
         if flags > 1 or (flags and self.spans) or (not flags and not self.spans):
-            raise ValueError("an answer is one or more spans, or no_answer, or bad_question")
+            raise ValueError("an answer is one or more spans, or no_answer, or bad_question, "
+                             "or all_bad")
 
     @classmethod
     def from_record(cls, record: dict) -> Answer:
         """From the payload form ``{"spans": [[s, e], ...]}`` / ``{"no_answer": true}`` /
-        ``{"bad_question": true}``."""
+        ``{"bad_question": true}`` / ``{"all_bad": true}``."""
         if record.get("no_answer"):
             return cls(no_answer=True)
         if record.get("bad_question"):
             return cls(bad_question=True)
+        if record.get("all_bad"):
+            return cls(all_bad=True)
         return cls(spans=tuple(sorted((int(s), int(e)) for s, e in record.get("spans", ()))))
 
     def to_record(self) -> dict:
@@ -71,6 +86,8 @@ class Answer:
             return {"no_answer": True}
         if self.bad_question:
             return {"bad_question": True}
+        if self.all_bad:
+            return {"all_bad": True}
         return {"spans": [list(span) for span in self.spans]}
 
 
@@ -102,6 +119,8 @@ def answer_key(text: str, answer: Answer, *, max_gap_words: int = 3) -> tuple[st
         return (NO_ANSWER,)
     if answer.bad_question:
         return (BAD_QUESTION,)
+    if answer.all_bad:
+        return (ALL_BAD,)
     return tuple(
         squad_normalize(text[s:e]) for s, e in merge_spans(text, answer.spans,
                                                           max_gap_words=max_gap_words)
@@ -146,6 +165,9 @@ def agreement(
     consensus is the heaviest key as described in the module docstring, and
     ``weighted_support`` is its total weight. ``ValueError`` names a bad weight, or a
     count that does not match the answers.
+
+    Validators' votes may include ``all_bad``: it is counted as an option of its own, and
+    when it is the consensus the question is not agreed (no answer was accepted).
     """
     checked = None if weights is None else _check_weights(weights, len(answers))
     keys = [answer_key(text, a, max_gap_words=max_gap_words) for a in answers]
@@ -161,14 +183,17 @@ def agreement(
     def paper_order(key: tuple[str, ...]) -> tuple[int, int]:
         return counts[key], -order[key]
 
+    def agrees(key: tuple[str, ...]) -> bool:
+        return counts[key] >= min_agree and key != (ALL_BAD,)
+
     best = max(counts, key=paper_order)
-    agreed = counts[best] >= min_agree
+    agreed = agrees(best)
     weighted_support = None
     if checked is not None:
         totals: dict[tuple[str, ...], float] = dict.fromkeys(counts, 0.0)
         for key, weight in zip(keys, checked, strict=True):
             totals[key] += weight
-        candidates = [k for k in counts if counts[k] >= min_agree] if agreed else list(counts)
+        candidates = [k for k in counts if agrees(k)] if agreed else list(counts)
         heaviest = max(totals[k] for k in candidates)
         best = max((k for k in candidates if totals[k] >= heaviest - _WEIGHT_TIE),
                    key=paper_order)
@@ -199,6 +224,8 @@ def _newsqa_span(answer: Answer) -> dict:
         return {"noAnswer": True}
     if answer.bad_question:
         return {"badQuestion": True}
+    if answer.all_bad:  # a validators' entry only: the NewsQA files have no such choice
+        return {"allBad": True}
     return {"s": answer.spans[0][0], "e": answer.spans[-1][1]}
 
 
@@ -211,15 +238,24 @@ def newsqa_question_record(
     min_agree: int = 2,
     max_gap_words: int = 3,
     weights: Sequence[float] | None = None,
+    workers: Sequence[int | str | None] | None = None,
 ) -> dict:
     """The consolidated NewsQA record of one question, as in the combined JSON.
 
     Keeps every sourcer answer (cleaned), the validators' choices with counts, and the
     consensus. Adds ``agreed`` (bool) and ``validated`` (bool) so questions without
-    agreement after validation are kept and marked. ``weights`` (one per answer, e.g. the
-    answerers' competence): the sourcers' consensus is the agreeing group of the highest
-    total weight (``agreement``); None keeps the paper's rule.
+    agreement after validation are kept and marked. ``validator_choices`` holds one vote per
+    validator: the unique answer they chose (a span, ``no_answer`` or ``bad_question``) or
+    ``Answer(all_bad=True)``; the all-bad votes are one ``validatedAnswers`` entry of their
+    own, ``{"count": n, "allBad": true}``, and never count as a "no answer" vote.
+    ``weights`` (one per answer, e.g. the answerers' competence): the sourcers' consensus is
+    the agreeing group of the highest total weight (``agreement``); None keeps the paper's
+    rule. ``workers``: the answerers' ids, one per answer in the same order, kept as
+    ``answerWorkers`` (a release turns them into its own pseudonyms, or leaves them out).
     """
+    if workers is not None and len(workers) != len(answers):
+        raise ValueError(f"workers: expected {len(answers)} (one per answer), got "
+                         f"{len(workers)}")
     cleaned = [clean_answer(text, a, max_gap_words=max_gap_words) for a in answers]
     first = agreement(text, cleaned, min_agree=min_agree, max_gap_words=max_gap_words,
                       weights=weights)
@@ -235,6 +271,8 @@ def newsqa_question_record(
         "isAnswerAbsent": sum(a.no_answer for a in cleaned) / n,
         "isQuestionBad": sum(a.bad_question for a in cleaned) / n,
     }
+    if workers is not None:
+        record["answerWorkers"] = list(workers)
     consensus, agreed = first.consensus, first.agreed
     if validator_choices:
         chosen = [clean_answer(text, a, max_gap_words=max_gap_words) for a in validator_choices]
@@ -248,6 +286,8 @@ def newsqa_question_record(
         ]
         validated = agreement(text, chosen, min_agree=min_agree, max_gap_words=max_gap_words)
         consensus, agreed = validated.consensus, validated.agreed
+        if consensus is not None and consensus.all_bad:
+            consensus = None  # the answers were rejected: no answer is the consensus
     if record["isQuestionBad"] >= 0.5:
         consensus = Answer(bad_question=True)
     record["consensus"] = _newsqa_span(consensus) if consensus else {"noAnswer": True}

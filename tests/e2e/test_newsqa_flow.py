@@ -26,10 +26,11 @@ def project(settings):
     admin = user_with_roles("boss", Role.ADMIN)
     project = engine.project_create(
         name="NewsQA browser", recipe="newsqa", corpus=corpus, user=admin,
-        # Three annotators: the two answerers may not validate, so one validator suffices.
+        # Four annotators: the questioner and the two answerers may not validate, so one
+        # validator suffices.
         params={4: {"max_extra_answers": 0}, 6: {"validators_per_question": 1}},
     )
-    for name in ("asker", "reader1", "reader2"):
+    for name in ("asker", "reader1", "reader2", "judge"):
         engine.project_member_add(project=project, user=user_with_roles(name, Role.ANNOTATOR),
                                   role=Role.ANNOTATOR)
     engine.project_start(project=project, actor=admin)
@@ -77,26 +78,27 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     assert "Lena Ortiz" in reader2.inner_text('[data-testid="spans"]')
     submit(reader2, key="Control+Enter")
 
-    # No agreement and no extra answerers allowed: validation. Answerers may not validate
-    # it; the questioner may, and picks the first unique answer with the "1" key.
-    # The agreement check is a stage job: wait for it to emit the validation item.
+    # No agreement and no extra answerers allowed: validation. Neither the answerers nor
+    # the questioner may validate it; a fourth annotator picks the first unique answer with
+    # the "1" key. The agreement check is a stage job: wait for it to emit the validation
+    # item.
     validation = row(Item.objects.filter(stage__kind="newsqa_validate"),
                      what="the validation item (after the agreement stage job)")
     assert [a["spans"] for a in validation.data["unique_answers"]]
-    asker.goto("/tasks/")
-    task_next(asker, '[data-testid="choice-0"]')
-    options = asker.locator("label.choice").all_inner_texts()
+    judge = as_user("judge")
+    task_next(judge, '[data-testid="choice-0"]')
+    options = judge.locator("label.choice").all_inner_texts()
     assert options[0].strip() == "Dario Weiss" and options[1].strip() == "Lena Ortiz"
-    assert "Enter" in asker.inner_text('[data-testid="submit"]')
-    asker.keyboard.press("Enter")  # nothing chosen yet: refused, next to the choices
-    asker.locator('[data-testid="client-error-choice"]').wait_for()
-    assert "Choose an answer first" in asker.inner_text('[data-testid="client-error-choice"]')
-    screenshot("newsqa-validation-missing", of=asker)
+    assert "Enter" in judge.inner_text('[data-testid="submit"]')
+    judge.keyboard.press("Enter")  # nothing chosen yet: refused, next to the choices
+    judge.locator('[data-testid="client-error-choice"]').wait_for()
+    assert "Choose an answer first" in judge.inner_text('[data-testid="client-error-choice"]')
+    screenshot("newsqa-validation-missing", of=judge)
     # the first choice has the focus; its number key still works there
-    assert asker.evaluate("document.activeElement.dataset.testid") == "choice-0"
-    asker.keyboard.press("1")
-    screenshot("newsqa-validation", of=asker)
-    submit(asker, key="Enter")  # 1 then Enter sends it
+    assert judge.evaluate("document.activeElement.dataset.testid") == "choice-0"
+    judge.keyboard.press("1")
+    screenshot("newsqa-validation", of=judge)
+    submit(judge, key="Enter")  # 1 then Enter sends it
 
     record = row(Item.objects.filter(stage__kind="newsqa_consolidate", status="done"),
                  what="the consolidated record (after the consolidation stage job)")
