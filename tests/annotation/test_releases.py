@@ -84,6 +84,20 @@ def _release(project, admin_user, committed, formats, version="1.0.0"):
     return release
 
 
+def _reco_labelled(row: dict, *, query_id: int, n: int, annotator) -> dict:
+    """A ReCO final item's data, labelled with a shared sample row's evidence and answer."""
+    from annotation.stages import reco
+
+    alternatives = dict(zip(list(reco.ANSWERS), row["alternatives"].split("|"), strict=True))
+    start = row["doc"].index(row["passage"])
+    return {"query_id": query_id, "query": row["query"], "source": "batch",
+            "annotators": [annotator.pk],
+            "document": {"text": row["doc"], "url": row["url"], "external_id": f"d{n}"},
+            "label": {"evidence_text": row["passage"], "alternatives": alternatives,
+                      "answer": next(k for k, v in alternatives.items() if v == row["answer"]),
+                      "evidence": [start, start + len(row["passage"])]}}
+
+
 def test_every_newsqa_format_reloads_with_the_database_values(
     finished_project, admin_user, committed, workers
 ):
@@ -482,16 +496,7 @@ def test_two_releases_load_through_one_datasets_cache(finished_project, admin_us
     project = engine.project_create(name="ReCO release", recipe="reco", language="zh")
     records = []
     for n, row in enumerate(sample):
-        alternatives = dict(zip(list(reco.ANSWERS), row["alternatives"].split("|"),
-                                strict=True))
-        start = row["doc"].index(row["passage"])
-        data = {"query_id": row["query_id"], "query": row["query"], "source": "batch",
-                "annotators": [admin_user.pk],
-                "document": {"text": row["doc"], "url": row["url"], "external_id": f"d{n}"},
-                "label": {"evidence_text": row["passage"], "alternatives": alternatives,
-                          "answer": next(k for k, v in alternatives.items()
-                                         if v == row["answer"]),
-                          "evidence": [start, start + len(row["passage"])]}}
+        data = _reco_labelled(row, query_id=row["query_id"], n=n, annotator=admin_user)
         records.append((reco.final_record(data, "train"), "train"))
     _final_items(project, records)
     other = _release(project, admin_user, committed, ["hf"])
@@ -688,16 +693,7 @@ def _reco_project(admin_user, splits):
     records = []
     for n, split in enumerate(splits):
         row = sample[n % len(sample)]
-        alternatives = dict(zip(list(reco.ANSWERS), row["alternatives"].split("|"),
-                                strict=True))
-        start = row["doc"].index(row["passage"])
-        data = {"query_id": 910000 + n, "query": row["query"], "source": "batch",
-                "annotators": [admin_user.pk],
-                "document": {"text": row["doc"], "url": row["url"], "external_id": f"d{n}"},
-                "label": {"evidence_text": row["passage"], "alternatives": alternatives,
-                          "answer": next(k for k, v in alternatives.items()
-                                         if v == row["answer"]),
-                          "evidence": [start, start + len(row["passage"])]}}
+        data = _reco_labelled(row, query_id=910000 + n, n=n, annotator=admin_user)
         records.append((reco.final_record(data, split), split))
     _final_items(project, records)
     return project
