@@ -335,16 +335,21 @@ def test_two_web_hosts_and_two_workers_share_only_the_database_redis_and_storage
         return release if release["status"] == "ready" else None
 
     release = _until("the release build", built)
-    [entry] = [f for f in release["files"] if f["format"] == "squad-v2"]
-    download = browser.get(f"{b}{entry['url']}", timeout=60, allow_redirects=False)
-    assert download.status_code == 200
-    assert download.headers["Content-Disposition"] == f'attachment; filename="{entry["path"]}"'
-    assert hashlib.sha256(download.content).hexdigest() == entry["sha256"]
-    assert len(download.content) == entry["bytes"]
-    data = json.loads(download.content)
-    assert sum(len(p["qas"]) for art in data["data"] for p in art["paragraphs"]) == documents
-    in_storage = list((cluster["shared"] / "releases").rglob(entry["path"]))
-    assert [p.read_bytes() for p in in_storage] == [download.content]
+    entries = [f for f in release["files"] if f["format"] == "squad-v2"]  # one per split
+    assert entries
+    questions = 0
+    for entry in entries:
+        download = browser.get(f"{b}{entry['url']}", timeout=60, allow_redirects=False)
+        assert download.status_code == 200
+        assert (download.headers["Content-Disposition"]
+                == f'attachment; filename="{entry["path"]}"')
+        assert hashlib.sha256(download.content).hexdigest() == entry["sha256"]
+        assert len(download.content) == entry["bytes"]
+        data = json.loads(download.content)
+        questions += sum(len(p["qas"]) for art in data["data"] for p in art["paragraphs"])
+        in_storage = list((cluster["shared"] / "releases").rglob(entry["path"]))
+        assert [p.read_bytes() for p in in_storage] == [download.content]
+    assert questions == documents
 
     # Nothing landed on any host's own disk.
     for name, folder in cluster["hosts"].items():
