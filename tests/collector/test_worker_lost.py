@@ -120,7 +120,14 @@ def test_an_import_and_a_release_build_survive_a_worker_killed_mid_job(celery_wo
     assert release.status == Release.Status.READY, release.error
     files = list(ReleaseFile.objects.filter(release=release))
     paths = [f.path for f in files]
-    assert len(paths) == len(set(paths)) == 3  # squad-v2, newsqa-json, the datasheet
+    assert len(paths) == len(set(paths))
+    # squad-v2 a file per split; newsqa-json its combined file and the story-id lists.
+    by_format = {fmt: sorted(f.path for f in files if f.format == fmt)
+                 for fmt in {f.format for f in files}}
+    assert set(by_format) == {"squad-v2", "newsqa-json", "datasheet"}
+    assert by_format["datasheet"] == ["DATASHEET.md"]
+    assert {f.split for f in files if f.format == "squad-v2"} == set(release.split_counts)
+    assert len([p for p in by_format["newsqa-json"] if p.endswith("_story_ids.csv")]) == 3
     stored = sorted(releases._storage_names(releases.release_storage(), release.directory))
     assert stored == sorted(releases.release_file_name(release, path)
                             for path in [*paths, releases.CHECKSUMS])
