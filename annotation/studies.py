@@ -216,10 +216,12 @@ def study_arrive(*, study: Study, arrival: Arrival,
     if arrival.preview:
         raise ValidationError(gettext("a preview cannot start a session: accept the HIT "
                                       "first"))
-    if study.status != Study.Status.OPEN and not session_known(study=study, arrival=arrival):
+    # The session this arrival started before, if any: read once for the checks below.
+    known = StudySession.objects.filter(study=study, session_key=arrival.session_key).first()
+    if study.status != Study.Status.OPEN and known is None:
         raise ValidationError(gettext("this study is closed"))
     user = _account(arrival)
-    if (browser_user_id != user.pk and not session_known(study=study, arrival=arrival)
+    if (browser_user_id != user.pk and known is None
             and Assignment.objects.filter(worker=user, status=Assignment.Status.ACTIVE,
                                           lease_expires_at__gt=timezone.now()).exists()):
         # The URL names the worker, and anyone can type another worker's id: a new session
@@ -232,8 +234,8 @@ def study_arrive(*, study: Study, arrival: Arrival,
         project=study.project, user=user, role=Role.ANNOTATOR.value,
         defaults={"source": study.platform, "consented_at": timezone.now()},
     )
-    if (member.status != ProjectMember.Status.ACTIVE and not StudySession.objects.filter(
-            study=study, session_key=arrival.session_key, member=member).exists()):
+    if member.status != ProjectMember.Status.ACTIVE and (known is None
+                                                         or known.member_id != member.pk):
         # A blocked worker, or one paused by the gold checks, starts no new session (its
         # quota and its completion code); a session they have goes on to say so.
         raise ValidationError(gettext(
