@@ -35,6 +35,7 @@ from annotation.models import (
     Assignment,
     ExternalAccount,
     Item,
+    PaymentLine,
     Platform,
     Project,
     ProjectMember,
@@ -42,6 +43,7 @@ from annotation.models import (
     StudySession,
     Submission,
 )
+from annotation.pay import MTURK_CURRENCY
 from annotation.roles import Role
 
 User = get_user_model()
@@ -159,6 +161,13 @@ def study_create(
     if quota is not None and quota > QUOTA_MOST:
         raise ValidationError(f"quota: {quota} tasks per session is more than {QUOTA_MOST:,}; "
                               "give none for no limit")
+    if platform == Platform.MTURK and project.currency != MTURK_CURRENCY and (
+            PaymentLine.objects.filter(export__project=project).exists()):
+        # Before any payment the currency may still become USD (the pay page says so);
+        # after one, MTurk's workers could never be paid through the exports.
+        raise ValidationError(f"platform: MTurk pays bonuses in US dollars only, and this "
+                              f"project's payments were already exported in "
+                              f"{project.currency}: its MTurk workers could not be paid")
     if len(name) > Study._meta.get_field("name").max_length:
         raise ValidationError(f"name: at most {Study._meta.get_field('name').max_length} "
                               f"characters ({len(name)} given)")

@@ -197,6 +197,12 @@ def study_action(request: HttpRequest, pk: int) -> HttpResponse:
                 actor=request.user)
             messages.success(request, _("Study created: %(path)s")
                              % {"path": studies.study_path(study)})
+            if study.platform == Platform.MTURK and project.currency != pay.MTURK_CURRENCY:
+                messages.warning(request, _(
+                    "MTurk pays bonuses in US dollars only and this project pays in "
+                    "%(currency)s: set its currency to USD on the pay page before the first "
+                    "payment export, or its MTurk workers cannot be paid through it.")
+                    % {"currency": project.currency})
         elif action in ("close", "reopen"):
             study = posted_or_404(Study, request.POST.get("study"), project=project)
             studies.study_close(study=study, closed=action == "close")

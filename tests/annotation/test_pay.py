@@ -28,6 +28,7 @@ from annotation.models import (
     PaymentExport,
     PaymentLine,
     Project,
+    Study,
     Submission,
 )
 from annotation.roles import Role
@@ -807,6 +808,34 @@ def test_once_paid_in_another_currency_mturk_workers_are_paid_by_other_means(
     assert "pay MTurk workers by other means" in alert
     with pytest.raises(ValidationError, match="already exported in GBP"):
         _set_currency(paid_project, "USD")
+
+
+def test_no_mturk_study_once_paid_in_another_currency(client_for, paid_project, workers,
+                                                     worked, admin_user):
+    """Once payments went out in pounds the currency is fixed, so an MTurk study opened
+    then could never pay its workers: it is refused, saying why. Before any payment it is
+    opened with a warning to set USD first."""
+    url = reverse("annotation:study_action", args=[paid_project.pk])
+    client = client_for(admin_user)
+    page = html.unescape(client.post(url, {"action": "create", "platform": "mturk",
+                                           "completion_code": "EARLY"}, follow=True)
+                         .content.decode())
+    assert "Study created" in page
+    assert ("MTurk pays bonuses in US dollars only and this project pays in GBP: set its "
+            "currency to USD on the pay page before the first payment export") in page
+    Study.objects.filter(platform="mturk").delete()
+    pay.payments_export(project=paid_project)
+    with pytest.raises(ValidationError) as refused:
+        studies.study_create(project=paid_project, platform="mturk", completion_code="LATE")
+    assert refused.value.messages == [
+        "platform: MTurk pays bonuses in US dollars only, and this project's payments were "
+        "already exported in GBP: its MTurk workers could not be paid"]
+    page = html.unescape(client.post(url, {"action": "create", "platform": "mturk",
+                                           "completion_code": "LATE"}, follow=True)
+                         .content.decode())
+    assert "its MTurk workers could not be paid" in page
+    assert not Study.objects.filter(platform="mturk").exists()
+    studies.study_create(project=paid_project, platform="prolific", completion_code="P")
 
 
 def test_a_project_with_an_mturk_study_keeps_to_us_dollars(client_for, paid_project,
