@@ -57,8 +57,16 @@ class ReleaseScoresSchema(OpenApiSerializerExtension):
 
     def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": True,
-                "description": "Metric names to values (and per-split breakdowns), as the "
-                               "format's official scorer reports them."}
+                "required": ["split", "file"],
+                "properties": {
+                    "split": {"type": "string", "description": "The split scored (train, "
+                                                               "dev or test)."},
+                    "file": {"type": "string", "description": "The release file whose "
+                                                              "records were the gold data."},
+                },
+                "description": "Metric names to values, as the format's official scorer "
+                               "reports them (keys differ by format), with the split and "
+                               "file scored."}
 
 
 class JsonOutsideSuccessMixin:

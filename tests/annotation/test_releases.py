@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -451,6 +452,16 @@ def test_scoring_predictions_against_a_release(finished_project, admin_user, com
     upload = SimpleUploadedFile("perfect.json", json.dumps(perfect).encode())
     result = api.post(url, {"format": "squad-v2", "predictions": upload})
     assert result.status_code == 200 and result.json()["exact"] == 100.0
+    assert (result.json()["split"], result.json()["file"]) == ("train", "train-v2.0.json")
+    # The answer is what the API's schema says it is, split and file included.
+    schema = api.get("/api/v1/schema/", {"format": "json"}).json()
+    ok = schema["paths"]["/api/v1/releases/{id}/score/"]["post"]["responses"]["200"]
+    ref = ok["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    component = schema["components"]["schemas"][ref]
+    assert component["required"] == ["split", "file"]
+    jsonschema.validate(result.json(), component)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"exact": 100.0}, component)
     bad = api.post(url, {"format": "squad-v2",
                          "predictions": SimpleUploadedFile("p.json", b"[1, 2]")})
     assert bad.status_code == 400 and bad.json()["errors"][0].startswith("p.json: ")
