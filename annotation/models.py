@@ -735,6 +735,9 @@ class PaymentExport(models.Model):
     period_end = models.DateTimeField()
     total = models.DecimalField(max_digits=12, decimal_places=2)
     content = models.TextField()
+    # The Prolific studies its rows pay in (STUDY_IDs, "" for rows with none), sorted: the
+    # pay page offers bulk-bonus lines per study without reading every export's CSV.
+    prolific_studies = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -363,11 +363,11 @@ def project_pay(*, project: Project) -> dict[str, Any]:
             if human else 0)
     series = _series(project, stages, rates, work, bonuses, shares)
     mturk = [w for w in workers if w["platform"] == Platform.MTURK]
+    # Prolific takes a bulk bonus per study: each export lists its studies, so the CSVs
+    # themselves are not read here.
     exports = list(PaymentExport.objects.filter(project=project).select_related("created_by")
-                   .annotate(rows=Count("lines")).order_by("-created_at", "-id"))
-    for export in exports:  # Prolific takes a bulk bonus per study
-        export.prolific_studies = (sorted(prolific_bonuses(export))
-                                   if f"\n{Platform.PROLIFIC}," in export.content else [])
+                   .defer("content").annotate(rows=Count("lines"))
+                   .order_by("-created_at", "-id"))
     return {
         "currency": project.currency,
         "stage_rows": stage_rows,
@@ -692,7 +692,9 @@ def payments_export(*, project: Project, actor: Any = None,
             if row["platform"] == Platform.MTURK:  # SendBonus's UniqueRequestToken
                 row["request_token"] = f"crowdqa-{export.pk}-{row['pseudonym']}"
         export.content = _csv(rows)
-        export.save(update_fields=["content"])
+        export.prolific_studies = sorted({row["external_study"] for row in rows
+                                          if row["platform"] == Platform.PROLIFIC})
+        export.save(update_fields=["content", "prolific_studies"])
         PaymentLine.objects.bulk_create([
             PaymentLine(export=export, user_id=row["user_id"], amount=row["amount"])
             for row in rows

@@ -870,6 +870,7 @@ def test_prolific_bulk_bonus_lines_per_study(
     export = pay.payments_export(project=paid_project)
     assert pay.prolific_bonuses(export) == {"STUDYA": [(PROLIFIC_ID, "6.00")],
                                             "STUDYB": [("6a0b1c2d3e4f5a6b7c8d9e0f", "1.50")]}
+    assert PaymentExport.objects.get().prolific_studies == ["STUDYA", "STUDYB"]
     client = client_for(admin_user)
     page = client.get(reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
     base = reverse("annotation:payment_export_prolific", args=[export.pk])
@@ -889,6 +890,39 @@ def test_prolific_bulk_bonus_lines_per_study(
     assert sorted(client.get(base).content.decode().splitlines()) == sorted(
         [f"{PROLIFIC_ID},6.00", "6a0b1c2d3e4f5a6b7c8d9e0f,1.50"])
     assert client_for(checker).get(base).status_code == 403
+
+
+def test_exports_made_before_are_given_their_prolific_studies_by_the_migration(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user
+):
+    """The pay page lists each export's Prolific studies from the export row, not its CSV;
+    ``0016_payment_export_prolific_studies`` reads them once from the CSVs of exports
+    made before it."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module(
+        "annotation.migrations.0016_payment_export_prolific_studies")
+    export = pay.payments_export(project=paid_project)
+    assert export.prolific_studies == [""]  # the worker's session named no study
+    rows = list(csv.DictReader(io.StringIO(export.content)))
+    [participant] = [row for row in rows if row["platform"] == "prolific"]
+    participant["external_study"] = "STUDYZ"
+    content = io.StringIO()
+    writer = csv.DictWriter(content, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    PaymentExport.objects.filter(pk=export.pk).update(prolific_studies=[],
+                                                      content=content.getvalue())
+    page = client_for(admin_user).get(
+        reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    assert "?study=STUDYZ" not in page  # only what the row says
+    migration.studies_of_earlier_exports(apps, None)
+    assert PaymentExport.objects.get().prolific_studies == ["STUDYZ"]
+    page = client_for(admin_user).get(
+        reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    assert "?study=STUDYZ" in page
 
 
 # Pages -------------------------------------------------------------------------------------
