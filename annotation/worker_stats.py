@@ -19,9 +19,11 @@ What the columns mean:
 * ``agreement``: the share of the worker's answered items where the agreed result matches
   their answer (pooled over the stages shown): for labels, the item's Dawid-Skene label;
   for NewsQA spans, the consolidated consensus of the question (same SQuAD-normalised text
-  from the first to the last span, or the same no-answer / bad-question flag); for free
-  text, not being flagged as an outlier by the consensus weighting (queries with at least
-  the stage's ``min_answers`` answers). None when no item of theirs has such a result.
+  from the first to the last span, or the same no-answer / bad-question flag; a question
+  without agreement whose record reads noAnswer, e.g. all its answers rejected, counts for
+  no one); for free text, not being flagged as an outlier by the consensus weighting
+  (queries with at least the stage's ``min_answers`` answers). None when no item of
+  theirs has such a result.
 * ``rejections``: inspections that returned a batch the worker annotated (ReCO), of
   ``inspections`` finished on their batches.
 
@@ -265,10 +267,14 @@ def _spans(project: Project, stages: list[Stage], items: dict[int, list[tuple]],
     # Agreement with the consolidated consensus of each question (same key as the item).
     consolidate = next((s for s in stages if s.kind == "newsqa_consolidate"), None)
     gap = (consolidate.params.get("max_gap_words", 3) if consolidate else 3)
-    consensus = dict(Item.objects.filter(
+    # A question without agreement whose record reads noAnswer (its answers rejected as all
+    # bad, or no consensus at all: NewsQA's files mark both so) has no result to agree
+    # with; a tie broken by the earliest vote keeps its span as the consensus.
+    consensus = {key: agreed for key, agreed, ok in Item.objects.filter(
         project=project, stage__kind="newsqa_consolidate", status=Item.Status.DONE,
         key__in=[answers[0][2] for answers in items.values()],
-    ).values_list("key", "result__consensus"))
+    ).values_list("key", "result__consensus", "result__agreed")
+        if ok is not False or agreed != {"noAnswer": True}}
     agreement: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     for answers in items.values():
         for worker_id, payload, key, doc_id in answers:

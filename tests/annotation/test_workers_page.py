@@ -220,6 +220,37 @@ def test_rows_hold_tasks_time_competence_and_agreement_of_real_work(crowd):
     assert all(r["status"] == "active" for r in rows.values())
 
 
+def test_a_question_whose_answers_were_all_rejected_counts_for_no_ones_agreement(
+    crowd, committed
+):
+    """Both validators find all answers bad: the question has no agreed answer (its record
+    reads noAnswer, as NewsQA's files mark it), so ann2, who said "no answer", did not
+    agree with anything, and ann1's answer was not judged against a consensus either."""
+    project, people = crowd["project"], crowd
+    article = Item.objects.get(project=project, stage__kind="newsqa_question",
+                               document__external_id="riverton-bridge")
+    work(project, people["questioner"], article,
+         {"questions": ["Who paid for the repairs?"]}, committed, active_s=30)
+    question = Item.objects.get(project=project, stage__kind="newsqa_answer",
+                                data__question="Who paid for the repairs?")
+    work(project, people["ann1"], question, phrase(question, "Priya Nand"), committed,
+         active_s=10)
+    work(project, people["ann2"], question, {"no_answer": True}, committed, active_s=10)
+    validation = Item.objects.get(project=project, stage__kind="newsqa_validate",
+                                  key=question.key)
+    for validator in ("val1", "val2"):
+        work(project, people[validator], validation, {"all_bad": True}, committed,
+             active_s=5)
+    record = Item.objects.get(project=project, stage__kind="newsqa_consolidate",
+                              key=question.key).result
+    assert (record["consensus"], record["agreed"]) == ({"noAnswer": True}, False)
+    cache.clear()
+    rows = by_name(worker_stats.project_workers(project=project))
+    # As before this question: ann1 3 of 3, ann2 1 of 2.
+    assert (rows["ann1"]["agreement_matched"], rows["ann1"]["agreement_items"]) == (3, 3)
+    assert (rows["ann2"]["agreement_matched"], rows["ann2"]["agreement_items"]) == (1, 2)
+
+
 def test_a_stage_filter_keeps_that_stages_figures(crowd):
     answer = crowd["stages"]["newsqa_answer"]
     rows = by_name(worker_stats.project_workers(project=crowd["project"], stage=answer))
