@@ -1008,6 +1008,12 @@ def newsqa_notes(release: Release, consensus: dict[str, int], ids: dict[str, int
         f"{rr.UNAGREED_CHOICES[option]} (release option unagreed_questions={option}; the "
         f"others: {others}). In SQuAD and Hugging Face the first answer is the official "
         "consensus.",
+        "Validators may vote that all answers are bad. The NewsQA JSON and CSV have no "
+        "mark for that vote (their validated answers are spans, none and bad_question, and "
+        "Maluuba's loader reads nothing else), so there it is counted as noAnswer / none. "
+        "A question where it is the most chosen option has no agreed answer: its consensus "
+        "reads noAnswer, and SQuAD and Hugging Face treat it as a question without "
+        "agreement (above).",
         f"Story ids (NewsQA storyId / story_id): {ids['newsqa']} stor(ies) imported from "
         f"NewsQA keep their storyId, {ids['cnn']} CNN story file(s) are "
         f"./cnn/stories/<file name>, and {ids['source']} document(s) from other sources "

@@ -318,6 +318,9 @@ def test_all_answers_bad_is_no_agreed_answer(rejected_project, admin_user, commi
           for p in a["paragraphs"] for qa in p["qas"]]
     assert v2 == []
     assert release.datasheet["agreement"]["share_no_agreement"] == 1.0
+    sheet = (root / "DATASHEET.md").read_text()
+    assert ("Validators may vote that all answers are bad. The NewsQA JSON and CSV have no "
+            "mark for that vote") in sheet
 
 
 def test_hugging_face_answer_workers_are_the_answerers_pseudonyms(consensus_project, admin_user,
