@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -268,6 +270,26 @@ def study_arrive(*, study: Study, arrival: Arrival,
         member.save(update_fields=["session", "session_limit", "session_taken",
                                    "session_started_at", "consented_at"])
     return user, member, session
+
+
+def new_worker_allowed(*, arrival: Arrival, address: str | None) -> bool:
+    """Whether ``arrival`` may go on: a worker seen before always may; a new one (an
+    account to make) counts against ``CROWDQA_STUDY_NEW_WORKERS_PER_HOUR`` for its client
+    address in the current clock hour (in the shared cache, so every web process counts
+    together)."""
+    limit = settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR
+    if limit <= 0 or ExternalAccount.objects.filter(
+            platform=arrival.platform, external_id=arrival.external_id).exists():
+        return True
+    hour = int(timezone.now().timestamp()) // 3600
+    key = f"crowdqa:study-new-workers:{address or '-'}:{hour}"
+    cache.add(key, 0, timeout=3600)
+    try:
+        made = cache.incr(key)
+    except ValueError:  # expired between add and incr: this is the hour's first
+        cache.set(key, 1, timeout=3600)
+        made = 1
+    return made <= limit
 
 
 def session_known(*, study: Study, arrival: Arrival) -> bool:

@@ -3,8 +3,10 @@ page that ends in the completion code, and the admin's studies page."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from axes.helpers import get_client_ip_address
 from django.contrib import messages
 from django.contrib.auth import login
 from django.core.exceptions import ValidationError
@@ -62,6 +64,16 @@ def study_entry(request: HttpRequest, token: str) -> HttpResponse:
                                   "Return to %(platform)s.")
                         % {"platform": study.get_platform_display()})
     if request.method == "POST":
+        if not studies.new_worker_allowed(arrival=arrival,
+                                          address=get_client_ip_address(request)):
+            response = _problem(
+                request, title=_("Too many new workers from your address"), status=429,
+                study=study, message=_(
+                    "Too many new workers have started this hour from your network address. "
+                    "Try again in an hour, or contact the researcher through %(platform)s.")
+                % {"platform": study.get_platform_display()})
+            response["Retry-After"] = str(3600 - int(time.time()) % 3600)  # the next hour
+            return response
         try:
             user, _member, session = studies.study_arrive(
                 study=study, arrival=arrival,

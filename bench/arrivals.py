@@ -138,7 +138,9 @@ class Server:
         env = {**os.environ, "CROWDQA_ENV": "production", "DEBUG": "false",
                "SECRET_KEY": SECRET_KEY, "ALLOWED_HOSTS": HOST,
                "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false",
-               "DATABASE_URL": database_url, "CELERY_BROKER_URL": "memory://"}
+               "DATABASE_URL": database_url, "CELERY_BROKER_URL": "memory://",
+               # Every simulated worker comes from 127.0.0.1: no per-address limit.
+               "CROWDQA_STUDY_NEW_WORKERS_PER_HOUR": "0"}
         # The README's production step: hashed, compressed static files in STATIC_ROOT.
         self.static_root = tempfile.mkdtemp(prefix="bench-static-")
         env["STATIC_ROOT"] = self.static_root

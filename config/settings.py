@@ -284,6 +284,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
                        "schedule": CROWDQA_PERIODIC_S},
 }
 CROWDQA_LEASE_MINUTES = env.int("CROWDQA_LEASE_MINUTES", default=30)
+# New worker accounts that one client address may make through study links in an hour
+# (0: no limit). The study URL is all that names a marketplace worker, so each made-up id
+# is a new account that may hold a task for a lease; an honest crowd arrives from many
+# addresses. The address is read as the login throttling reads it (CROWDQA_PROXY_COUNT).
+CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = env.int("CROWDQA_STUDY_NEW_WORKERS_PER_HOUR",
+                                             default=30)
 # The claim and submit statements are prepared once per PostgreSQL session (annotation.sql).
 # Turn off behind a connection pooler that does not keep session state (transaction mode).
 CROWDQA_PREPARED_STATEMENTS = env.bool("CROWDQA_PREPARED_STATEMENTS", default=True)

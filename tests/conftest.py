@@ -20,6 +20,9 @@ _TMP = Path(tempfile.mkdtemp(prefix="crowdqa-tests-"))
 os.environ["SEARCH_INDEX_DIR"] = str(_TMP / "index")
 os.environ["CACHE_URL"] = f"filecache://{_TMP / 'cache'}"
 os.environ["MEDIA_ROOT"] = str(_TMP / "media")
+# The suite's study arrivals all come from 127.0.0.1 over a run longer than the limit's
+# hour: the limit is tested where it is turned on (tests/annotation/test_studies.py).
+os.environ["CROWDQA_STUDY_NEW_WORKERS_PER_HOUR"] = "0"
 
 from annotation.roles import Role  # noqa: E402
 from tests.factories import PASSWORD, user_with_roles  # noqa: E402

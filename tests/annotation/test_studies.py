@@ -603,3 +603,36 @@ def test_another_browser_with_a_workers_id_does_not_take_over_their_live_task(st
     # The worker's own browser opens a new session (Prolific gave them another one).
     again = arrive(worker, study, prolific(session="mine-2"))
     assert again.status_code == 302 and again["Location"] == task_url
+
+
+def test_new_workers_from_one_address_are_limited_per_hour(study_project, settings):
+    """Each made-up id in a study link would be a new account holding a task: one address
+    makes at most CROWDQA_STUDY_NEW_WORKERS_PER_HOUR of them an hour (429, with when to
+    come back); workers seen before, and other addresses, still come in."""
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = 2
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE1", quota=3)
+    ids = [f"5f1a2b3c4d5e6f708192a3c{n}" for n in range(3)]
+    browsers = [csrf_client() for _ in ids[:2]]
+    for n, (pid, browser) in enumerate(zip(ids[:2], browsers, strict=True)):
+        assert arrive(browser, study, prolific(pid=pid, session=f"s{n}")).status_code == 302
+    refused = arrive(csrf_client(), study, prolific(pid=ids[2], session="s2"))
+    assert refused.status_code == 429
+    assert "Too many new workers have started this hour from your network address" \
+        in refused.content.decode()
+    assert 0 < int(refused["Retry-After"]) <= 3600
+    assert not ExternalAccount.objects.filter(external_id=ids[2]).exists()
+    assert not StudySession.objects.filter(session_key="s2").exists()
+    # A worker seen before comes back in a new session from the same address.
+    assert arrive(browsers[0], study, prolific(pid=ids[0], session="s0-b")).status_code \
+        == 302
+    # Another address has its own count.
+    other = Client(enforce_csrf_checks=True, REMOTE_ADDR="192.0.2.7")
+    assert arrive(other, study, prolific(pid=ids[2], session="s2")).status_code == 302
+    assert ExternalAccount.objects.filter(external_id=ids[2]).exists()
+    settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = 0  # no limit
+    assert arrive(csrf_client(), study, prolific(pid="5f1a2b3c4d5e6f708192a3d9",
+                                                 session="s9")).status_code == 302
