@@ -166,8 +166,8 @@ def test_a_resumed_worker_gets_fresh_gold_checks_before_another_pause(
     engine.task_submit(assignment_id=task.pk, worker=worker, payload={"no_answer": True})
     standing.refresh_from_db()
     assert standing.status == "paused"
-    assert standing.status_reason == ("gold accuracy 50% below 70% after 2 checks since the "
-                                      "last decision")
+    assert standing.status_reason == ("gold accuracy 50% below 70% after 2 checks since their "
+                                      "standing last changed")
     # Retraining gives fresh checks too.
     engine.standing_decide(standing=standing, action="retrain", actor=admin_user)
     task = engine.task_claim(worker=worker, project=project)
