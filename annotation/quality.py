@@ -101,7 +101,8 @@ def _gold_window(standing: WorkerStage) -> tuple[int, float, str]:
                                       created_at__gt=standing.changed_at).aggregate(
         n=Count("id"), total=Sum("score"))
     seen = since["n"]
-    return seen, (since["total"] or 0.0) / seen if seen else 0.0, " since their standing last changed"
+    mean = (since["total"] or 0.0) / seen if seen else 0.0
+    return seen, mean, " since their standing last changed"
 
 
 def _gold_count(*, item: Item, worker: Any, payload: dict[str, Any], score: float
