@@ -19,7 +19,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from annotation import sql
@@ -75,17 +75,34 @@ def gold_check_record(*, item: Item, worker: Any, payload: dict[str, Any]
             gold_seen=F("gold_seen") + 1, gold_score_sum=F("gold_score_sum") + score)
         standing.refresh_from_db()
     p = stage.params
-    paused = (standing.status == WS.ACTIVE
-              and standing.gold_seen >= p.get("gold_min_items", 5)
-              and standing.gold_accuracy < p.get("gold_min_accuracy", 0.7))
+    paused = False
+    if standing.status == WS.ACTIVE:
+        seen, accuracy, since = _gold_window(standing)
+        paused = (seen >= p.get("gold_min_items", 5)
+                  and accuracy < p.get("gold_min_accuracy", 0.7))
     if paused:
         standing.status = WS.PAUSED
-        standing.status_reason = (f"gold accuracy {standing.gold_accuracy:.0%} below "
-                                  f"{p['gold_min_accuracy']:.0%} after "
-                                  f"{standing.gold_seen} checks")
+        standing.status_reason = (f"gold accuracy {accuracy:.0%} below "
+                                  f"{p.get('gold_min_accuracy', 0.7):.0%} after "
+                                  f"{seen} checks{since}")
         standing.changed_at = timezone.now()
         standing.save(update_fields=["status", "status_reason", "changed_at"])
     return standing, paused
+
+
+def _gold_window(standing: WorkerStage) -> tuple[int, float, str]:
+    """The gold checks the pause rule judges: all of the worker's on the stage, or, once an
+    admin resumed or retrained them (``changed_at``), those answered since, so that a
+    resumed worker gets ``gold_min_items`` fresh checks (the record shown stays whole).
+    Returns how many, their mean score and the words saying which."""
+    if standing.changed_at is None:
+        return standing.gold_seen, standing.gold_accuracy or 0.0, ""
+    since = GoldAnswer.objects.filter(standing=standing, purpose="check",
+                                      created_at__gt=standing.changed_at).aggregate(
+        n=Count("id"), total=Sum("score"))
+    seen = since["n"]
+    mean = (since["total"] or 0.0) / seen if seen else 0.0
+    return seen, mean, " since their standing last changed"
 
 
 def _gold_count(*, item: Item, worker: Any, payload: dict[str, Any], score: float

@@ -118,6 +118,10 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         except ValidationError as exc:
             errors = exc.messages
         except engine.TaskError as exc:
+            live = _saved_already(request, assignment)
+            if live is not None:  # a second click, a resent form: the first one saved it
+                messages.success(request, _("Saved. Here is your next task."))
+                return redirect("annotation:task_detail", pk=live.pk)
             messages.error(request, str(exc))
             return redirect(home)
         else:
@@ -151,6 +155,19 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "guidelines": stage_guidelines_html(stage),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
+
+
+def _saved_already(request: HttpRequest, assignment: Assignment) -> Assignment | None:
+    """When the worker's submit of ``assignment`` was refused because the same form was
+    sent before (a double click, a resend after a slow answer, the back button) and that
+    submit saved it: the live task of the project the worker was given after it, if any."""
+    if not Assignment.objects.filter(pk=assignment.pk, worker=request.user,
+                                     status=Assignment.Status.SUBMITTED).exists():
+        return None
+    return (Assignment.objects.filter(
+        worker=request.user, status=Assignment.Status.ACTIVE,
+        stage__project_id=assignment.stage.project_id, lease_expires_at__gt=timezone.now(),
+    ).order_by("-claimed_at", "-pk").first())
 
 
 def _earned(worker: Any, project: Project | None = None) -> dict[str, Any]:
@@ -229,8 +246,13 @@ def task_release(request: HttpRequest, pk: int) -> HttpResponse:
     role = _assignment_or_403(request, pk).stage.kind_spec.role
     try:
         engine.task_release(assignment_id=pk, worker=request.user)
-    except engine.TaskError as exc:
+    except (engine.TaskNotFound, engine.TaskNotYours) as exc:
         raise PermissionDenied(str(exc)) from exc
+    except engine.TaskError as exc:
+        # Theirs, but no longer held (submitted, released by a first click, expired): a
+        # second click or the back button, not a forbidden request.
+        messages.info(request, str(exc))
+        return redirect(_queue_home(role))
     messages.info(request, _("Task released: it went back to the pool."))
     return redirect(_queue_home(role))
 

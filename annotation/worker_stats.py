@@ -406,7 +406,8 @@ def project_workers(*, project: Project, stage: Stage | None = None,
         status, reason, where = _worst(
             [(m.status, f"membership {m.get_status_display().lower()}", "project")
              for m in memberships]
-            + [(s["status"], s["status_reason"], stage_of[s["stage_id"]].name) for s in own])
+            + [(s["status"], s["status_reason"], stage_of[s["stage_id"]].display_name)
+               for s in own])
         seen = sum(s["gold_seen"] for s in own)
         times = tasks.get(user_id, [])
         entries = []

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
@@ -26,7 +27,11 @@ from annotation.roles import Role, has_role, role_required
 
 User = get_user_model()
 WORKERS_PER_PAGE = 100
-ACTIONS = {"resume": "resumed", "retrain": "sent back to training", "block": "blocked"}
+ACTIONS = {
+    "resume": gettext_lazy("%(worker)s resumed on %(stage)s (now %(status)s)."),
+    "retrain": gettext_lazy("%(worker)s sent back to training on %(stage)s (now %(status)s)."),
+    "block": gettext_lazy("%(worker)s blocked on %(stage)s (now %(status)s)."),
+}
 
 
 def _project_for(request: HttpRequest, pk: int) -> tuple[Project, bool]:
@@ -60,7 +65,7 @@ class WorkersQueryForm(forms.Form):
     def __init__(self, *args: Any, stages: list[Stage], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["stage"].choices = [("", gettext_lazy("all stages")),
-                                        *((s.pk, f"{s.order}. {s.name}") for s in stages)]
+                                        *((s.pk, f"{s.order}. {s.display_name}") for s in stages)]
 
     def value(self, name: str, default: Any = "") -> Any:
         """A field's cleaned value, or ``default`` when missing or invalid."""
@@ -93,7 +98,7 @@ def project_workers(request: HttpRequest, pk: int) -> HttpResponse:
               "role": form.value("role"), "stage": stage.pk if stage else "",
               "q": form.value("q")}
     headers = []
-    for key, (label, _) in worker_stats.SORTS.items():
+    for key, (label, _sort_key) in worker_stats.SORTS.items():
         active = key == sort
         if active:
             then = "asc" if order == "desc" else "desc"
@@ -159,9 +164,11 @@ def project_worker_standing(request: HttpRequest, pk: int, user_id: int) -> Http
     member = ProjectMember.objects.filter(project=project, user=worker,
                                           role=stage.kind_spec.role.value).first()
     if action not in ACTIONS:
-        messages.error(request, f"Unknown action {action!r}: use resume, retrain or block.")
+        messages.error(request, _("Unknown action %(action)r: use resume, retrain or block.")
+                       % {"action": action})
     elif stage.kind_spec.automatic or member is None:
-        messages.error(request, f"{worker.get_username()} does not work {stage.name}.")
+        messages.error(request, _("%(worker)s does not work %(stage)s.")
+                       % {"worker": worker.get_username(), "stage": stage.display_name})
     else:
         try:
             standing = engine.standing_decide(
@@ -170,7 +177,7 @@ def project_worker_standing(request: HttpRequest, pk: int, user_id: int) -> Http
         except ValidationError as exc:
             messages.error(request, exc.messages[0])
         else:
-            now = standing.get_status_display().lower()
-            messages.success(request, f"{worker.get_username()} {ACTIONS[action]} on "
-                                      f"{stage.name} (now {now}).")
+            messages.success(request, ACTIONS[action] % {
+                "worker": worker.get_username(), "stage": stage.display_name,
+                "status": str(standing.get_status_display()).lower()})
     return redirect(_back(request, project))

@@ -156,14 +156,19 @@ class TaskReleaseApi(APIView):
 
     @extend_schema(request=None, responses={
         204: OpenApiResponse(description="The task went back to the pool."),
+        409: OpenApiResponse(ErrorsOutputSerializer,
+                             description="The task is no longer held (submitted, given "
+                                         "back, or its time ran out)."),
     })
     def post(self, request: Request, pk: int) -> Response:
         try:
             engine.task_release(assignment_id=pk, worker=request.user)
         except engine.TaskNotFound as exc:
             raise NotFound(str(exc)) from exc
-        except engine.TaskError as exc:
+        except engine.TaskNotYours as exc:
             raise PermissionDenied(str(exc)) from exc
+        except engine.TaskError as exc:  # theirs, no longer held: as a submit says it
+            return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -133,3 +133,44 @@ def test_a_stage_asking_for_qualification_is_offered_only_to_qualified_workers(
     standing.save(update_fields=["qualified"])
     task = engine.task_claim(worker=worker, project=project)
     assert task is not None and task.stage_id == answer.pk
+
+
+def test_a_resumed_worker_gets_fresh_gold_checks_before_another_pause(
+        news_corpus, workers, admin_user, committed, settings):
+    """Resume kept the whole gold record in the pause rule, so the next check paused the
+    worker again at once, even answered right (1 of 3 is below 70%): resuming did nothing."""
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            gold_rate=1.0, gold_min_items=2, gold_min_accuracy=0.7)
+    for n in range(6):
+        gold_item(project, answer, f"g{n}", expected=weiss(project))
+    worker = workers["ann3"]
+    task = answer_claims(project, worker)
+    for _ in range(2):
+        assert task.item.gold == "check"
+        engine.task_submit(assignment_id=task.pk, worker=worker, payload={"no_answer": True})
+        task = engine.task_claim(worker=worker, project=project)
+    standing = WorkerStage.objects.get(member__user=worker, stage=answer)
+    assert standing.status == "paused"
+    if task is not None:  # other stages' work only: give it back
+        assert task.stage_id != answer.pk
+        engine.task_release(assignment_id=task.pk, worker=worker)
+    engine.standing_decide(standing=standing, action="resume", actor=admin_user)
+    task = engine.task_claim(worker=worker, project=project)
+    assert task.item.gold == "check"
+    engine.task_submit(assignment_id=task.pk, worker=worker, payload=weiss(project))
+    standing.refresh_from_db()
+    assert standing.status == "active"
+    assert (standing.gold_seen, round(standing.gold_accuracy, 2)) == (3, 0.33)  # kept whole
+    # Two fresh checks decide again: one right, one wrong is 50%, below 70%.
+    task = engine.task_claim(worker=worker, project=project)
+    engine.task_submit(assignment_id=task.pk, worker=worker, payload={"no_answer": True})
+    standing.refresh_from_db()
+    assert standing.status == "paused"
+    assert standing.status_reason == ("gold accuracy 50% below 70% after 2 checks since their "
+                                      "standing last changed")
+    # Retraining gives fresh checks too.
+    engine.standing_decide(standing=standing, action="retrain", actor=admin_user)
+    task = engine.task_claim(worker=worker, project=project)
+    engine.task_submit(assignment_id=task.pk, worker=worker, payload=weiss(project))
+    standing.refresh_from_db()
+    assert standing.status == "active" and standing.gold_seen == 5

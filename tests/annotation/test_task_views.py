@@ -330,3 +330,55 @@ def test_article_spans_are_the_template_loops_output_and_give_the_body_back():
     assert rendered == loop
     assert "<b>" not in rendered and "&lt;" in rendered and "&quot;" in rendered
     assert html_module.unescape(re.sub(r"<[^>]+>", "", rendered)) == body
+
+
+def test_a_second_click_on_submit_goes_to_the_next_task_the_first_one_gave(
+    client_for, newsqa_project, workers, committed
+):
+    """A double click (or a resend) posted the form twice: the second post found the task
+    submitted and sent the worker home with an error, away from the task the first post
+    had claimed for them."""
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    with committed():
+        first = client.post(location, {"question": ["Who opposed the plan?"]})
+    assert first.status_code == 302 and first["Location"] != location
+    again = client.post(location, {"question": ["Who opposed the plan?"]}, follow=True)
+    assert again.redirect_chain[0] == (first["Location"], 302)
+    assert [str(m) for m in again.context["messages"]][-1] == "Saved. Here is your next task."
+    assert again.status_code == 200 and 'id="task-form"' in again.content.decode()
+    assert workers["questioner"].submissions.count() == 1
+    assert Assignment.objects.filter(worker=workers["questioner"], status="active").count() == 1
+
+
+def test_giving_back_a_task_no_longer_held_says_so_instead_of_403(
+    client_for, newsqa_project, workers, committed
+):
+    """"I can't do this task" clicked twice, or after the back button from a submitted task,
+    was a 403 page (and a 403 in the API, where a submit says 409)."""
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    task = Assignment.objects.get(worker=workers["questioner"], status="active")
+    release = reverse("annotation:task_release", args=[task.pk])
+    assert client.post(release).status_code == 302
+    twice = client.post(release, follow=True)
+    assert twice.status_code == 200
+    assert twice.redirect_chain[0] == (reverse("annotation:annotator_home"), 302)
+    assert [str(m) for m in twice.context["messages"]][-1] == "this task is already released"
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    with committed():
+        client.post(location, {"question": ["Who opposed the plan?"]})
+    submitted = Assignment.objects.get(worker=workers["questioner"], status="submitted")
+    back = client.post(reverse("annotation:task_release", args=[submitted.pk]))
+    assert back.status_code == 302
+    # Someone else's task is still forbidden.
+    other = client_for(workers["ann1"]).post(
+        reverse("annotation:task_release", args=[submitted.pk]))
+    assert other.status_code == 403
+    api = APIClient()
+    api.force_authenticate(workers["questioner"])
+    said = api.post(reverse("api_task_release", args=[submitted.pk]))
+    assert said.status_code == 409
+    assert said.json() == {"errors": ["this task is already submitted"]}
+    api.force_authenticate(workers["ann1"])
+    assert api.post(reverse("api_task_release", args=[submitted.pk])).status_code == 403

@@ -602,3 +602,17 @@ def test_batch_inspection_rejections_per_annotator(db, settings, committed, monk
         reverse("annotation:project_workers", args=[project.pk])).content.decode()
     assert re.search(r'data-testid="rejections-alice">1 <span class="hint">of 2 inspections',
                      html)
+
+
+def test_the_chinese_page_names_the_stages_in_chinese(crowd, client_for, admin_user,
+                                                      committed):
+    """The stage filter and a paused worker's 'where' gave the recipe's English stage
+    names on the Chinese page (the table's standings already translated them)."""
+    fail_gold(crowd, committed)
+    client = client_for(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-hans"
+    html = page(client, crowd).content.decode()
+    answer = crowd["stages"]["newsqa_answer"]
+    assert f'<option value="{answer.pk}">{answer.order}. 答案收集</option>' in html
+    assert re.search(r'data-testid="reason-ann2">答案收集: gold accuracy', html)
+    assert "Answer sourcing" not in html
