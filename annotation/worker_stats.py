@@ -29,7 +29,8 @@ What the columns mean:
 
 The competence estimates are computed once per project and kept in the cache for
 ``COMPETENCE_TTL`` seconds, keyed by the project's submissions (their number, the latest id
-and the number set aside), so new work is seen at once.
+and the number set aside) and its agreement results (the consolidated or weighted items
+finished, and the latest finish), so new work and new results are seen at once.
 """
 
 from __future__ import annotations
@@ -160,15 +161,27 @@ def _consensus_text(body: str, consensus: dict[str, Any]) -> tuple[str, ...]:
 
 # Competence, once per project ------------------------------------------------------------
 
-def _fingerprint(rows: list[tuple]) -> tuple[int, int, int]:
-    """The project's submissions in three numbers: count, latest id, set aside."""
-    return (len(rows), max((r[0] for r in rows), default=0), sum(1 for r in rows if r[5]))
+#: The automatic stages whose finished items are what agreement compares with.
+AGREEMENT_RESULT_KINDS = ("newsqa_consolidate", "marco_consensus")
+
+
+def _fingerprint(project: Project, rows: list[tuple]) -> tuple[Any, ...]:
+    """The project's submissions in three numbers (count, latest id, set aside) and its
+    agreement results in two (finished items, the latest finish): a consolidation that
+    finishes after the last submission is seen at once too."""
+    results = Item.objects.filter(
+        project=project, stage__kind__in=AGREEMENT_RESULT_KINDS, status=Item.Status.DONE,
+    ).aggregate(n=Count("id"), last=Max("finished_at"))
+    last = results["last"].timestamp() if results["last"] else 0
+    return (len(rows), max((r[0] for r in rows), default=0), sum(1 for r in rows if r[5]),
+            results["n"], last)
 
 
 def project_competence(*, project: Project, stages: list[Stage],
-                       fingerprint: tuple[int, int, int]) -> dict[int, dict[str, Any]]:
+                       fingerprint: tuple[Any, ...]) -> dict[int, dict[str, Any]]:
     """Per stage id: the competence estimate and agreement of each worker (user id), cached
-    for ``COMPETENCE_TTL`` seconds under the project's submissions fingerprint."""
+    for ``COMPETENCE_TTL`` seconds under the project's submissions and results
+    fingerprint."""
     stamp = int(project.created_at.timestamp() * 1_000_000)
     key = f"crowdqa:workers:competence:{project.pk}:{stamp}:" + ":".join(map(str, fingerprint))
     cached = cache.get(key)
@@ -374,7 +387,7 @@ def project_workers(*, project: Project, stage: Stage | None = None,
                     .values_list("id", "worker_id", "stage_id", "time_on_task_s",
                                  "active_time_s", "set_aside").iterator())
     competence = project_competence(project=project, stages=stages,
-                                    fingerprint=_fingerprint(rows_all))
+                                    fingerprint=_fingerprint(project, rows_all))
     tasks: dict[int, list[float]] = defaultdict(list)
     aside: dict[int, int] = defaultdict(int)
     worked: dict[int, set[int]] = defaultdict(set)

@@ -251,6 +251,21 @@ def test_a_question_whose_answers_were_all_rejected_counts_for_no_ones_agreement
     assert (rows["ann2"]["agreement_matched"], rows["ann2"]["agreement_items"]) == (1, 2)
 
 
+def test_a_consolidation_that_finishes_after_the_last_submission_is_seen_at_once(crowd):
+    """With a broker, consolidation runs after the validation's commit: the figures cached
+    in between must not stay until they expire."""
+    project = crowd["project"]
+    q3 = Item.objects.get(project=project, stage__kind="newsqa_consolidate",
+                          key=crowd["q"][2].key)
+    finished_at = q3.finished_at
+    Item.objects.filter(pk=q3.pk).update(status=Item.Status.PENDING, finished_at=None)
+    rows = by_name(worker_stats.project_workers(project=project))  # cached from here
+    assert rows["ann1"]["agreement_items"] == 2
+    Item.objects.filter(pk=q3.pk).update(status=Item.Status.DONE, finished_at=finished_at)
+    rows = by_name(worker_stats.project_workers(project=project))
+    assert rows["ann1"]["agreement_items"] == 3
+
+
 def test_a_stage_filter_keeps_that_stages_figures(crowd):
     answer = crowd["stages"]["newsqa_answer"]
     rows = by_name(worker_stats.project_workers(project=crowd["project"], stage=answer))
