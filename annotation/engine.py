@@ -589,8 +589,9 @@ def submission_correctable(*, submission: Submission) -> str:
     if submission.set_aside:
         return gettext("this answer was set aside")
     item = submission.item
-    if item.gold:
-        return gettext("gold checks cannot be corrected")
+    # A gold check is corrected as any open item is, so that the worker cannot tell it from
+    # work (gold items stay open); the correction is kept but not scored: the first answer
+    # to a gold check is what counts (``quality.gold_check_record`` at the submit).
     if item.status != IS.OPEN:
         return gettext("its item is no longer open: the answers are in")
     later = Submission.objects.filter(worker_id=submission.worker_id, pk__gt=submission.pk)
@@ -605,7 +606,8 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
     (same slot) that supersedes the old one, which is kept as it was. Agreement and
     consolidation read only the answers that count, so they use the newest. The
     correction's active time is held to the time since the answer it corrects, and to a
-    task's lease at most."""
+    task's lease at most. A gold check's correction is recorded the same way and never
+    scored: its first answer is what its GoldAnswer holds and what the standing counts."""
     with transaction.atomic():
         found = Submission.objects.filter(pk=submission_id, worker=worker).values("item_id")
         if not found:
@@ -637,8 +639,10 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
 def worker_recent_submissions(*, worker: Any, limit: int = 10) -> list[dict[str, Any]]:
     """The worker's latest answers (corrections included), newest first, each with
     whether it still counts and why it cannot be corrected ("" for the one that can).
-    Completed projects leave the annotators' pages, their answers with them."""
-    rows = list(Submission.objects.filter(worker=worker, item__gold="")
+    Completed projects leave the annotators' pages, their answers with them. Gold checks
+    are listed as any task (nothing here tells them apart: their key's prefix is not
+    shown)."""
+    rows = list(Submission.objects.filter(worker=worker)
                 .exclude(stage__project__status=Project.Status.COMPLETED)
                 .select_related("item", "item__stage", "stage__project")
                 .order_by("-id")[:limit])
@@ -646,7 +650,13 @@ def worker_recent_submissions(*, worker: Any, limit: int = 10) -> list[dict[str,
     for n, submission in enumerate(rows):
         why = ("only your last answer can be corrected" if n else
                submission_correctable(submission=submission))
-        out.append({"submission": submission, "correctable": not why, "why": why})
+        item = submission.item
+        data = item.data if isinstance(item.data, dict) else {}
+        # A gold item's key starts with ``gold.KEY_PREFIX``: shown without it.
+        label = (data.get("question") or data.get("query")
+                 or (item.key.removeprefix("gold:") if item.gold else item.key))
+        out.append({"submission": submission, "correctable": not why, "why": why,
+                    "label": label})
     return out
 
 
@@ -702,16 +712,20 @@ def member_status_set(*, member: ProjectMember, status: str, actor: Any,
 def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any) -> None:
     """A worker was paused or blocked on ``stage``: their active slots there go back to the
     pool; with the stage's ``gold_set_aside``, their answers to items still open are set
-    aside and each such item gets a replacement worker."""
+    aside and each such item gets a replacement worker. Their answers to gold checks (open
+    items too) are set aside with the rest, so that the worker's list does not single them
+    out; a gold check needs no replacement (its slots are replenished at each submit) and
+    its scores stay in the worker's gold record."""
     _slots_return(Assignment.objects.filter(stage=stage, worker=worker),
                   actor=worker, note=standing.status_reason)
     if not stage.params.get("gold_set_aside"):
         return
     aside = list(Submission.objects.select_related("item").filter(
-        stage=stage, worker=worker, set_aside=False, item__status=IS.OPEN, item__gold=""))
+        stage=stage, worker=worker, set_aside=False, item__status=IS.OPEN))
     Submission.objects.filter(pk__in=[each.pk for each in aside]).update(set_aside=True)
     for item in {each.item_id: each.item for each in aside}.values():
-        slots_add(item=item, n=1)
+        if not item.gold:
+            slots_add(item=item, n=1)
 
 
 def items_pending(stage: Stage) -> Any:

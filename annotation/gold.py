@@ -578,22 +578,27 @@ def qualifications_for(*, worker: Any, project: Project | None = None) -> list[d
 
 def worker_accuracy(*, worker: Any, project: Project | None = None) -> list[dict[str, Any]]:
     """Per stage, the worker's own accuracy: training answers (count, mean score) and gold
-    checks (count, mean score), with their standing there."""
+    checks (count, mean score), with their standing there. Gold checks count from the day
+    after they were answered: figures that moved with each check would tell the worker
+    which of the tasks they just did was one (and gold items are shared by many workers)."""
     standings = (WorkerStage.objects.filter(member__user=worker)
                  .select_related("stage", "stage__project")
                  .order_by("stage__project__name", "stage__order"))
     if project is not None:
         standings = standings.filter(stage__project=project)
+    today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     figures: dict[tuple[int, str], dict[str, Any]] = {
         (row["standing"], row["purpose"]): row
         for row in GoldAnswer.objects.filter(standing__in=standings)
+        .exclude(purpose="check", created_at__gte=today)
         .values("standing", "purpose").annotate(n=Count("id"), mean=Avg("score"))
     }
     rows = []
     for standing in standings:
         training = figures.get((standing.pk, "training"), {})
         check = figures.get((standing.pk, "check"), {})
-        if not training and not check and not standing.qualified:
+        if (not training and not check and not standing.qualified
+                and standing.status == WS.ACTIVE):
             continue
         rows.append({
             "stage": standing.stage, "project": standing.stage.project,

@@ -54,11 +54,19 @@ class SignupForm(forms.Form):
 
 
 class JoinForm(forms.Form):
-    """A logged-in user joins with one button; consent is still asked."""
+    """A logged-in user joins with one button; consent is still asked. When the link
+    accepts only some e-mail domains and their account's address is missing or elsewhere,
+    the form asks for one (``invites.email_wanted``; the service checks it)."""
 
     agree = forms.BooleanField(
         label=gettext_lazy("I agree"),
         error_messages={"required": gettext_lazy("Tick “I agree” to join.")})
+
+    def __init__(self, *args: Any, email_wanted: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if email_wanted:
+            self.fields["email"] = forms.CharField(required=False, max_length=254,
+                                                   label=gettext_lazy("E-mail"))
 
 
 class InviteCreateForm(forms.Form):
@@ -112,13 +120,18 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
     joined = user is not None and invite.uses.filter(user=user).exists()
     if state != invites.State.OK and not (joined and state == invites.State.USED_UP):
         return _gone(request, invite, state)
-    form_class = JoinForm if user is not None else SignupForm
-    form = form_class(request.POST) if request.method == "POST" else form_class()
+    if user is not None:
+        extra = {"email_wanted": invites.email_wanted(invite, user)}
+        form: forms.Form = (JoinForm(request.POST, **extra) if request.method == "POST"
+                            else JoinForm(**extra))
+    else:
+        form = SignupForm(request.POST) if request.method == "POST" else SignupForm()
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             if user is not None:
-                member = invites.invite_accept(invite_id=invite.pk, user=user)
+                member = invites.invite_accept(invite_id=invite.pk, user=user,
+                                               email=data.get("email", ""))
             else:
                 member = invites.invite_accept(
                     invite_id=invite.pk, username=data["username"], email=data["email"],

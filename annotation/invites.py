@@ -154,6 +154,28 @@ def invite_state(invite: Invite, now: datetime | None = None) -> str:
     return State.OK
 
 
+def _domain_fits(invite: Invite, email: str) -> bool:
+    """Whether ``email`` is at one of the invite's domains (any address, or none, fits a
+    link without domains)."""
+    if not invite.allowed_domains:
+        return True
+    return bool(email) and email.rpartition("@")[2].lower() in invite.allowed_domains
+
+
+def email_wanted(invite: Invite, user: Any) -> bool:
+    """Whether a signed-in ``user`` must give an address to join through ``invite``: the link
+    accepts only some domains and their account has no address, or one outside them."""
+    return not _domain_fits(invite, (user.email or "").strip())
+
+
+def _email_valid(email: str) -> None:
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise ValidationError(
+            {"email": [_("%(email)r is not an e-mail address.") % {"email": email}]}) from None
+
+
 def _domain_check(invite: Invite, email: str) -> None:
     if not invite.allowed_domains:
         return
@@ -235,6 +257,9 @@ def invite_accept(
 ) -> ProjectMember:
     """Join the invite's project: an existing ``user``, or a new account from ``username``,
     ``email`` and ``password``. Returns the membership (its ``user`` is the account).
+    An existing user whose address does not fit a link restricted to some domains (none,
+    or one elsewhere: ``email_wanted``) gives one in ``email``; it is checked against the
+    domains like a newcomer's (not confirmed by e-mail) and saved on their account.
 
     Raises ``InviteUnavailable`` when the link is closed and ``ValidationError`` (by field)
     when the sign-up is refused; nothing is written then.
@@ -250,7 +275,16 @@ def invite_accept(
     state = invite_state(invite, now)
     if state != State.OK and not (already and state == State.USED_UP):
         raise InviteUnavailable(state)
-    _domain_check(invite, (email or "").strip() if user is None else (user.email or ""))
+    typed = (email or "").strip()
+    address = None  # the existing user's new address, when they give one
+    if user is None:
+        _domain_check(invite, typed)
+    elif typed and email_wanted(invite, user):
+        _email_valid(typed)
+        _domain_check(invite, typed)
+        address = typed
+    else:
+        _domain_check(invite, (user.email or "").strip())
     if user is None:
         user = _user_new(username=username, email=email, password=password)
     member = ProjectMember.objects.filter(project=invite.project, user=user,
@@ -258,6 +292,9 @@ def invite_accept(
     if member is not None and member.status == ProjectMember.Status.BLOCKED:
         raise ValidationError(
             "Your membership of this project is blocked; ask the project's admins.")
+    if address is not None:
+        user.email = address
+        user.save(update_fields=["email"])
     _role_grant(user, invite.role)
     if member is None:
         member = ProjectMember.objects.create(

@@ -5,10 +5,12 @@ gold checks answered in the live queue (the claim's side: test_quality.py)."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db.models import F
 from django.urls import reverse
 
 from annotation import engine, gold
@@ -422,6 +424,10 @@ def test_a_gold_check_answered_through_task_submit_is_scored_and_never_finishes(
     assert not Item.objects.filter(parent=check).exists()
     assert not project.items.filter(stage__kind="newsqa_agreement").exists()
     assert project.items.filter(key__startswith="gold:").count() == 1
+    # "My accuracy" counts a check from the next day: counted at once, it told the worker
+    # which task was a gold check (the count moved right after it).
+    assert gold.worker_accuracy(worker=workers["ann2"], project=project) == []
+    GoldAnswer.objects.update(created_at=F("created_at") - timedelta(days=1))
     [accuracy] = gold.worker_accuracy(worker=workers["ann2"], project=project)
     assert (accuracy["check_count"], round(accuracy["check_mean"], 2)) == (1, 0.67)
 

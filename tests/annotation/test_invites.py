@@ -207,6 +207,47 @@ def test_a_domain_outside_the_list_is_refused(project, client):
     assert ProjectMember.objects.filter(user__username="maria").exists()
 
 
+def test_a_signed_in_user_without_a_fitting_address_gives_one_on_the_join_form(
+        project, client_for):
+    """The join form of a signed-in user had no e-mail field: one without an address (or
+    with one elsewhere) only saw "This link needs an e-mail address at …", with nowhere to
+    type it. Now the form asks for it, checks it against the domains and saves it."""
+    user = user_with_roles("omar", Role.CHECKER)
+    User.objects.filter(pk=user.pk).update(email="")
+    client = client_for(user)
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    path = invites.invite_path(invite)
+    page = client.get(path).content.decode()
+    assert 'name="email"' in page and "(at uni.edu)" in page
+    assert "Your account has no e-mail address" in page
+    refused = client.post(path, {"agree": "on"})
+    assert "This link needs an e-mail address at uni.edu." in refused.content.decode()
+    refused = client.post(path, {"agree": "on", "email": "omar@gmail.com"})
+    assert ("This link only accepts e-mail addresses at uni.edu, not gmail.com."
+            in refused.content.decode())
+    assert 'value="omar@gmail.com"' in refused.content.decode()  # kept to be fixed
+    refused = client.post(path, {"agree": "on", "email": "omar-at-uni.edu"})
+    assert "is not an e-mail address." in refused.content.decode()
+    user.refresh_from_db()
+    assert user.email == "" and not ProjectMember.objects.exists()
+    joined = client.post(path, {"agree": "on", "email": " Omar@Uni.edu "})
+    assert joined.status_code == 302
+    user.refresh_from_db()
+    assert user.email == "Omar@Uni.edu"
+    assert ProjectMember.objects.filter(user=user, project=project).exists()
+    # An address outside the domains is replaced the same way; a fitting one asks nothing.
+    other = user_with_roles("lena", Role.ANNOTATOR)
+    User.objects.filter(pk=other.pk).update(email="lena@gmail.com")
+    client = client_for(other)
+    page = client.get(path).content.decode()
+    assert 'name="email"' in page and "lena@gmail.com, is not at these domains" in page
+    assert client.post(path, {"agree": "on", "email": "lena@uni.edu"}).status_code == 302
+    other.refresh_from_db()
+    assert other.email == "lena@uni.edu"
+    assert 'name="email"' not in client.get(path).content.decode()
+
+
 @pytest.mark.parametrize(("overrides", "message"), [
     ({"password2": "something-else-12"}, "The two passwords differ."),
     ({"password1": "12345", "password2": "12345"}, "This password is too short."),

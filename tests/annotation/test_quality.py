@@ -3,6 +3,8 @@ sees them (the qualification pages and gold imports: test_gold.py)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from annotation import engine, quality
@@ -99,6 +101,11 @@ def test_failing_gold_pauses_the_worker_sets_answers_aside_and_resume_restores(
     aside = Submission.objects.get(worker=worker, item=work.item)
     assert aside.set_aside
     assert Assignment.objects.filter(item=work.item, status="open").count() == 2
+    # Their gold answers too (gold items are open items: the worker's list showed them
+    # apart as "waiting for others"), with no slot added to the gold items.
+    checks = Submission.objects.filter(worker=worker, item__gold="check")
+    assert checks.count() == 2 and all(each.set_aside for each in checks)
+    assert {Assignment.objects.filter(item=g, status="open").count() for g in golds} == {3}
     # Another worker is not affected; the admin resumes the paused one.
     assert engine.task_claim(worker=workers["ann1"], project=project) is not None
     engine.standing_decide(standing=standing, action="resume", actor=admin_user)
@@ -174,3 +181,45 @@ def test_a_resumed_worker_gets_fresh_gold_checks_before_another_pause(
     engine.task_submit(assignment_id=task.pk, worker=worker, payload=weiss(project))
     standing.refresh_from_db()
     assert standing.status == "active" and standing.gold_seen == 5
+
+
+def test_a_gold_check_looks_like_any_task_in_the_recent_answers_and_its_correction(
+        news_corpus, workers, admin_user, committed, settings, client_for):
+    """Gold answers were left out of "Your recent answers" and their correction answered
+    "gold checks cannot be corrected": a worker could tell (and tell others) which shared
+    items were gold. Now it is listed and corrected as work is; the first answer is scored."""
+    from django.urls import reverse
+
+    from annotation.models import GoldAnswer
+
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            name="Crowd", gold_rate=1.0, gold_min_items=50)
+    gold = gold_item(project, answer, "g1", expected=weiss(project))
+    worker = workers["ann1"]
+    client = client_for(worker)
+    task = answer_claims(project, worker)
+    assert task.item_id == gold.pk
+    with committed():
+        sent = client.post(reverse("annotation:task_detail", args=[task.pk]),
+                           {"payload": '{"no_answer": true}'})
+    assert sent.status_code == 302
+    first = Submission.objects.get(worker=worker, item=gold)
+    url = reverse("annotation:submission_correct", args=[first.pk])
+    home = client.get(reverse("annotation:annotator_home")).content.decode()
+    assert 'data-testid="recent-submissions"' in home and url in home
+    # An item with neither question nor query is labelled by its key: not "gold:g1".
+    Item.objects.filter(pk=gold.pk).update(data={})
+    home = client.get(reverse("annotation:annotator_home")).content.decode()
+    assert "gold" not in home.split('data-testid="recent-submissions"')[1].lower()
+    Item.objects.filter(pk=gold.pk).update(data=gold.data)
+    page = client.get(url)
+    assert page.status_code == 200 and 'data-testid="correcting"' in page.content.decode()
+    with committed():
+        done = client.post(url, {"payload": json.dumps(weiss(project))})
+    assert done.status_code == 302
+    first.refresh_from_db()
+    assert first.superseded_by is not None and first.superseded_by.payload == weiss(project)
+    # Scored once, on the first answer: the correction changes nothing of the record.
+    assert list(GoldAnswer.objects.filter(item=gold).values_list("score", flat=True)) == [0.0]
+    standing = WorkerStage.objects.get(member__user=worker, stage=answer)
+    assert (standing.gold_seen, standing.gold_accuracy) == (1, 0.0)
