@@ -498,3 +498,50 @@ def test_batch_lists_search_filter_and_page(project, people, client_for, committ
     boss = user_with_roles("boss", Role.ADMIN)
     detail = client_for(boss).get(reverse("annotation:project_detail", args=[project.pk]))
     assert f'{listing}?project={project.pk}' in detail.content.decode()
+
+
+def test_a_claimed_inspection_can_be_put_back_by_its_checker_or_an_admin(
+        project, people, client_for, committed):
+    """A checker who took a batch and cannot finish it (or who left the project) no longer
+    holds it for ever: they give it back, or an admin puts it back, and another checker of
+    the project inspects it."""
+    from django.urls import reverse
+
+    carol = people["carol"]
+    inspection = finished_batch(project, people["alice"])
+    detail = reverse("annotation:inspection_detail", args=[inspection.pk])
+    client_for(carol).post(detail, {"action": "claim"})
+    # The checker gives it back unfinished: it waits again, with the same sample.
+    response = client_for(carol).post(
+        detail, {"action": "release", f"rules-{inspection.sample[0]}": ["answer_incorrect"]})
+    assert response.status_code == 302
+    inspection.refresh_from_db()
+    assert (inspection.status, inspection.checker, inspection.marks) == ("open", None, {})
+    # Taken again, and the checker is paused on the project: nobody else could take it.
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    member = project.members.get(user=carol)
+    member.status = "paused"
+    member.save(update_fields=["status"])
+    erin = user_with_roles("erin", Role.CHECKER)
+    engine.project_member_add(project=project, user=erin, role=Role.CHECKER)
+    with pytest.raises(PermissionDenied, match="another checker has this batch"):
+        batches.inspection_claim(inspection_id=inspection.pk, checker=erin)
+    assert client_for(erin).get(detail).status_code == 403
+    assert client_for(erin).post(detail, {"action": "release"}).status_code == 403
+    assert Inspection.objects.get(pk=inspection.pk).checker == carol
+    # An admin sees who holds it and puts it back.
+    boss = user_with_roles("boss", Role.ADMIN)
+    listed = client_for(boss).get(reverse("annotation:batch_list")).content.decode()
+    assert f'href="{detail}" data-testid="held-inspection"' in listed
+    page = client_for(boss).get(detail).content.decode()
+    assert 'data-testid="held-by-other"' in page and "carol" in page
+    assert 'name="rules-' not in page
+    assert client_for(boss).post(detail, {"action": "release"}).status_code == 302
+    batches.inspection_claim(inspection_id=inspection.pk, checker=erin)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=erin, marks={},
+                                  verdict="accept")
+    assert Batch.objects.get(pk=inspection.batch_id).status == "accepted"
+    # Nothing to put back once it is done.
+    with pytest.raises(ValidationError, match="nothing to put back"):
+        batches.inspection_release(inspection_id=inspection.pk, user=boss)
