@@ -545,3 +545,35 @@ def test_a_claimed_inspection_can_be_put_back_by_its_checker_or_an_admin(
     # Nothing to put back once it is done.
     with pytest.raises(ValidationError, match="nothing to put back"):
         batches.inspection_release(inspection_id=inspection.pk, user=boss)
+
+
+def test_an_answer_of_a_returned_batch_is_relabelled_not_corrected(
+        project, people, client_for, committed):
+    """Once a checker returns a batch its items are open again, but the first round's
+    answers never count again: correcting one ("Correct" on My tasks) would be lost. The
+    annotator is sent to the relabelling task instead."""
+    from django.urls import reverse
+
+    from annotation.models import Submission
+
+    alice, carol = people["alice"], people["carol"]
+    inspection = finished_batch(project, alice, label="no")
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, verdict="return",
+                                  marks={inspection.sample[0]: ["answer_incorrect"]})
+    last = Submission.objects.filter(worker=alice).latest("id")
+    assert last.item.status == "open"
+    assert "returned its batch" in engine.submission_correctable(submission=last)
+    with pytest.raises(engine.TaskError, match="returned its batch"):
+        engine.submission_correct(submission_id=last.pk, worker=alice, payload={"label": "yes"})
+    home = client_for(alice).get(reverse("annotation:annotator_home")).content.decode()
+    assert 'data-testid="correct-last"' not in home
+    assert 'data-testid="returned-answer"' in home
+    correct = reverse("annotation:submission_correct", args=[last.pk])
+    assert client_for(alice).post(correct, {"label": "yes"}).status_code == 302
+    assert Submission.objects.get(pk=last.pk).superseded_by is None
+    # The relabelling round's answer is the current one: it waits for the inspection.
+    task = engine.task_claim(worker=alice, project=project)
+    relabel = engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    assert "returned its batch" not in engine.submission_correctable(submission=relabel)
