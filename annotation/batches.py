@@ -233,13 +233,14 @@ def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list
             raise ValidationError(str(exc)) from exc
         errors, accuracy, passed = result.errors, result.accuracy, result.passed
         if verdict is not None and VERDICTS[verdict] != passed:
+            figures = {"accuracy": f"{accuracy:.3f}", "threshold": inspection.threshold}
             raise ValidationError(
-                f"verdict: accuracy {accuracy:.3f} is above the threshold "
-                f"{inspection.threshold}, so the batch passes; to return it, tick the rules "
-                "its items break" if passed else
-                f"verdict: accuracy {accuracy:.3f} is not above the threshold "
-                f"{inspection.threshold}, so the batch cannot be accepted; return it, or "
-                "untick marks you set by mistake")
+                gettext("verdict: accuracy %(accuracy)s is above the threshold %(threshold)s, "
+                        "so the batch passes; to return it, tick the rules its items break")
+                % figures if passed else
+                gettext("verdict: accuracy %(accuracy)s is not above the threshold "
+                        "%(threshold)s, so the batch cannot be accepted; return it, or untick "
+                        "marks you set by mistake") % figures)
         now = timezone.now()
         transition(inspection, NS.DONE, actor=checker,
                    marks={str(k): v for k, v in cleaned.items()},

@@ -577,3 +577,47 @@ def test_an_answer_of_a_returned_batch_is_relabelled_not_corrected(
     task = engine.task_claim(worker=alice, project=project)
     relabel = engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
     assert "returned its batch" not in engine.submission_correctable(submission=relabel)
+
+
+def test_checker_dashboard_draws_the_inspections_own_threshold(db, settings, client_for,
+                                                                 committed):
+    """A stage that passes batches above 0.9: the dashed pass line of the accuracy plot is
+    at 0.9 (it was always drawn at 0.95, so a batch accepted at 0.92 looked failed)."""
+    from django.urls import reverse
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Lenient", recipe="test-batched", params={
+        2: {"batch_size": 4, "inspect_fraction": 0.5, "pass_threshold": 0.9}})
+    Project.objects.filter(pk=project.pk).update(status="active")
+    with committed():
+        engine.items_emit(source_stage=project.stages.get(order=1), emits=[
+            Emit(kind="test_batched", key=f"q{n}", data={"query": f"query {n}"})
+            for n in range(4)])
+    alice = user_with_roles("alice", Role.ANNOTATOR)
+    carol = user_with_roles("carol", Role.CHECKER)
+    engine.project_member_add(project=project, user=alice, role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=carol, role=Role.CHECKER)
+    inspection = finished_batch(project, alice)
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={},
+                                  verdict="accept")
+    home = client_for(carol).get(reverse("annotation:checker_home")).content.decode()
+    svg = home.split('data-testid="plot-accuracy"', 1)[1].split("</svg>", 1)[0]
+    assert "threshold 0.9<" in svg and "threshold 0.95" not in svg
+
+
+def test_why_no_task_names_a_recipes_stage_in_the_interface_language(project, people):
+    from django.utils import translation
+
+    from annotation import selectors
+
+    project.stages.filter(order=2).update(name="Validation")  # a recipe's name, translated
+    for _ in range(2):  # both full batches taken: nothing left for dave
+        engine.task_claim(worker=people["alice"], project=project)
+        engine.task_claim(worker=people["bob"], project=project)
+    dave = user_with_roles("dave", Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=dave, role=Role.ANNOTATOR)
+    with translation.override("zh-hans"):
+        reasons = selectors.availability_why(worker=dave, project=project)
+    assert reasons and all(r.startswith("验证") for r in reasons), reasons
