@@ -321,10 +321,10 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
         except ValidationError as exc:
             messages.info(request, exc.messages[0])
         else:
-            messages.info(request, _(
-                "Batch %(number)s of %(project)s is waiting for a checker again; nothing "
-                "you ticked was saved.") % {"number": inspection.batch.number,
-                                            "project": inspection.batch.project.name})
+            messages.info(request, _("Batch %(number)s of %(project)s is waiting for a "
+                                     "checker again.")
+                          % {"number": inspection.batch.number,
+                             "project": inspection.batch.project.name})
         return redirect("annotation:checker_home")
     if (request.method == "POST" and inspection.status == Inspection.Status.DONE
             and inspection.checker_id == request.user.pk):
