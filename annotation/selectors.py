@@ -57,7 +57,9 @@ class ProjectAvailability:
 
     @property
     def reasons(self) -> list[str]:
-        return [f"{stage.name}: {stage.reason}" for stage in self.stages if stage.reason]
+        # A recipe's stage name in the interface's language (``Stage.display_name``).
+        return [f"{gettext(stage.name) if stage.name else ''}: {stage.reason}"
+                for stage in self.stages if stage.reason]
 
 
 _RULE_REASONS = {  # shown in the worker's language (gettext where they are used)

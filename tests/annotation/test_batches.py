@@ -607,7 +607,9 @@ def test_checker_dashboard_draws_the_inspections_own_threshold(db, settings, cli
     assert "threshold 0.9<" in svg and "threshold 0.95" not in svg
 
 
-def test_why_no_task_names_a_recipes_stage_in_the_interface_language(project, people):
+def test_why_no_task_names_a_recipes_stage_in_the_interface_language(project, people,
+                                                                      client_for):
+    from django.urls import reverse
     from django.utils import translation
 
     from annotation import selectors
@@ -621,3 +623,15 @@ def test_why_no_task_names_a_recipes_stage_in_the_interface_language(project, pe
     with translation.override("zh-hans"):
         reasons = selectors.availability_why(worker=dave, project=project)
     assert reasons and all(r.startswith("验证") for r in reasons), reasons
+    # The home pages' reasons under each project (the checker home's "Answers to review"
+    # uses the same list), and the workers page's stage filter.
+    client = client_for(dave)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    home = client.get(reverse("annotation:annotator_home")).content.decode()
+    listed = home.split('data-testid="no-task-reasons"', 1)[1].split("</ul>", 1)[0]
+    assert "<li>验证: " in listed and "Validation" not in listed
+    carol = people["carol"]
+    client = client_for(carol)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    workers = client.get(reverse("annotation:project_workers", args=[project.pk]))
+    assert ">2. 验证</option>" in workers.content.decode()
