@@ -160,6 +160,25 @@ def inspection_claim(*, inspection_id: int, checker: Any) -> Inspection:
         return inspection
 
 
+def inspection_release(*, inspection_id: int, user: Any) -> Inspection:
+    """Put a claimed inspection back for any checker of the project: by the checker who
+    holds it (they cannot finish it), or by an admin (its checker left, was paused or
+    removed from the project, or does not answer). Nothing the holder ticked was saved, so
+    nothing is lost; the batch stays waiting for inspection with the same sample."""
+    from annotation.roles import Role, has_role
+
+    with transaction.atomic():
+        inspection = Inspection.objects.select_for_update().get(pk=inspection_id)
+        if inspection.status != NS.ACTIVE:
+            raise ValidationError(gettext("This inspection is not being inspected: there is "
+                                          "nothing to put back."))
+        if inspection.checker_id != user.pk and not has_role(user, Role.ADMIN):
+            raise PermissionDenied("another checker is inspecting this batch")
+        transition(inspection, NS.OPEN, actor=user, checker=None, claimed_at=None,
+                   note="released")
+        return inspection
+
+
 #: The checker's explicit verdicts (the buttons of the inspection page).
 VERDICTS = {"accept": True, "return": False}
 
@@ -214,13 +233,14 @@ def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list
             raise ValidationError(str(exc)) from exc
         errors, accuracy, passed = result.errors, result.accuracy, result.passed
         if verdict is not None and VERDICTS[verdict] != passed:
+            figures = {"accuracy": f"{accuracy:.3f}", "threshold": inspection.threshold}
             raise ValidationError(
-                f"verdict: accuracy {accuracy:.3f} is above the threshold "
-                f"{inspection.threshold}, so the batch passes; to return it, tick the rules "
-                "its items break" if passed else
-                f"verdict: accuracy {accuracy:.3f} is not above the threshold "
-                f"{inspection.threshold}, so the batch cannot be accepted; return it, or "
-                "untick marks you set by mistake")
+                gettext("verdict: accuracy %(accuracy)s is above the threshold %(threshold)s, "
+                        "so the batch passes; to return it, tick the rules its items break")
+                % figures if passed else
+                gettext("verdict: accuracy %(accuracy)s is not above the threshold "
+                        "%(threshold)s, so the batch cannot be accepted; return it, or untick "
+                        "marks you set by mistake") % figures)
         now = timezone.now()
         transition(inspection, NS.DONE, actor=checker,
                    marks={str(k): v for k, v in cleaned.items()},

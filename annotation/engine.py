@@ -30,6 +30,7 @@ from annotation.batches import (
 from annotation.eligibility import QueueStage
 from annotation.models import (
     Assignment,
+    Batch,
     Item,
     ItemExclusion,
     Project,
@@ -594,10 +595,24 @@ def submission_correctable(*, submission: Submission) -> str:
     # to a gold check is what counts (``quality.gold_check_record`` at the submit).
     if item.status != IS.OPEN:
         return gettext("its item is no longer open: the answers are in")
+    if _returned_for_relabelling(submission):
+        return gettext("a checker returned its batch: relabel the item as a task instead")
     later = Submission.objects.filter(worker_id=submission.worker_id, pk__gt=submission.pk)
     if later.exists():
         return gettext("only your last answer can be corrected")
     return ""
+
+
+def _returned_for_relabelling(submission: Submission, batch_round: int | None = None) -> bool:
+    """Whether ``submission`` answered an earlier round of a batch a checker returned: its
+    item is open again for a relabelling task, whose answer is the one that counts (a
+    correction of the old round's answer would never be used)."""
+    if submission.item.batch_id is None or submission.assignment_id is None:
+        return False
+    if batch_round is None:
+        batch_round = (Batch.objects.filter(pk=submission.item.batch_id)
+                       .values_list("round", flat=True).first())
+    return batch_round is not None and submission.assignment.round < batch_round
 
 
 def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, Any],
@@ -644,8 +659,10 @@ def worker_recent_submissions(*, worker: Any, limit: int = 10) -> list[dict[str,
     shown)."""
     rows = list(Submission.objects.filter(worker=worker)
                 .exclude(stage__project__status=Project.Status.COMPLETED)
-                .select_related("item", "item__stage", "stage__project")
+                .select_related("item", "item__stage", "stage__project", "assignment")
                 .order_by("-id")[:limit])
+    rounds = dict(Batch.objects.filter(
+        pk__in={s.item.batch_id for s in rows if s.item.batch_id}).values_list("pk", "round"))
     out = []
     for n, submission in enumerate(rows):
         why = ("only your last answer can be corrected" if n else
@@ -656,7 +673,9 @@ def worker_recent_submissions(*, worker: Any, limit: int = 10) -> list[dict[str,
         label = (data.get("question") or data.get("query")
                  or (item.key.removeprefix("gold:") if item.gold else item.key))
         out.append({"submission": submission, "correctable": not why, "why": why,
-                    "label": label})
+                    "label": label,
+                    "returned": item.status == IS.OPEN and _returned_for_relabelling(
+                        submission, rounds.get(item.batch_id))})
     return out
 
 

@@ -57,7 +57,9 @@ class ProjectAvailability:
 
     @property
     def reasons(self) -> list[str]:
-        return [f"{stage.name}: {stage.reason}" for stage in self.stages if stage.reason]
+        # A recipe's stage name in the interface's language (``Stage.display_name``).
+        return [f"{gettext(stage.name) if stage.name else ''}: {stage.reason}"
+                for stage in self.stages if stage.reason]
 
 
 _RULE_REASONS = {  # shown in the worker's language (gettext where they are used)
@@ -155,7 +157,9 @@ def availability_why(*, worker: Any, project: Project,
     for stage in entry.stages:
         if not stage.reason:
             continue
-        text = f"{stage.name}: {stage.reason}"
+        # A recipe's stage name in the interface's language (``Stage.display_name``).
+        name = gettext(stage.name) if stage.name else stage.name
+        text = f"{name}: {stage.reason}"
         if stage.rule == "pool" and stage.kind not in engine._batched_kinds():
             with sql.db().cursor() as cursor:
                 cursor.execute(*pool_blocked_sql(worker_id=worker.pk, stage_id=stage.stage_id))
@@ -173,7 +177,7 @@ def availability_why(*, worker: Any, project: Project,
                 parts.append(gettext("%(n)d you may not do") % {"n": counts["not_excluded"]}
                              + (f" ({'; '.join(why)})" if why else ""))
             text = (gettext("%(stage)s: none of its %(total)d open task(s) is for you: ")
-                    % {"stage": stage.name, "total": total} + ", ".join(parts))
+                    % {"stage": name, "total": total} + ", ".join(parts))
         elif stage.rule == "not_paused":
             standing = WorkerStage.objects.filter(
                 member__project=project, member__user=worker, stage_id=stage.stage_id,
@@ -694,6 +698,9 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
     by_annotator: dict[str, list[float]] = defaultdict(list)
     for inspection in done:
         by_annotator[inspection.batch.annotator.username].append(inspection.accuracy)
+    # The dashed pass line is the inspections' own threshold (a stage parameter), drawn only
+    # when they share one: at 0.95 a batch accepted at 0.92 under 0.9 looked failed.
+    thresholds = {inspection.threshold for inspection in done}
     accepted = Batch.objects.filter(status=Batch.Status.ACCEPTED)
     projects = inspected_projects(user=checker)
     if projects is not None:
@@ -708,12 +715,15 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
             # Accuracy runs from 0 to 1: a failed inspection is drawn at its real value.
             "accuracy": line_plot(
                 {name: values for name, values in sorted(by_annotator.items())},
-                label="Accuracy per inspection, by annotator", threshold=0.95, lo=0, hi=1,
-                x_label="inspections, in order", y_label="accuracy",
+                label=gettext("Accuracy per inspection, by annotator"),
+                threshold=next(iter(thresholds)) if len(thresholds) == 1 else None,
+                lo=0, hi=1,
+                x_label=gettext("inspections, in order"), y_label=gettext("accuracy"),
             ) if done else None,
             "rounds": vbar([(str(r), n) for r, n in sorted(rounds.items())],
-                           label="Accepted batches by rounds needed",
-                           x_label="inspection rounds needed", y_label="batches")
+                           label=gettext("Accepted batches by rounds needed"),
+                           x_label=gettext("inspection rounds needed"),
+                           y_label=gettext("batches"))
             if rounds else None,
         },
     }

@@ -337,6 +337,17 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
                                       project_id=inspection.batch.project_id):
         raise PermissionDenied("you are not a checker of this batch's project")
     errors: list[str] = []
+    if request.method == "POST" and request.POST.get("action") == "release":
+        try:
+            batches.inspection_release(inspection_id=pk, user=request.user)
+        except ValidationError as exc:
+            messages.info(request, exc.messages[0])
+        else:
+            messages.info(request, _("Batch %(number)s of %(project)s is waiting for a "
+                                     "checker again.")
+                          % {"number": inspection.batch.number,
+                             "project": inspection.batch.project.name})
+        return redirect("annotation:checker_home")
     if (request.method == "POST" and inspection.status == Inspection.Status.DONE
             and inspection.checker_id == request.user.pk):
         messages.info(request, batches.inspection_done_message(inspection))
@@ -372,7 +383,9 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     "not above %(threshold)s: returned to %(annotator)s with your marks and "
                     "comments.") % names)
             return redirect("annotation:checker_home")
-    if inspection.status == Inspection.Status.ACTIVE and inspection.checker_id != request.user.pk:
+    held_by_other = (inspection.status == Inspection.Status.ACTIVE
+                     and inspection.checker_id != request.user.pk)
+    if held_by_other and not has_role(request.user, Role.ADMIN):
         raise PermissionDenied("another checker is inspecting this batch")
     from annotation.batches import violation_label
     from collector.filters.inspection import Violation
@@ -386,6 +399,7 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
             s["comment"] = request.POST.get(f"comment-{s['item'].pk}", "")
     return render(request, "annotation/inspection_detail.html", {
         "inspection": inspection, "batch": inspection.batch, "errors": errors,
+        "held_by_other": held_by_other,
         "rules": [(r.value, violation_label(r), 1.0 if r.strict else 0.5) for r in rules],
         "template": spec.inspection_template, "samples": samples,
         "comment": request.POST.get("comment", inspection.comment) if errors

@@ -498,3 +498,140 @@ def test_batch_lists_search_filter_and_page(project, people, client_for, committ
     boss = user_with_roles("boss", Role.ADMIN)
     detail = client_for(boss).get(reverse("annotation:project_detail", args=[project.pk]))
     assert f'{listing}?project={project.pk}' in detail.content.decode()
+
+
+def test_a_claimed_inspection_can_be_put_back_by_its_checker_or_an_admin(
+        project, people, client_for, committed):
+    """A checker who took a batch and cannot finish it (or who left the project) no longer
+    holds it for ever: they give it back, or an admin puts it back, and another checker of
+    the project inspects it."""
+    from django.urls import reverse
+
+    carol = people["carol"]
+    inspection = finished_batch(project, people["alice"])
+    detail = reverse("annotation:inspection_detail", args=[inspection.pk])
+    client_for(carol).post(detail, {"action": "claim"})
+    # The checker gives it back unfinished: it waits again, with the same sample.
+    response = client_for(carol).post(
+        detail, {"action": "release", f"rules-{inspection.sample[0]}": ["answer_incorrect"]})
+    assert response.status_code == 302
+    inspection.refresh_from_db()
+    assert (inspection.status, inspection.checker, inspection.marks) == ("open", None, {})
+    # Taken again, and the checker is paused on the project: nobody else could take it.
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    member = project.members.get(user=carol)
+    member.status = "paused"
+    member.save(update_fields=["status"])
+    erin = user_with_roles("erin", Role.CHECKER)
+    engine.project_member_add(project=project, user=erin, role=Role.CHECKER)
+    with pytest.raises(PermissionDenied, match="another checker has this batch"):
+        batches.inspection_claim(inspection_id=inspection.pk, checker=erin)
+    assert client_for(erin).get(detail).status_code == 403
+    assert client_for(erin).post(detail, {"action": "release"}).status_code == 403
+    assert Inspection.objects.get(pk=inspection.pk).checker == carol
+    # An admin sees who holds it and puts it back.
+    boss = user_with_roles("boss", Role.ADMIN)
+    listed = client_for(boss).get(reverse("annotation:batch_list")).content.decode()
+    assert f'href="{detail}" data-testid="held-inspection"' in listed
+    page = client_for(boss).get(detail).content.decode()
+    assert 'data-testid="held-by-other"' in page and "carol" in page
+    assert 'name="rules-' not in page
+    assert client_for(boss).post(detail, {"action": "release"}).status_code == 302
+    batches.inspection_claim(inspection_id=inspection.pk, checker=erin)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=erin, marks={},
+                                  verdict="accept")
+    assert Batch.objects.get(pk=inspection.batch_id).status == "accepted"
+    # Nothing to put back once it is done.
+    with pytest.raises(ValidationError, match="nothing to put back"):
+        batches.inspection_release(inspection_id=inspection.pk, user=boss)
+
+
+def test_an_answer_of_a_returned_batch_is_relabelled_not_corrected(
+        project, people, client_for, committed):
+    """Once a checker returns a batch its items are open again, but the first round's
+    answers never count again: correcting one ("Correct" on My tasks) would be lost. The
+    annotator is sent to the relabelling task instead."""
+    from django.urls import reverse
+
+    from annotation.models import Submission
+
+    alice, carol = people["alice"], people["carol"]
+    inspection = finished_batch(project, alice, label="no")
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, verdict="return",
+                                  marks={inspection.sample[0]: ["answer_incorrect"]})
+    last = Submission.objects.filter(worker=alice).latest("id")
+    assert last.item.status == "open"
+    assert "returned its batch" in engine.submission_correctable(submission=last)
+    with pytest.raises(engine.TaskError, match="returned its batch"):
+        engine.submission_correct(submission_id=last.pk, worker=alice, payload={"label": "yes"})
+    home = client_for(alice).get(reverse("annotation:annotator_home")).content.decode()
+    assert 'data-testid="correct-last"' not in home
+    assert 'data-testid="returned-answer"' in home
+    correct = reverse("annotation:submission_correct", args=[last.pk])
+    assert client_for(alice).post(correct, {"label": "yes"}).status_code == 302
+    assert Submission.objects.get(pk=last.pk).superseded_by is None
+    # The relabelling round's answer is the current one: it waits for the inspection.
+    task = engine.task_claim(worker=alice, project=project)
+    relabel = engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    assert "returned its batch" not in engine.submission_correctable(submission=relabel)
+
+
+def test_checker_dashboard_draws_the_inspections_own_threshold(db, settings, client_for,
+                                                                 committed):
+    """A stage that passes batches above 0.9: the dashed pass line of the accuracy plot is
+    at 0.9 (it was always drawn at 0.95, so a batch accepted at 0.92 looked failed)."""
+    from django.urls import reverse
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Lenient", recipe="test-batched", params={
+        2: {"batch_size": 4, "inspect_fraction": 0.5, "pass_threshold": 0.9}})
+    Project.objects.filter(pk=project.pk).update(status="active")
+    with committed():
+        engine.items_emit(source_stage=project.stages.get(order=1), emits=[
+            Emit(kind="test_batched", key=f"q{n}", data={"query": f"query {n}"})
+            for n in range(4)])
+    alice = user_with_roles("alice", Role.ANNOTATOR)
+    carol = user_with_roles("carol", Role.CHECKER)
+    engine.project_member_add(project=project, user=alice, role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=carol, role=Role.CHECKER)
+    inspection = finished_batch(project, alice)
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={},
+                                  verdict="accept")
+    home = client_for(carol).get(reverse("annotation:checker_home")).content.decode()
+    svg = home.split('data-testid="plot-accuracy"', 1)[1].split("</svg>", 1)[0]
+    assert "threshold 0.9<" in svg and "threshold 0.95" not in svg
+
+
+def test_why_no_task_names_a_recipes_stage_in_the_interface_language(project, people,
+                                                                      client_for):
+    from django.urls import reverse
+    from django.utils import translation
+
+    from annotation import selectors
+
+    project.stages.filter(order=2).update(name="Validation")  # a recipe's name, translated
+    for _ in range(2):  # both full batches taken: nothing left for dave
+        engine.task_claim(worker=people["alice"], project=project)
+        engine.task_claim(worker=people["bob"], project=project)
+    dave = user_with_roles("dave", Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=dave, role=Role.ANNOTATOR)
+    with translation.override("zh-hans"):
+        reasons = selectors.availability_why(worker=dave, project=project)
+    assert reasons and all(r.startswith("验证") for r in reasons), reasons
+    # The home pages' reasons under each project (the checker home's "Answers to review"
+    # uses the same list), and the workers page's stage filter.
+    client = client_for(dave)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    home = client.get(reverse("annotation:annotator_home")).content.decode()
+    listed = home.split('data-testid="no-task-reasons"', 1)[1].split("</ul>", 1)[0]
+    assert "<li>验证: " in listed and "Validation" not in listed
+    carol = people["carol"]
+    client = client_for(carol)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    workers = client.get(reverse("annotation:project_workers", args=[project.pk]))
+    assert ">2. 验证</option>" in workers.content.decode()
