@@ -5,7 +5,12 @@ batch labelled by one annotator; when it is finished a checker inspects a random
 strict rule violations count 1.0 error, loose ones 0.5; accuracy = 1 - errors / sampled;
 above the threshold (0.95) the batch is accepted, otherwise the whole batch goes back to
 the same annotator and a fresh sample is inspected after relabelling. Every round's
-submissions and inspection are kept. Sampling and scoring are those of
+submissions and inspection are kept.
+
+One annotator per batch round: an annotator who can no longer work the batch (paused,
+blocked, their membership paused or blocked), or an admin's Put back, puts the batch back
+for whoever takes it next (``batch_put_back``): a round already begun is closed and the
+whole batch is labelled again in a new round. Sampling and scoring are those of
 ``collector.filters.inspection`` (an item counts its rules' weights, capped at 1.0;
 exactly the threshold fails).
 """
@@ -20,7 +25,17 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
-from annotation.models import Assignment, Batch, Inspection, Item, Project, Stage
+from annotation.models import (
+    Assignment,
+    Batch,
+    Inspection,
+    Item,
+    Project,
+    ProjectMember,
+    Stage,
+    Submission,
+    WorkerStage,
+)
 from annotation.slots import slot_claim
 from annotation.workflow import transition
 from collector.filters.inspection import Violation, inspect_batch, round_seed, sample_batch
@@ -179,6 +194,92 @@ def inspection_release(*, inspection_id: int, user: Any) -> Inspection:
         return inspection
 
 
+#: Batches an annotator holds: being labelled, or returned to them for relabelling.
+HELD = (BS.WORKING, BS.RETURNED)
+
+
+def annotator_may_work(*, batch: Batch) -> bool:
+    """Whether the batch's annotator may still work its stage: an active user, an active
+    member of the project in the stage's role, not paused or blocked on the stage."""
+    if batch.annotator_id is None:
+        return False
+    stage = batch.stage
+    member = ProjectMember.objects.filter(
+        project_id=batch.project_id, user_id=batch.annotator_id,
+        role=stage.kind_spec.role.value, user__is_active=True).first()
+    if member is None or member.status != ProjectMember.Status.ACTIVE:
+        return False
+    return not WorkerStage.objects.filter(member=member, stage=stage).exclude(
+        status=WorkerStage.Status.ACTIVE).exists()
+
+
+def batch_put_back(*, batch_id: int, actor: Any = None, note: str = "",
+                   check_admin: bool = False) -> Batch:
+    """Take a batch from its annotator so that whoever takes a batch next gets it whole.
+
+    For an annotator who can no longer work it (paused, blocked, their membership paused
+    or blocked) and for an admin's Put back (``check_admin``: only admins may). Their live
+    slot of it goes back. One annotator per batch round: when they have already answered
+    items of the current round, that round is closed (its answers stay as history, and
+    paid, like a returned round's) and the whole batch is open again in a new round;
+    otherwise its open slots are simply no longer reserved for them. A returned batch
+    keeps its checker's feedback for the next annotator."""
+    from annotation.engine import _slots_return
+    from annotation.roles import Role, has_role
+    from annotation.workflow import transition_rows
+
+    if check_admin and not has_role(actor, Role.ADMIN):
+        raise PermissionDenied("only an admin can put a batch back")
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().select_related("stage").get(pk=batch_id)
+        if batch.status not in HELD:
+            raise ValidationError(gettext("Batch %(number)s is not held by an annotator: "
+                                          "there is nothing to put back.")
+                                  % {"number": batch.number})
+        note = (note or "put back")[:300]
+        in_batch = Assignment.objects.filter(item__batch=batch)
+        _slots_return(in_batch, actor=actor, note=note)
+        begun = Submission.objects.filter(item__batch=batch, assignment__round=batch.round,
+                                          superseded_by__isnull=True).exists()
+        round_no = batch.round
+        if begun:
+            round_no += 1
+            item_ids = "SELECT id FROM annotation_item WHERE batch_id = %s"
+            transition_rows(Assignment, AS.CANCELLED, source=AS.OPEN, actor=actor,
+                            note=note, where=f"item_id IN ({item_ids})", params=[batch.pk])
+            transition_rows(Item, IS.OPEN, source=IS.REVIEW, actor=actor, note=note,
+                            where="batch_id = %s", params=[batch.pk])
+            Assignment.objects.bulk_create([
+                Assignment(item_id=item.pk, stage_id=item.stage_id, priority=item.priority,
+                           round=round_no)
+                for item in batch.items.filter(status=IS.OPEN).order_by("id")
+                for _ in range(item.overlap)
+            ])
+        else:
+            in_batch.filter(status=AS.OPEN).update(reserved_for=None)
+        transition(batch, BS.OPEN, actor=actor, note=note, annotator=None, round=round_no)
+        return batch
+
+
+def batches_put_back_for(*, worker: Any, actor: Any = None, note: str = "",
+                         stage_id: int | None = None, project_id: int | None = None,
+                         stage_kinds: Any = None) -> int:
+    """Put back the batches ``worker`` holds on a stage (or in a project) when they can no
+    longer work them; how many."""
+    held = Batch.objects.filter(annotator=worker, status__in=HELD)
+    if stage_id is not None:
+        held = held.filter(stage_id=stage_id)
+    if project_id is not None:
+        held = held.filter(project_id=project_id)
+    if stage_kinds is not None:
+        held = held.filter(stage__kind__in=stage_kinds)
+    count = 0
+    for pk in held.order_by("pk").values_list("pk", flat=True):
+        batch_put_back(batch_id=pk, actor=actor, note=note)
+        count += 1
+    return count
+
+
 #: The checker's explicit verdicts (the buttons of the inspection page).
 VERDICTS = {"accept": True, "return": False}
 
@@ -261,6 +362,10 @@ def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list
                 transition(item, IS.OPEN, actor=checker, note="batch returned")
                 slots_add(item=item, n=item.overlap, reserved_for=batch.annotator,
                           round_no=batch.round)
+            if not annotator_may_work(batch=batch):
+                # Its annotator was paused or blocked meanwhile: whoever takes it next.
+                batch_put_back(batch_id=batch.pk, actor=checker,
+                               note="returned; its annotator cannot work it")
     return inspection
 
 
@@ -272,15 +377,16 @@ def returned_feedback(*, assignment: Assignment) -> dict[str, Any] | None:
     if assignment.round <= 1 or not assignment.stage.kind_spec.batched:
         return None
     item = assignment.item
-    inspection = (Inspection.objects.filter(batch_id=item.batch_id, round=assignment.round - 1,
-                                            status=NS.DONE).select_related("checker").first())
+    # The last round a checker returned (a batch put back in the middle of a round skips
+    # the number of the round it closed).
+    inspection = (Inspection.objects.filter(batch_id=item.batch_id,
+                                            round__lt=assignment.round, status=NS.DONE)
+                  .select_related("checker").order_by("-round").first())
     if inspection is None:
         return None
-    from annotation.models import Submission
-
-    previous = (Submission.objects.filter(item=item, assignment__round=assignment.round - 1,
+    previous = (Submission.objects.filter(item=item, assignment__round__lt=assignment.round,
                                           superseded_by__isnull=True)
-                .order_by("-id").first())
+                .order_by("-assignment__round", "-id").first())
     key = str(item.pk)
     return {
         "inspection": inspection, "round": assignment.round,

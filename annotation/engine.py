@@ -24,6 +24,7 @@ from annotation import eligibility, quality, slots, sql
 from annotation.batches import (
     batches_fill,
     batches_flush_ready,
+    batches_put_back_for,
     claim_in_batched_stage,
     item_work_in,
 )
@@ -722,10 +723,14 @@ def member_status_set(*, member: ProjectMember, status: str, actor: Any,
         kinds = [kind for kind, spec in stage_kinds().items()
                  if spec.role.value == locked.role]
         note = reason or f"member {status} by an admin"  # stored: the value, not a label
-        return _slots_return(
+        returned = _slots_return(
             Assignment.objects.filter(stage__project_id=locked.project_id,
                                       stage__kind__in=kinds, worker_id=locked.user_id),
             actor=actor, note=note)
+        # Their batches go to whoever takes a batch next (one annotator per batch round).
+        batches_put_back_for(worker=locked.user_id, project_id=locked.project_id,
+                             stage_kinds=kinds, actor=actor, note=note)
+        return returned
 
 
 def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any) -> None:
@@ -737,13 +742,17 @@ def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any) -> None:
     its scores stay in the worker's gold record."""
     _slots_return(Assignment.objects.filter(stage=stage, worker=worker),
                   actor=worker, note=standing.status_reason)
+    # Their batches of the stage go to whoever takes a batch next (a new round when they
+    # had begun it), so a batched item needs no replacement worker below.
+    batches_put_back_for(worker=worker, stage_id=stage.pk, actor=worker,
+                         note=standing.status_reason)
     if not stage.params.get("gold_set_aside"):
         return
     aside = list(Submission.objects.select_related("item").filter(
         stage=stage, worker=worker, set_aside=False, item__status=IS.OPEN))
     Submission.objects.filter(pk__in=[each.pk for each in aside]).update(set_aside=True)
     for item in {each.item_id: each.item for each in aside}.values():
-        if not item.gold:
+        if not item.gold and item.batch_id is None:
             slots_add(item=item, n=1)
 
 

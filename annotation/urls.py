@@ -17,6 +17,7 @@ urlpatterns = [
     path("stages/<id:pk>/guidelines/", views.stage_guidelines, name="stage_guidelines"),
     path("review/", views.checker_home, name="checker_home"),
     path("review/batches/", views.batch_list, name="batch_list"),
+    path("manage/batches/<id:pk>/put-back/", views.batch_put_back, name="batch_put_back"),
     path("review/inspections/<id:pk>/", views.inspection_detail, name="inspection_detail"),
     path("manage/", views.admin_home, name="admin_home"),
     path("manage/projects/new/", views.project_create, name="project_create"),

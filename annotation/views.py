@@ -322,6 +322,31 @@ def batch_list(request: HttpRequest) -> HttpResponse:
                   {"filter": batch_filter, "page": page})
 
 
+@role_required(Role.ADMIN)
+@require_POST
+def batch_put_back(request: HttpRequest, pk: int) -> HttpResponse:
+    """An admin takes a batch from its annotator (gone, not answering): whoever takes a
+    batch next gets it whole (``batches.batch_put_back``); back to the batch list."""
+    from annotation import batches
+    from annotation.models import Batch
+
+    batch = get_object_or_404(Batch.objects.select_related("project", "annotator"), pk=pk)
+    holder = batch.annotator.username if batch.annotator else ""
+    try:
+        batches.batch_put_back(batch_id=pk, actor=request.user, check_admin=True,
+                               note=f"put back by {request.user.get_username()}")
+    except ValidationError as exc:
+        messages.info(request, exc.messages[0])
+    else:
+        messages.success(request, _("Batch %(number)s of %(project)s was taken from "
+                                    "%(annotator)s: the next annotator to take a batch gets "
+                                    "it.") % {"number": batch.number,
+                                              "project": batch.project.name,
+                                              "annotator": holder})
+    return redirect(reverse("annotation:batch_list") + (
+        f"?{request.POST['query']}" if request.POST.get("query") else ""))
+
+
 @role_required(Role.CHECKER)
 def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Claim (action=claim) and inspect a batch's sample; Accept or Return it (action) with

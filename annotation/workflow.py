@@ -50,6 +50,8 @@ ALLOWED: dict[type[models.Model], frozenset[tuple[str, str]]] = {
     Batch: frozenset({
         (BS.OPEN, BS.WORKING), (BS.WORKING, BS.INSPECTION), (BS.RETURNED, BS.INSPECTION),
         (BS.INSPECTION, BS.ACCEPTED), (BS.INSPECTION, BS.RETURNED),
+        # put back: its annotator can no longer work it, or an admin's Put back
+        (BS.WORKING, BS.OPEN), (BS.RETURNED, BS.OPEN),
     }),
     Release: frozenset({
         (Release.Status.BUILDING, Release.Status.READY),

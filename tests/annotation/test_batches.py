@@ -635,3 +635,118 @@ def test_why_no_task_names_a_recipes_stage_in_the_interface_language(project, pe
     client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
     workers = client.get(reverse("annotation:project_workers", args=[project.pk]))
     assert ">2. 验证</option>" in workers.content.decode()
+
+
+# A batch its annotator can no longer work goes to whoever takes a batch next ----------------
+
+def test_a_batch_whose_annotator_is_blocked_goes_whole_to_the_next_annotator(
+        project, people, committed):
+    """Alice begins batch 1 (one answer in, one task live) and is blocked on the stage: the
+    batch no longer waits for her. Bob takes it whole in a new round (one annotator per
+    round); alice's answer stays as history and only bob's answers reach the final set."""
+    from annotation import quality
+
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    stage = project.stages.get(order=2)
+    first = engine.task_claim(worker=alice, project=project)
+    engine.task_submit(assignment_id=first.pk, worker=alice, payload={"label": "no"})
+    live = engine.task_claim(worker=alice, project=project)
+    batch = Batch.objects.get(pk=first.item.batch_id)
+    engine.standing_decide(standing=quality.standing_for(
+        member=project.members.get(user=alice), stage=stage), action="block")
+    live.refresh_from_db()
+    assert live.status == "released"
+    batch.refresh_from_db()
+    assert (batch.status, batch.annotator, batch.round) == ("open", None, 2)
+    assert not Assignment.objects.filter(item__batch=batch, status="open",
+                                         reserved_for__isnull=False).exists()
+    assert set(batch.items.values_list("status", flat=True)) == {"open"}
+    # Bob takes it (the lowest-numbered open batch) and labels all four of its items.
+    assert engine.task_claim(worker=bob, project=project).item.batch_id == batch.pk
+    batch.refresh_from_db()
+    assert (batch.status, batch.annotator) == ("working", bob)
+    for _ in range(4):
+        task = engine.task_claim(worker=bob, project=project)
+        assert task.item.batch_id == batch.pk and task.round == 2
+        with committed():
+            engine.task_submit(assignment_id=task.pk, worker=bob, payload={"label": "yes"})
+    inspection = Inspection.objects.get(batch=batch, status="open")
+    assert inspection.round == 2
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    with committed():
+        batches.inspection_submit(inspection_id=inspection.pk, checker=carol, marks={})
+    finals = Item.objects.filter(stage__kind="test_sink", key__in=list(
+        batch.items.values_list("key", flat=True)))
+    assert finals.count() == 4 and all(i.result == {"label": "yes"} for i in finals)
+    assert Item.objects.get(pk=first.item_id).submissions.filter(worker=alice).exists()
+
+
+def test_a_returned_batch_of_a_paused_member_goes_to_the_next_annotator(project, people):
+    """Returned to alice, who is then paused on the project: bob takes it (same round,
+    nothing relabelled yet) and sees the checker's feedback; also when alice was paused
+    before the checker returned it."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    inspection = finished_batch(project, alice, label="no")
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                              marks={str(inspection.sample[0]): ["answer_incorrect"]},
+                              comment="read the evidence again")
+    batch = Batch.objects.get(pk=inspection.batch_id)
+    assert (batch.status, batch.round) == ("returned", 2)
+    engine.member_status_set(member=project.members.get(user=alice), status="paused",
+                             actor=None)
+    batch.refresh_from_db()
+    assert (batch.status, batch.annotator, batch.round) == ("open", None, 2)
+    task = engine.task_claim(worker=bob, project=project)
+    assert task.item.batch_id == batch.pk and task.round == 2
+    feedback = batches.returned_feedback(assignment=task)
+    assert feedback["batch_comment"] == "read the evidence again"
+    # Paused first, returned after: the batch does not wait for alice either.
+    engine.member_status_set(member=project.members.get(user=alice), status="active",
+                             actor=None)
+    other = finished_batch(project, alice, label="no")
+    engine.member_status_set(member=project.members.get(user=alice), status="blocked",
+                             actor=None)
+    batches.inspection_claim(inspection_id=other.pk, checker=carol)
+    batches.inspection_submit(inspection_id=other.pk, checker=carol,
+                              marks={str(other.sample[0]): ["answer_incorrect"]})
+    second = Batch.objects.get(pk=other.batch_id)
+    assert (second.status, second.annotator, second.round) == ("open", None, 2)
+    assert not Assignment.objects.filter(item__batch=second, reserved_for=alice,
+                                         status="open").exists()
+
+
+def test_an_admin_puts_a_batch_back_from_the_batch_list(project, people, client_for):
+    from django.test import Client
+    from django.urls import reverse
+
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    live = engine.task_claim(worker=alice, project=project)
+    batch = Batch.objects.get(pk=live.item.batch_id)
+    url = reverse("annotation:batch_put_back", args=[batch.pk])
+    boss = user_with_roles("boss", Role.ADMIN)
+    listed = client_for(boss).get(reverse("annotation:batch_list")).content.decode()
+    assert f'action="{url}"' in listed
+    assert f'action="{url}"' not in client_for(carol).get(
+        reverse("annotation:batch_list")).content.decode()
+    assert client_for(carol).post(url).status_code == 403  # checkers cannot
+    with pytest.raises(PermissionDenied):
+        batches.batch_put_back(batch_id=batch.pk, actor=carol, check_admin=True)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(boss)
+    assert strict.post(url).status_code == 403  # no CSRF token
+    assert client_for(boss).get(url).status_code == 405
+    response = client_for(boss).post(url, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("annotation:batch_list")
+    assert "was taken from alice" in response.content.decode()
+    live.refresh_from_db()
+    batch.refresh_from_db()
+    assert live.status == "released"
+    assert (batch.status, batch.annotator, batch.round) == ("open", None, 1)  # not begun
+    assert engine.task_claim(worker=bob, project=project).item.batch_id == batch.pk
+    # Alice, still active, takes the next batch; the put-back one is bob's now.
+    nxt = engine.task_claim(worker=alice, project=project).item.batch_id
+    assert nxt != batch.pk
+    url = reverse("annotation:batch_put_back", args=[nxt])
+    client_for(boss).post(url)
+    assert "nothing to put back" in client_for(boss).post(url, follow=True).content.decode()
