@@ -175,7 +175,8 @@ def availability_why(*, worker: Any, project: Project,
                     item__assignments__status=AS.OPEN).values_list("reason", flat=True)
                     .distinct().order_by("reason"))
                 parts.append(gettext("%(n)d you may not do") % {"n": counts["not_excluded"]}
-                             + (f" ({'; '.join(why)})" if why else ""))
+                             + (f" ({'; '.join(gettext(reason) for reason in why)})"
+                                if why else ""))
             text = (gettext("%(stage)s: none of its %(total)d open task(s) is for you: ")
                     % {"stage": name, "total": total} + ", ".join(parts))
         elif stage.rule == "not_paused":

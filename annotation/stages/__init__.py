@@ -101,7 +101,7 @@ class Emit:
     overlap: int | None = None
     split: str = ""
     exclude_user_ids: tuple[int, ...] = ()
-    exclusion_reason: str = ""
+    exclusion_reason: str = ""  # stored in English (gettext_noop), shown translated
 
 
 class StageKind:

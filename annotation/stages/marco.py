@@ -430,7 +430,7 @@ class CurateKind(StageKind):
                          data={**data, "unanswerable": True, "answers": []})]
         return [Emit(kind="marco_distill", key=item.key, data=data,
                      exclude_user_ids=curators,
-                     exclusion_reason="curated the passages of this query")]
+                     exclusion_reason=gettext_noop("curated the passages of this query"))]
 
 
 # 5. Answer distillation -------------------------------------------------------------------
@@ -608,7 +608,7 @@ class ConsensusKind(StageKind):
                 emit = Emit(kind="marco_review", key=item.key, data=data,
                             exclude_user_ids=tuple(a["worker_id"] for a in answers
                                                    if a.get("worker_id")),
-                            exclusion_reason="wrote an answer for this query")
+                            exclusion_reason=gettext_noop("wrote an answer for this query"))
             else:
                 emit = Emit(kind="marco_record", key=item.key, data=data)
             item_finish(item=item, result=result, emits=[emit])

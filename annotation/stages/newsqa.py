@@ -13,7 +13,7 @@ import orjson
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks
@@ -290,7 +290,8 @@ class QuestionKind(StageKind):
         return [
             Emit(kind="newsqa_answer", key=f"{item.key}/s{s.pk}/q{n}",
                  data={"question": q}, document_id=item.document_id, split=item.split,
-                 exclude_user_ids=questioners, exclusion_reason="wrote questions on this article")
+                 exclude_user_ids=questioners,
+                 exclusion_reason=gettext_noop("wrote questions on this article"))
             for s in submissions for n, q in enumerate(s.payload["questions"], start=1)
         ]
 
@@ -500,8 +501,8 @@ class AgreementKind(StageKind):
                     data={**base, "unique_answers": [a.to_record() for a in result.unique_answers
                                                      if not a.bad_question]},
                     exclude_user_ids=(*item.data.get("answerer_ids", ()), *questioners),
-                    exclusion_reason="wrote questions on this article or answered this "
-                                     "question",
+                    exclusion_reason=gettext_noop("wrote questions on this article or "
+                                                  "answered this question"),
                 )
             outcome = {
                 "agreed": result.agreed, "support": result.support,

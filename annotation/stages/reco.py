@@ -30,7 +30,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks, highlighted
@@ -741,11 +741,12 @@ class DoubleEvidenceKind(EvidenceKind):
         data = _carry(item.data, documents=item.data["documents"],
                       candidates=_candidates(item, submissions[:TEST_ANNOTATORS]))
         workers = tuple(s.worker_id for s in submissions)
+        reason = gettext_noop("labelled this query")
         if agreed:
             return [Emit(kind="reco_evidence_choice", key=item.key, data=data, split=item.split,
-                         exclude_user_ids=workers, exclusion_reason="labelled this query")]
+                         exclude_user_ids=workers, exclusion_reason=reason)]
         return [Emit(kind="reco_adjudicate", key=item.key, data=data, split=item.split,
-                     exclude_user_ids=workers, exclusion_reason="labelled this query")]
+                     exclude_user_ids=workers, exclusion_reason=reason)]
 
 
 class _CandidatesKind(StageKind):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.urls import reverse
 
 from annotation import engine, selectors
@@ -104,3 +106,39 @@ def test_why_is_only_told_about_ones_own_projects(client, newsqa_project, db):
     client.force_login(stranger)
     response = client.get(reverse("annotation:annotator_home"), {"project": newsqa_project.pk})
     assert response.status_code == 404
+
+
+def test_exclusion_reasons_are_marked_and_shown_in_the_interface_language(
+        newsqa_project, workers, committed, settings, tmp_path):
+    """The reasons a stage stores with its exclusions are msgids (marked with gettext_noop,
+    so makemessages collects them) and the "why no task" list translates them."""
+    import subprocess
+
+    import polib
+    from django.utils import translation
+
+    questioner = workers["questioner"]
+    article = _write_questions(newsqa_project, questioner, committed)
+    _hold_other_question(workers["ann1"], newsqa_project, article)
+    reason = "wrote questions on this article"
+    # Marked where it is set: xgettext (as makemessages runs it) collects it.
+    stages = Path(settings.BASE_DIR) / "annotation" / "stages"
+    found = subprocess.run(
+        ["xgettext", "-L", "Python", "--keyword=gettext_noop", "-o", "-",
+         *sorted(str(p) for p in stages.glob("*.py"))],
+        capture_output=True, text=True, check=True).stdout
+    for msgid in (reason, "wrote questions on this article or answered this question",
+                  "labelled this query", "wrote an answer for this query",
+                  "curated the passages of this query"):
+        assert f'msgid "{msgid}"' in found.replace('"\n"', ""), msgid
+    # Translated where it is shown (a catalogue holding it, as the lead's merge will).
+    messages = tmp_path / "zh_Hans" / "LC_MESSAGES"
+    messages.mkdir(parents=True)
+    catalogue = polib.POFile()
+    catalogue.metadata = {"Content-Type": "text/plain; charset=UTF-8"}
+    catalogue.append(polib.POEntry(msgid=reason, msgstr="为这篇文章写过问题"))
+    catalogue.save_as_mofile(str(messages / "django.mo"))
+    settings.LOCALE_PATHS = [str(tmp_path), *settings.LOCALE_PATHS]
+    with translation.override("zh-hans"):
+        why = selectors.availability_why(worker=questioner, project=newsqa_project)
+    assert any("(为这篇文章写过问题)" in line for line in why), why
