@@ -750,3 +750,26 @@ def test_an_admin_puts_a_batch_back_from_the_batch_list(project, people, client_
     url = reverse("annotation:batch_put_back", args=[nxt])
     client_for(boss).post(url)
     assert "nothing to put back" in client_for(boss).post(url, follow=True).content.decode()
+
+
+def test_a_finished_inspection_opened_by_its_url_is_read_only_with_its_verdict(
+        project, people, client_for):
+    from django.urls import reverse
+
+    carol = people["carol"]
+    inspection = finished_batch(project, people["alice"], label="no")
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    bad = inspection.sample[0]
+    batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                              marks={str(bad): ["answer_incorrect"]}, comment="redo these",
+                              item_comments={str(bad): "see the evidence"})
+    url = reverse("annotation:inspection_detail", args=[inspection.pk])
+    for viewer in (carol, user_with_roles("boss", Role.ADMIN)):
+        page = client_for(viewer).get(url).content.decode()
+        assert 'data-testid="inspection-done"' in page
+        assert "Returned for relabelling" in page and "accuracy 0.500" in page
+        assert page.count('-answer_incorrect">the answer is incorrect') == 0
+        assert page.count('data-testid="marked-') == 1 and "The answer is incorrect" in page
+        assert "redo these" in page and "see the evidence" in page
+        assert 'data-testid="accept"' not in page and 'data-testid="return"' not in page
+        assert 'name="rules-' not in page and "<textarea" not in page
