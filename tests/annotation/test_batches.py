@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -772,3 +773,21 @@ def test_a_finished_inspection_opened_by_its_url_is_read_only_with_its_verdict(
         assert "redo these" in page and "see the evidence" in page
         assert 'data-testid="accept"' not in page and 'data-testid="return"' not in page
         assert 'name="rules-' not in page and "<textarea" not in page
+
+
+def test_a_returned_batch_is_paid_for_both_rounds(project, people):
+    """The rule README's pay section states: each submission of each round is paid."""
+    from annotation import pay
+
+    alice, carol = people["alice"], people["carol"]
+    stage = project.stages.get(order=2)
+    stage.params = {**stage.params, "pay_model": "submission", "pay_rate": "0.10"}
+    stage.save(update_fields=["params"])
+    inspection = finished_batch(project, alice, label="no")
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                              marks={str(inspection.sample[0]): ["answer_incorrect"]})
+    relabelled = label_all(alice, project)  # the returned batch, then the next one
+    assert relabelled >= 4
+    earned = pay.worker_earnings(worker=alice, project=project)["total"]
+    assert earned == {project.currency: Decimal("0.10") * (4 + relabelled)}
