@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from collector.importers.errors import ImportFailure
@@ -58,6 +58,16 @@ class SourceFile:
     @property
     def size(self) -> int:
         return self.path.stat().st_size
+
+    @property
+    def inner_name(self) -> str:
+        """The name of the file whose content is read, without folders: a zip member's own
+        name, a gzipped file's name without ``.gz``, else the file's name as the import
+        names it (an upload's original name, not the name it is stored under)."""
+        name = PurePosixPath(self.name).name
+        if self.compression == GZIP and name.lower().endswith(".gz"):
+            name = name[: -len(".gz")]
+        return name
 
     def open(self, counter: ByteCounter) -> BinaryIO:
         """The file's content as a binary stream; its bytes on disk go to ``counter``.
