@@ -163,6 +163,14 @@ class Source:
     total_bytes: int
 
 
+def _os_metadata(member: str) -> bool:
+    """A zip member that the archiver's system added, not the user: macOS Finder's
+    ``__MACOSX/`` resource forks and ``.DS_Store``, Windows' ``Thumbs.db``."""
+    path = PurePosixPath(member)
+    return (path.parts[:1] == ("__MACOSX",)
+            or path.name in (".DS_Store", "Thumbs.db", "desktop.ini"))
+
+
 def _examine(source_file: SourceFile) -> SourceFile:
     """``source_file`` with its compression (and zip member) found from its first bytes;
     refuses formats that cannot be read."""
@@ -177,7 +185,8 @@ def _examine(source_file: SourceFile) -> SourceFile:
     if compression == ZIP:
         try:
             with zipfile.ZipFile(source_file.path) as archive:
-                members = [info for info in archive.infolist() if not info.is_dir()]
+                members = [info for info in archive.infolist()
+                           if not info.is_dir() and not _os_metadata(info.filename)]
         except (OSError, zipfile.BadZipFile) as exc:
             raise ImportFailure(f"is a damaged zip archive ({exc})", file=name) from None
         if len(members) != 1:

@@ -244,3 +244,23 @@ def test_an_uploaded_story_is_named_by_its_original_file_name(
     assert response.status_code == 302
     assert Job.objects.get(kind="corpus_import").status == Job.Status.DONE
     assert Document.objects.get(corpus__name="uploaded").external_id == f"cnn {STORY.stem}"
+
+
+def test_a_zip_made_by_macos_finder_imports_its_one_file(tmp_path):
+    """Finder's "Compress" adds __MACOSX/ resource forks and .DS_Store files next to the
+    file: they are not the user's, and the archive still holds one file to import."""
+    archive = _zip(tmp_path / "squad.zip", {
+        f"squad/{SQUAD_V1.name}": SQUAD_V1.read_bytes(),
+        f"__MACOSX/squad/._{SQUAD_V1.name}": b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X",
+        "squad/.DS_Store": b"\x00\x00\x00\x01Bud1",
+    })
+    corpus_import(path=SQUAD_V1, corpus="plain", language="en", format="squad")
+    report = corpus_import(path=archive, corpus="finder", language="en", format="squad")
+    assert report.counts.documents_created == len(squad_contexts())
+    assert _contents("finder") == _contents("plain")
+    # Two files of the user's are still two.
+    two = _zip(tmp_path / "two.zip", {"a.jsonl": b'{"id": "a", "body": "x"}\n',
+                                      "b.jsonl": b'{"id": "b", "body": "y"}\n',
+                                      "__MACOSX/._a.jsonl": b"\x00\x05"})
+    with pytest.raises(ImportFailure, match=r"is a zip archive of 2 files \(a\.jsonl, b\.jsonl\)"):
+        corpus_import(path=two, corpus="two", language="en", format="jsonl")
