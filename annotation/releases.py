@@ -255,23 +255,29 @@ def release_create(*, project: Project, version: str, formats: Iterable[str], us
     ``unagreed_questions``: how SQuAD / Hugging Face get NewsQA questions without
     agreement after validation (``release_records.UNAGREED_CHOICES``)."""
     if unagreed_questions not in rr.UNAGREED_CHOICES:
-        raise ValidationError(f"unagreed_questions: {unagreed_questions!r} is not one of "
-                              f"{', '.join(rr.UNAGREED_CHOICES)}")
+        raise ValidationError(gettext("unagreed_questions: %(value)s is not one of "
+                                      "%(choices)s")
+                              % {"value": repr(unagreed_questions),
+                                 "choices": ", ".join(rr.UNAGREED_CHOICES)})
     wanted = list(dict.fromkeys(formats))
     if not wanted:
-        raise ValidationError("formats: choose at least one format")
+        raise ValidationError(gettext("formats: choose at least one format"))
     for name in wanted:
         if name not in FORMATS:
-            raise ValidationError(f"formats: unknown format {name!r}; known: "
-                                  f"{', '.join(FORMATS)}")
+            raise ValidationError(gettext("formats: unknown format %(name)s; known: "
+                                          "%(known)s")
+                                  % {"name": repr(name), "known": ", ".join(FORMATS)})
         if project.recipe not in FORMATS[name][0]:
-            raise ValidationError(f"formats: {name} does not apply to a {project.recipe} "
-                                  f"project; use {', '.join(formats_for(project.recipe))}")
+            raise ValidationError(gettext("formats: %(name)s does not apply to a "
+                                          "%(recipe)s project; use %(formats)s")
+                                  % {"name": name, "recipe": project.recipe,
+                                     "formats": ", ".join(formats_for(project.recipe))})
     if Release.objects.filter(project=project, version=version).exists():
-        raise ValidationError(f"version: {project.name} {version} exists already; releases "
-                              "are immutable, choose a new version")
+        raise ValidationError(gettext("version: %(project)s %(version)s exists already; "
+                                      "releases are immutable, choose a new version")
+                              % {"project": project.name, "version": version})
     if not rr.final_items(project).exists():
-        raise ValidationError("the project has no consolidated records yet")
+        raise ValidationError(gettext("the project has no consolidated records yet"))
     release = Release(
         project=project, version=version, formats=wanted, omit_workers=omit_workers,
         unagreed_questions=unagreed_questions,
@@ -293,12 +299,15 @@ def release_publish(*, release: Release, actor: Any) -> Release:
     is refused with a ValidationError that says it is published, as is any other status."""
     from annotation.workflow import TransitionError
 
-    published = ValidationError(f"release {release.version} is published already")
+    published = ValidationError(gettext("release %(version)s is published already")
+                                % {"version": release.version})
     if release.status == Release.Status.PUBLISHED:
         raise published
     if release.status != Release.Status.READY:
-        raise ValidationError(f"release {release.version} is {release.status}: only a ready "
-                              "release can be published")
+        raise ValidationError(gettext("release %(version)s is %(status)s: only a ready "
+                                      "release can be published")
+                              % {"version": release.version,
+                                 "status": release.get_status_display().lower()})
     try:
         transition(release, Release.Status.PUBLISHED, actor=actor, published_at=timezone.now())
     except TransitionError:  # another publish came first
@@ -362,8 +371,10 @@ def release_rebuild(*, release: Release, user: Any = None) -> Release:
     with transaction.atomic():
         release = Release.objects.select_for_update().get(pk=release.pk)
         if release.status != Release.Status.FAILED:
-            raise ValidationError(f"release {release}: only a failed build can be rebuilt; "
-                                  f"this one is {release.get_status_display().lower()}")
+            raise ValidationError(gettext("release %(release)s: only a failed build can be "
+                                          "rebuilt; this one is %(status)s")
+                                  % {"release": release,
+                                     "status": release.get_status_display().lower()})
         job = release.job
         if job is not None and job.status == Job.Status.FAILED:
             job_retry(job=job, user=user)  # its on_retry moves the release to building
