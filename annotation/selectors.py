@@ -298,7 +298,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
     workers = sorted(per_worker.items(), key=lambda kv: (-kv[1], kv[0]))
     plots = {
         "stages": hbar([
-            (f"{r['stage'].order}. {r['stage'].name}", [
+            (f"{r['stage'].order}. {r['stage'].display_name}", [
                 (r["done"], "bar-done", f"done {r['done']}"),
                 (r["counts"].get(IS.OPEN, 0), "bar-open", f"open {r['counts'].get(IS.OPEN, 0)}"),
                 (r["counts"].get(IS.PENDING, 0), "bar-pending",
@@ -635,7 +635,8 @@ def _marco_plots(figures: dict[str, Any]) -> dict[str, Any]:
                          label="Queries by passages selected", x_label="passages selected",
                          y_label="queries")
         if figures["selected_distribution"] else None,
-        "stage_times": hbar([(row["stage"], [(row["median_s"] or 0, "bar",
+        # Stage names in the interface's language, as Stage.display_name gives them.
+        "stage_times": hbar([(gettext(row["stage"]), [(row["median_s"] or 0, "bar",
                                               f"median {row['median_s']} s")])
                              for row in figures["time_per_stage"]],
                             label="Median time on task per stage", total=" s")

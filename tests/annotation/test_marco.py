@@ -670,6 +670,33 @@ def test_project_page_shows_weights_flags_reasons_and_times(project, people, com
         "Query judgment", "Passage curation", "Answer distillation"}
 
 
+def test_project_page_names_the_stages_in_the_interface_language(
+        project, people, committed, client_for, admin_user):
+    """The items-per-stage plot and the time-on-task plot and table named the stages in
+    English in the Chinese interface; the API's figures keep the stored names."""
+    flagged_query(project, people, committed)
+    client = client_for(admin_user)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    page = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+
+    def part(testid: str) -> str:
+        start = page.index(f'data-testid="{testid}"')
+        return page[start:page.index("</svg>", start)]
+
+    assert ">1. 导入查询<" in part("plot-stages") and "Import queries" not in part("plot-stages")
+    times = part("plot-stage-times")
+    assert ">查询评判<" in times and ">段落整理<" in times and ">答案撰写<" in times
+    assert "<td>查询评判</td>" in page
+    for english in ("Query judgment", "Passage curation", "Answer distillation"):
+        assert english not in times and f"<td>{english}</td>" not in page
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    figures = api.get(reverse("api_project_detail", args=[project.pk]),
+                      HTTP_ACCEPT_LANGUAGE="zh-hans").json()["figures"]
+    assert {row["stage"] for row in figures["time_per_stage"]} == {
+        "Query judgment", "Passage curation", "Answer distillation"}
+
+
 # Engine: who is offered which stage ---------------------------------------------------------------
 
 def test_stages_are_offered_by_membership_role(project, people, committed, db):
