@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from django.contrib import messages
@@ -518,7 +519,13 @@ def release_file(request: HttpRequest, pk: int, path: str) -> HttpResponse:
         handle = release_open(release, entry.path)
     except FileNotFoundError as exc:
         raise Http404("the file is missing from the release storage") from exc
-    return FileResponse(handle, as_attachment=True, filename=entry.path.rsplit("/", 1)[-1])
+    # Every text file of a release is UTF-8 (the datasheet, a dataset card, CSV): said so,
+    # else clients read text/markdown and text/csv as ASCII or Latin-1 and garble Chinese.
+    content_type, encoding = mimetypes.guess_type(entry.path)
+    if content_type and content_type.startswith("text/") and encoding is None:
+        content_type += "; charset=utf-8"
+    return FileResponse(handle, as_attachment=True, filename=entry.path.rsplit("/", 1)[-1],
+                        content_type=content_type)
 
 
 @role_required(Role.ADMIN)

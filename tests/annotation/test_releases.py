@@ -14,7 +14,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import engine, releases
-from annotation.models import Item, Release, Stage
+from annotation.models import Item, Project, Release, Stage
 from tests.annotation.test_newsqa_flow import claim_item
 
 REPO = Path(__file__).resolve().parents[2]
@@ -697,6 +697,32 @@ def _reco_project(admin_user, splits):
         records.append((reco.final_record(data, split), split))
     _final_items(project, records)
     return project
+
+
+def test_release_text_files_download_as_utf8(db, settings, tmp_path, admin_user, committed,
+                                             client_for):
+    """The datasheet, the dataset card and CSV files were served as text/markdown and
+    text/csv without a charset: read as ASCII or Latin-1 (requests' .text, a browser
+    showing it), a Chinese release's text came out garbled."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    project = _reco_project(admin_user, ["train"])
+    Project.objects.filter(pk=project.pk).update(description="观点型问答：是、否、不确定。")
+    release = _release(project, admin_user, committed, ["reco", "hf"])
+    client = client_for(admin_user)
+    readme = release.files.get(format="hf", split="").path
+    types = {}
+    for path in ("DATASHEET.md", readme, "ReCO.trainingset.json"):
+        download = client.get(reverse("annotation:release_file", args=[release.pk, path]))
+        types[path] = download["Content-Type"]
+        body = b"".join(download.streaming_content)
+        assert body == (release_folder(release) / path).read_bytes()
+    assert types == {"DATASHEET.md": "text/markdown; charset=utf-8",
+                     readme: "text/markdown; charset=utf-8",
+                     "ReCO.trainingset.json": "application/json"}
+    for path in ("DATASHEET.md", readme):
+        download = client.get(reverse("annotation:release_file", args=[release.pk, path]))
+        charset = download["Content-Type"].split("charset=")[1]
+        assert "观点型问答" in b"".join(download.streaming_content).decode(charset)
 
 
 def test_a_reco_release_writes_each_split_to_its_own_file(db, settings, tmp_path, admin_user,
