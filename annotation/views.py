@@ -440,8 +440,8 @@ def _project_page(request: HttpRequest, project: Project, *,
                "description_names": selectors.project_description_names(project=project),
                "releases": selectors.releases_visible(user=request.user, project=project),
                "release_formats": formats_for(project.recipe),
-               "unagreed_choices": (UNAGREED_CHOICES.items() if project.recipe == "newsqa"
-                                    else ())}
+               "unagreed_choices": ([(value, _(text)) for value, text in UNAGREED_CHOICES.items()]
+                                    if project.recipe == "newsqa" else ())}
     return render(request, template, context, status=400 if bound is not None else 200)
 
 

@@ -41,6 +41,15 @@ CHINESE = {
     "formats: choose at least one format": "格式：请至少选择一种格式",
     "formats: %(name)s does not apply to a %(recipe)s project; use %(formats)s":
         "格式：%(name)s 不适用于 %(recipe)s 项目；请使用 %(formats)s",
+    "not answerable (SQuAD v2.0 is_impossible, with the answers as plausible answers; left "
+    "out of SQuAD v1.1), as the NewsQA paper suggests treating them":
+        "不可回答（SQuAD v2.0 的 is_impossible，答案作为 plausible answers；SQuAD v1.1 中略去），"
+        "按 NewsQA 论文建议的方式处理",
+    "left out of SQuAD and Hugging Face, as the NewsQA paper's experiments use only questions "
+    "with answer agreement":
+        "在 SQuAD 和 Hugging Face 中略去，因为 NewsQA 论文的实验只使用答案一致的问题",
+    "answerable when the official NewsQA consensus is a span":
+        "当官方 NewsQA 共识是一个片段时视为可回答",
 }
 
 
@@ -132,3 +141,22 @@ def test_a_refused_release_says_why_in_chinese(chinese_catalogue, client_for, ad
     page = _text(client.post(url, {"action": "create", "version": "1.0.0", "formats": "reco"},
                              follow=True).content.decode())
     assert "格式：reco 不适用于 newsqa 项目；请使用 squad-v1" in page
+
+
+def test_the_release_forms_choices_for_unagreed_questions_are_in_chinese(
+        chinese_catalogue, client_for, admin_user, corpus):
+    """The project page offers them translated; the datasheet keeps them in English."""
+    from annotation.release_records import UNAGREED_CHOICES
+
+    project = engine.project_create(name="News", recipe="newsqa", corpus=corpus,
+                                    user=admin_user)
+    client = client_for(admin_user)
+    _in_chinese(client)
+    page = _text(client.get(reverse("annotation:project_detail",
+                                    args=[project.pk])).content.decode())
+    assert "omit: 在 SQuAD 和 Hugging Face 中略去" in page
+    assert "consensus: 当官方 NewsQA 共识是一个片段时视为可回答" in page
+    assert "unanswerable: 不可回答" in page
+    assert "as the NewsQA paper suggests" not in page
+    assert UNAGREED_CHOICES["consensus"] == (
+        "answerable when the official NewsQA consensus is a span")
