@@ -130,10 +130,23 @@ def format_file_name(name: str, split: str = "") -> str:
 def hf_folder(release: Release) -> str:
     """The Hugging Face folder of a release, also its card's configuration name:
     ``<project-slug>-<version>``. ``datasets`` caches a local folder under its name and
-    configuration, so two releases loaded through one ``cache_dir`` must differ in both."""
+    configuration, so two releases loaded through one ``cache_dir`` must differ in both:
+    a slug another project shares (names that differ only in characters the slug drops,
+    such as two Chinese names, both ``project``) is followed by the project's id,
+    ``<project-slug>-<id>-<version>``. A built release keeps the folder it was built in."""
     from django.utils.text import slugify
 
-    return f"{slugify(release.project.name) or 'project'}-{release.version}"
+    if release.pk is not None:
+        card = (release.files.filter(format="hf", split="").values_list("path", flat=True)
+                .first())
+        if card:
+            return card.split("/", 1)[0]
+    project = release.project
+    slug = slugify(project.name) or "project"
+    shared = any((slugify(name) or "project") == slug
+                 for name in Project.objects.exclude(pk=project.pk)
+                 .values_list("name", flat=True).iterator())
+    return f"{slug}-{project.pk}-{release.version}" if shared else f"{slug}-{release.version}"
 
 
 CHECKSUMS = "SHA256SUMS"
@@ -841,7 +854,7 @@ def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
         folder, kind=kind, splits=split_entries, datasheet=datasheet, pseudonyms=pseudonyms,
         pretty_name=f"{project.name} {release.version}",
         license_id=LICENCE_SPDX.get(licence.strip().split("\n")[0].strip()),
-        language=(project.language,), config_name=hf_folder(release),
+        language=(project.language,), config_name=folder.name,
     )
     out.append(("hf", "", card))
     return out
