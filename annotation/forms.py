@@ -18,7 +18,14 @@ class ProjectCreateForm(forms.Form):
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
     recipe = forms.ChoiceField(choices=[(r, r) for r in sorted(RECIPES)],
                                label=gettext_lazy("Recipe"))
-    corpus = forms.ModelChoiceField(queryset=None, label=gettext_lazy("Corpus"))
+    corpus = forms.ModelChoiceField(
+        queryset=None, required=False, label=gettext_lazy("Corpus"),
+        help_text=gettext_lazy("The corpus the recipe works on; a judgment study needs none."))
+    language = forms.ChoiceField(
+        required=False, label=gettext_lazy("Language"),
+        help_text=gettext_lazy("A judgment study's: the language of the answers it rates "
+                               "(Chinese ones are scored by characters). Other recipes take "
+                               "their corpus's."))
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), required=False,
         label=gettext_lazy("Description"),
@@ -30,16 +37,31 @@ class ProjectCreateForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from collector.models import Corpus
+        from collector.models import Corpus, Language
 
         self.fields["corpus"].queryset = Corpus.objects.order_by("name")
+        self.fields["language"].choices = [("", "---------"), *Language.choices]
         self.names_in_description: list[str] = []
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        corpus = data.get("corpus")
-        if corpus is not None:
-            data["language"] = corpus.language
+        corpus, recipe = data.get("corpus"), data.get("recipe")
+        # A judgment study rates answers it imports: its language is the answers', which
+        # sets how its metrics tokenise (characters for Chinese); it was the language of a
+        # corpus it never reads, which the form made the admin choose.
+        if recipe == "judgment":
+            if not data.get("language"):
+                if corpus is None:
+                    self.add_error("language", gettext(
+                        "Choose the language of the answers the study rates."))
+                else:
+                    data["language"] = corpus.language
+        elif recipe:
+            if corpus is None:
+                self.add_error("corpus", gettext("Choose the corpus the %(recipe)s recipe "
+                                                 "works on.") % {"recipe": recipe})
+            else:
+                data["language"] = corpus.language
         from annotation.selectors import role_holder_names, usernames_in_text
 
         self.names_in_description = usernames_in_text(data.get("description", ""),

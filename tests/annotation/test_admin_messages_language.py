@@ -160,3 +160,30 @@ def test_the_release_forms_choices_for_unagreed_questions_are_in_chinese(
     assert "as the NewsQA paper suggests" not in page
     assert UNAGREED_CHOICES["consensus"] == (
         "answerable when the official NewsQA consensus is a span")
+
+
+def test_a_judgment_study_is_created_in_the_language_of_its_answers(client_for, admin_user,
+                                                                   corpus):
+    """The form made a judgment study choose a corpus it never reads and took the corpus's
+    language, which sets how the study's metrics tokenise: Chinese answers rated in a
+    project over an English corpus were scored word by word. Its language is now the
+    answers' (chosen), with no corpus needed; other recipes still need their corpus."""
+    from annotation.stages.judgment import token_level
+
+    client = client_for(admin_user)
+    response = client.post(NEW, {"name": "Study", "recipe": "judgment", "language": "zh"})
+    assert response.status_code == 302
+    study = Project.objects.get(name="Study")
+    assert (study.corpus, study.language, token_level(study.language)) == (None, "zh", "char")
+    # Over a corpus (English here), the language chosen still decides.
+    client.post(NEW, {"name": "Study 2", "recipe": "judgment", "corpus": corpus.pk,
+                      "language": "zh"})
+    assert Project.objects.get(name="Study 2").language == "zh"
+    page = client.post(NEW, {"name": "Study 3", "recipe": "judgment"}).content.decode()
+    assert "Choose the language of the answers the study rates." in page
+    page = client.post(NEW, {"name": "News", "recipe": "newsqa", "language": "zh"}
+                       ).content.decode()
+    assert "Choose the corpus the newsqa recipe works on." in page
+    client.post(NEW, {"name": "News", "recipe": "newsqa", "corpus": corpus.pk, "language": "zh"})
+    assert Project.objects.get(name="News").language == "en"  # the corpus's
+    assert not Project.objects.filter(name__in=["Study 3"]).exists()
