@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.utils.translation import gettext, pgettext, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 
 from annotation.recipes import RECIPES
 from annotation.stages import Param
@@ -15,38 +15,62 @@ if TYPE_CHECKING:
 
 
 class ProjectCreateForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    recipe = forms.ChoiceField(choices=[(r, r) for r in sorted(RECIPES)])
-    corpus = forms.ModelChoiceField(queryset=None)
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    recipe = forms.ChoiceField(choices=[(r, r) for r in sorted(RECIPES)],
+                               label=gettext_lazy("Recipe"))
+    corpus = forms.ModelChoiceField(
+        queryset=None, required=False, label=gettext_lazy("Corpus"),
+        help_text=gettext_lazy("The corpus the recipe works on; a judgment study needs none."))
+    language = forms.ChoiceField(
+        required=False, label=gettext_lazy("Language"),
+        help_text=gettext_lazy("A judgment study's: the language of the answers it rates "
+                               "(Chinese ones are scored by characters). Other recipes take "
+                               "their corpus's."))
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), required=False,
-        help_text="Copied verbatim into the datasheet and dataset card of every release: "
-                  "describe the work, not who did it.")
+        label=gettext_lazy("Description"),
+        help_text=gettext_lazy("Copied verbatim into the datasheet and dataset card of every "
+                               "release: describe the work, not who did it."))
     keep_names = forms.BooleanField(
-        required=False, label="Keep these usernames in the description (they will be "
-                              "published with every release)")
+        required=False, label=gettext_lazy("Keep these usernames in the description (they "
+                                           "will be published with every release)"))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from collector.models import Corpus
+        from collector.models import Corpus, Language
 
         self.fields["corpus"].queryset = Corpus.objects.order_by("name")
+        self.fields["language"].choices = [("", "---------"), *Language.choices]
         self.names_in_description: list[str] = []
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        corpus = data.get("corpus")
-        if corpus is not None:
-            data["language"] = corpus.language
+        corpus, recipe = data.get("corpus"), data.get("recipe")
+        # A judgment study rates answers it imports: its language is the answers', which
+        # sets how its metrics tokenise (characters for Chinese); it was the language of a
+        # corpus it never reads, which the form made the admin choose.
+        if recipe == "judgment":
+            if not data.get("language"):
+                if corpus is None:
+                    self.add_error("language", gettext(
+                        "Choose the language of the answers the study rates."))
+                else:
+                    data["language"] = corpus.language
+        elif recipe:
+            if corpus is None:
+                self.add_error("corpus", gettext("Choose the corpus the %(recipe)s recipe "
+                                                 "works on.") % {"recipe": recipe})
+            else:
+                data["language"] = corpus.language
         from annotation.selectors import role_holder_names, usernames_in_text
 
         self.names_in_description = usernames_in_text(data.get("description", ""),
                                                       role_holder_names())
         if self.names_in_description and not data.get("keep_names"):
             self.add_error("description", ValidationError(
-                "The description names %(names)s: it is copied verbatim into the datasheet "
-                "and dataset card of every release. Remove the usernames, or tick the box "
-                "below to keep them.",
+                gettext("The description names %(names)s: it is copied verbatim into the "
+                        "datasheet and dataset card of every release. Remove the usernames, "
+                        "or tick the box below to keep them."),
                 params={"names": ", ".join(self.names_in_description)},
                 code="names_in_description"))
         data.pop("keep_names", None)
@@ -57,7 +81,7 @@ class ProjectCreateForm(forms.Form):
 
         name = self.cleaned_data["name"].strip()
         if Project.objects.filter(name=name).exists():
-            raise ValidationError("A project with this name exists already.")
+            raise ValidationError(gettext("A project with this name exists already."))
         return name
 
 

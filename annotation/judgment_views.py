@@ -142,7 +142,8 @@ def judgment_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
         raise Http404("no report yet: run the study")
     name = f"judgment-{project.pk}-report-{saved.pk}"
     if fmt == "csv":
-        response = HttpResponse(jr.report_csv(saved.report), content_type="text/csv")
+        response = HttpResponse(jr.report_csv(saved.report),
+                                content_type="text/csv; charset=utf-8")
     else:
         response = HttpResponse(json.dumps(saved.report, ensure_ascii=False, indent=1),
                                 content_type="application/json")

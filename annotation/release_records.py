@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from itertools import groupby
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from annotation.models import Item, Project
 from collector.exporters import (
     BAD_QUESTION,
@@ -318,13 +320,15 @@ def newsqa_story(doc: Document, rows: list[dict[str, Any]],
 
 
 # What SQuAD and Hugging Face get for a question without agreement after validation.
-UNAGREED_CHOICES = {  # the values of Release.UnagreedQuestions, in full
-    "unanswerable": "not answerable (SQuAD v2.0 is_impossible, with the answers as "
-                    "plausible answers; left out of SQuAD v1.1), as the NewsQA paper "
-                    "suggests treating them",
-    "omit": "left out of SQuAD and Hugging Face, as the NewsQA paper's experiments use "
-            "only questions with answer agreement",
-    "consensus": "answerable when the official NewsQA consensus is a span",
+#: The values of Release.UnagreedQuestions, in full: English in the datasheet, translated
+#: where the project page offers them (marked for the catalogue).
+UNAGREED_CHOICES = {
+    "unanswerable": gettext_noop("not answerable (SQuAD v2.0 is_impossible, with the answers "
+                                 "as plausible answers; left out of SQuAD v1.1), as the NewsQA "
+                                 "paper suggests treating them"),
+    "omit": gettext_noop("left out of SQuAD and Hugging Face, as the NewsQA paper's "
+                         "experiments use only questions with answer agreement"),
+    "consensus": gettext_noop("answerable when the official NewsQA consensus is a span"),
 }
 
 

@@ -130,10 +130,23 @@ def format_file_name(name: str, split: str = "") -> str:
 def hf_folder(release: Release) -> str:
     """The Hugging Face folder of a release, also its card's configuration name:
     ``<project-slug>-<version>``. ``datasets`` caches a local folder under its name and
-    configuration, so two releases loaded through one ``cache_dir`` must differ in both."""
+    configuration, so two releases loaded through one ``cache_dir`` must differ in both:
+    a slug another project shares (names that differ only in characters the slug drops,
+    such as two Chinese names, both ``project``) is followed by the project's id,
+    ``<project-slug>-<id>-<version>``. A built release keeps the folder it was built in."""
     from django.utils.text import slugify
 
-    return f"{slugify(release.project.name) or 'project'}-{release.version}"
+    if release.pk is not None:
+        card = (release.files.filter(format="hf", split="").values_list("path", flat=True)
+                .first())
+        if card:
+            return card.split("/", 1)[0]
+    project = release.project
+    slug = slugify(project.name) or "project"
+    shared = any((slugify(name) or "project") == slug
+                 for name in Project.objects.exclude(pk=project.pk)
+                 .values_list("name", flat=True).iterator())
+    return f"{slug}-{project.pk}-{release.version}" if shared else f"{slug}-{release.version}"
 
 
 CHECKSUMS = "SHA256SUMS"
@@ -255,23 +268,29 @@ def release_create(*, project: Project, version: str, formats: Iterable[str], us
     ``unagreed_questions``: how SQuAD / Hugging Face get NewsQA questions without
     agreement after validation (``release_records.UNAGREED_CHOICES``)."""
     if unagreed_questions not in rr.UNAGREED_CHOICES:
-        raise ValidationError(f"unagreed_questions: {unagreed_questions!r} is not one of "
-                              f"{', '.join(rr.UNAGREED_CHOICES)}")
+        raise ValidationError(gettext("unagreed_questions: %(value)s is not one of "
+                                      "%(choices)s")
+                              % {"value": repr(unagreed_questions),
+                                 "choices": ", ".join(rr.UNAGREED_CHOICES)})
     wanted = list(dict.fromkeys(formats))
     if not wanted:
-        raise ValidationError("formats: choose at least one format")
+        raise ValidationError(gettext("formats: choose at least one format"))
     for name in wanted:
         if name not in FORMATS:
-            raise ValidationError(f"formats: unknown format {name!r}; known: "
-                                  f"{', '.join(FORMATS)}")
+            raise ValidationError(gettext("formats: unknown format %(name)s; known: "
+                                          "%(known)s")
+                                  % {"name": repr(name), "known": ", ".join(FORMATS)})
         if project.recipe not in FORMATS[name][0]:
-            raise ValidationError(f"formats: {name} does not apply to a {project.recipe} "
-                                  f"project; use {', '.join(formats_for(project.recipe))}")
+            raise ValidationError(gettext("formats: %(name)s does not apply to a "
+                                          "%(recipe)s project; use %(formats)s")
+                                  % {"name": name, "recipe": project.recipe,
+                                     "formats": ", ".join(formats_for(project.recipe))})
     if Release.objects.filter(project=project, version=version).exists():
-        raise ValidationError(f"version: {project.name} {version} exists already; releases "
-                              "are immutable, choose a new version")
+        raise ValidationError(gettext("version: %(project)s %(version)s exists already; "
+                                      "releases are immutable, choose a new version")
+                              % {"project": project.name, "version": version})
     if not rr.final_items(project).exists():
-        raise ValidationError("the project has no consolidated records yet")
+        raise ValidationError(gettext("the project has no consolidated records yet"))
     release = Release(
         project=project, version=version, formats=wanted, omit_workers=omit_workers,
         unagreed_questions=unagreed_questions,
@@ -293,12 +312,15 @@ def release_publish(*, release: Release, actor: Any) -> Release:
     is refused with a ValidationError that says it is published, as is any other status."""
     from annotation.workflow import TransitionError
 
-    published = ValidationError(f"release {release.version} is published already")
+    published = ValidationError(gettext("release %(version)s is published already")
+                                % {"version": release.version})
     if release.status == Release.Status.PUBLISHED:
         raise published
     if release.status != Release.Status.READY:
-        raise ValidationError(f"release {release.version} is {release.status}: only a ready "
-                              "release can be published")
+        raise ValidationError(gettext("release %(version)s is %(status)s: only a ready "
+                                      "release can be published")
+                              % {"version": release.version,
+                                 "status": release.get_status_display().lower()})
     try:
         transition(release, Release.Status.PUBLISHED, actor=actor, published_at=timezone.now())
     except TransitionError:  # another publish came first
@@ -362,8 +384,10 @@ def release_rebuild(*, release: Release, user: Any = None) -> Release:
     with transaction.atomic():
         release = Release.objects.select_for_update().get(pk=release.pk)
         if release.status != Release.Status.FAILED:
-            raise ValidationError(f"release {release}: only a failed build can be rebuilt; "
-                                  f"this one is {release.get_status_display().lower()}")
+            raise ValidationError(gettext("release %(release)s: only a failed build can be "
+                                          "rebuilt; this one is %(status)s")
+                                  % {"release": release,
+                                     "status": release.get_status_display().lower()})
         job = release.job
         if job is not None and job.status == Job.Status.FAILED:
             job_retry(job=job, user=user)  # its on_retry moves the release to building
@@ -830,7 +854,7 @@ def _write_hf(release: Release, folder: Path, report: Callable[[int], None],
         folder, kind=kind, splits=split_entries, datasheet=datasheet, pseudonyms=pseudonyms,
         pretty_name=f"{project.name} {release.version}",
         license_id=LICENCE_SPDX.get(licence.strip().split("\n")[0].strip()),
-        language=(project.language,), config_name=hf_folder(release),
+        language=(project.language,), config_name=folder.name,
     )
     out.append(("hf", "", card))
     return out

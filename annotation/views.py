@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from django.contrib import messages
@@ -468,8 +469,9 @@ def project_create(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc.messages[0])
         else:
-            messages.success(request, f"Project {project.name} created. Check the stage "
-                             "parameters, add members, then start it.")
+            messages.success(request, _("Project %(name)s created. Check the stage "
+                                        "parameters, add members, then start it.")
+                             % {"name": project.name})
             return redirect("annotation:project_detail", pk=project.pk)
     return render(request, "annotation/project_create.html", {"form": form})
 
@@ -499,8 +501,8 @@ def _project_page(request: HttpRequest, project: Project, *,
                "description_names": selectors.project_description_names(project=project),
                "releases": selectors.releases_visible(user=request.user, project=project),
                "release_formats": formats_for(project.recipe),
-               "unagreed_choices": (UNAGREED_CHOICES.items() if project.recipe == "newsqa"
-                                    else ())}
+               "unagreed_choices": ([(value, _(text)) for value, text in UNAGREED_CHOICES.items()]
+                                    if project.recipe == "newsqa" else ())}
     return render(request, template, context, status=400 if bound is not None else 200)
 
 
@@ -514,23 +516,25 @@ def project_action(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         if action == "start":
             engine.project_start(project=project, actor=request.user)
-            messages.success(request, "Project started.")
+            messages.success(request, _("Project started."))
         elif action == "members":
             added = selectors.users_with_role_names(request.POST.getlist("user"))
             for user, role in added:
                 engine.project_member_add(project=project, user=user, role=role)
-            messages.success(request, f"{len(added)} membership(s) added.")
+            messages.success(request, _("%(count)s membership(s) added.")
+                             % {"count": len(added)})
         elif action == "params":
             stage = posted_or_404(Stage, request.POST.get("stage"), project=project)
             form = StageParamsForm(request.POST, stage=stage)
             if not (form.is_valid() and form.save()):
-                messages.error(request, f"Parameters of stage {stage.order} not saved: see "
-                               "the errors next to the fields.")
+                messages.error(request, _("Parameters of stage %(order)s not saved: see the "
+                                          "errors next to the fields.") % {"order": stage.order})
                 return _project_page(request, Project.objects.select_related("corpus")
                                      .get(pk=project.pk), bound=form)
-            messages.success(request, f"Parameters of stage {stage.order} saved.")
+            messages.success(request, _("Parameters of stage %(order)s saved.")
+                             % {"order": stage.order})
         else:
-            messages.error(request, f"Unknown action {action!r}.")
+            messages.error(request, _("Unknown action %(action)s.") % {"action": repr(action)})
     except ValidationError as exc:
         messages.error(request, exc.messages[0])
     except Exception as exc:
@@ -576,7 +580,13 @@ def release_file(request: HttpRequest, pk: int, path: str) -> HttpResponse:
         handle = release_open(release, entry.path)
     except FileNotFoundError as exc:
         raise Http404("the file is missing from the release storage") from exc
-    return FileResponse(handle, as_attachment=True, filename=entry.path.rsplit("/", 1)[-1])
+    # Every text file of a release is UTF-8 (the datasheet, a dataset card, CSV): said so,
+    # else clients read text/markdown and text/csv as ASCII or Latin-1 and garble Chinese.
+    content_type, encoding = mimetypes.guess_type(entry.path)
+    if content_type and content_type.startswith("text/") and encoding is None:
+        content_type += "; charset=utf-8"
+    return FileResponse(handle, as_attachment=True, filename=entry.path.rsplit("/", 1)[-1],
+                        content_type=content_type)
 
 
 @role_required(Role.ADMIN)

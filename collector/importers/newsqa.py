@@ -60,11 +60,13 @@ def read_story(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Im
         if not body:
             raise check.fail("has no story text before the first @highlight", where="line 1",
                              field="body")
-        key = check.identifier(story_key(source_file.path.name), where="file name",
-                               field="id")
+        # The story's own file name (<sha1>.story), also inside a zip or gzipped: NewsQA's
+        # story ids name it, and importing it again in another packing skips it.
+        file_name = source_file.inner_name
+        key = check.identifier(story_key(file_name), where="file name", field="id")
         yield ImportUnit([DocumentRecord(
             external_id=key, body=body, where="whole file", highlights=highlights,
-            source_type="news", metadata={"story_file": source_file.path.name},
+            source_type="news", metadata={"story_file": file_name},
         )])
 
 

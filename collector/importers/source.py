@@ -18,7 +18,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from collector.importers.errors import ImportFailure
@@ -58,6 +58,16 @@ class SourceFile:
     @property
     def size(self) -> int:
         return self.path.stat().st_size
+
+    @property
+    def inner_name(self) -> str:
+        """The name of the file whose content is read, without folders: a zip member's own
+        name, a gzipped file's name without ``.gz``, else the file's name as the import
+        names it (an upload's original name, not the name it is stored under)."""
+        name = PurePosixPath(self.name).name
+        if self.compression == GZIP and name.lower().endswith(".gz"):
+            name = name[: -len(".gz")]
+        return name
 
     def open(self, counter: ByteCounter) -> BinaryIO:
         """The file's content as a binary stream; its bytes on disk go to ``counter``.
@@ -153,6 +163,14 @@ class Source:
     total_bytes: int
 
 
+def _os_metadata(member: str) -> bool:
+    """A zip member that the archiver's system added, not the user: macOS Finder's
+    ``__MACOSX/`` resource forks and ``.DS_Store``, Windows' ``Thumbs.db``."""
+    path = PurePosixPath(member)
+    return (path.parts[:1] == ("__MACOSX",)
+            or path.name in (".DS_Store", "Thumbs.db", "desktop.ini"))
+
+
 def _examine(source_file: SourceFile) -> SourceFile:
     """``source_file`` with its compression (and zip member) found from its first bytes;
     refuses formats that cannot be read."""
@@ -167,7 +185,8 @@ def _examine(source_file: SourceFile) -> SourceFile:
     if compression == ZIP:
         try:
             with zipfile.ZipFile(source_file.path) as archive:
-                members = [info for info in archive.infolist() if not info.is_dir()]
+                members = [info for info in archive.infolist()
+                           if not info.is_dir() and not _os_metadata(info.filename)]
         except (OSError, zipfile.BadZipFile) as exc:
             raise ImportFailure(f"is a damaged zip archive ({exc})", file=name) from None
         if len(members) != 1:

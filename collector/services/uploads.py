@@ -12,6 +12,7 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.utils.translation import gettext
 
 from collector.importers import (
     ByteCounter,
@@ -76,13 +77,15 @@ def upload_from_token(token: str) -> tuple[str, str]:
         relative, original = signing.loads(token, salt=_SIGNED_UPLOAD,
                                            max_age=_SIGNED_UPLOAD_MAX_AGE)
     except signing.BadSignature as exc:
-        raise ValidationError("The uploaded file has expired: upload it again.") from exc
+        raise ValidationError(gettext("The uploaded file has expired: upload it again.")
+                              ) from exc
     try:
         present = upload_exists(relative)
     except UploadRefused as exc:
         raise ValidationError(str(exc)) from exc
     if not present:
-        raise ValidationError(f"{original} is no longer on the server: upload it again.")
+        raise ValidationError(gettext("%(name)s is no longer on the server: upload it again.")
+                              % {"name": original})
     return relative, original
 
 

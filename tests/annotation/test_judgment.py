@@ -147,6 +147,7 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
                    "plot-scores_overall", "download-csv"):
         assert f'data-testid="{testid}"' in text, testid
     download = client.get(reverse("annotation:judgment_download", args=[draft.pk, "csv"]))
+    assert download["Content-Type"] == "text/csv; charset=utf-8"  # answers may be Chinese
     rows = list(csv.reader(io.StringIO(download.content.decode())))
     assert rows[0][:3] == ["question_id", "system", "type"] and len(rows[1:23]) == 22
     as_json = client.get(reverse("annotation:judgment_download", args=[draft.pk, "json"]))

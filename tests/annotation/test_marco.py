@@ -670,6 +670,83 @@ def test_project_page_shows_weights_flags_reasons_and_times(project, people, com
         "Query judgment", "Passage curation", "Answer distillation"}
 
 
+#: New msgids of the project page's plots and their translations (as the catalogue gets them).
+PLOT_LABELS_ZH = {
+    "Items per stage by status": "各阶段条目（按状态）",
+    "%(n)s submissions": "%(n)s 次提交",
+    "Submissions per worker": "每位工作者的提交数",
+    "Queries by passages selected": "按选中段落数统计的查询",
+    "passages selected": "选中的段落数",
+    "Median time on task per stage": "各阶段任务用时中位数",
+    "median %(seconds)s s": "中位数 %(seconds)s 秒",
+}
+
+
+@pytest.fixture
+def chinese_plot_labels():
+    """The Chinese catalogue with ``PLOT_LABELS_ZH`` in it for one test, as if merged."""
+    from django.utils.translation import trans_real
+
+    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
+    kept = dict(catalogue)
+    catalogue.update(PLOT_LABELS_ZH)
+    yield
+    catalogue.clear()
+    catalogue.update(kept)
+
+
+def test_project_page_plots_are_labelled_in_the_interface_language(
+        project, people, committed, client_for, admin_user, chinese_plot_labels):
+    """The plots' titles, axis names and bar tooltips were English in the Chinese page."""
+    flagged_query(project, people, committed)
+    client = client_for(admin_user)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    page = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+
+    def plot(testid: str) -> str:
+        start = page.index(f'data-testid="{testid}"')
+        return page[page.rindex("<svg", 0, start):page.index("</svg>", start)]
+
+    stages = plot("plot-stages")
+    assert 'aria-label="各阶段条目（按状态）"' in stages
+    assert "<title>已完成 1</title>" in stages and "<title>done" not in stages
+    selected = plot("plot-selected")
+    assert 'aria-label="按选中段落数统计的查询"' in selected
+    assert ">选中的段落数<" in selected and ">查询<" in selected
+    assert ">passages selected<" not in selected and ">queries<" not in selected
+    assert 'aria-label="各阶段任务用时中位数"' in plot("plot-stage-times")
+    workers = plot("plot-workers")
+    assert 'aria-label="每位工作者的提交数"' in workers
+    assert re.search(r"<title>\d+ 次提交</title>", workers) and " submissions<" not in workers
+
+
+def test_project_page_names_the_stages_in_the_interface_language(
+        project, people, committed, client_for, admin_user):
+    """The items-per-stage plot and the time-on-task plot and table named the stages in
+    English in the Chinese interface; the API's figures keep the stored names."""
+    flagged_query(project, people, committed)
+    client = client_for(admin_user)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    page = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+
+    def part(testid: str) -> str:
+        start = page.index(f'data-testid="{testid}"')
+        return page[start:page.index("</svg>", start)]
+
+    assert ">1. 导入查询<" in part("plot-stages") and "Import queries" not in part("plot-stages")
+    times = part("plot-stage-times")
+    assert ">查询评判<" in times and ">段落整理<" in times and ">答案撰写<" in times
+    assert "<td>查询评判</td>" in page
+    for english in ("Query judgment", "Passage curation", "Answer distillation"):
+        assert english not in times and f"<td>{english}</td>" not in page
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    figures = api.get(reverse("api_project_detail", args=[project.pk]),
+                      HTTP_ACCEPT_LANGUAGE="zh-hans").json()["figures"]
+    assert {row["stage"] for row in figures["time_per_stage"]} == {
+        "Query judgment", "Passage curation", "Answer distillation"}
+
+
 # Engine: who is offered which stage ---------------------------------------------------------------
 
 def test_stages_are_offered_by_membership_role(project, people, committed, db):

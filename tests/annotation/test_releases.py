@@ -15,7 +15,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import engine, releases
-from annotation.models import Item, Release, Stage
+from annotation.models import Item, Project, Release, Stage
 from tests.annotation.test_newsqa_flow import claim_item
 
 REPO = Path(__file__).resolve().parents[2]
@@ -524,6 +524,43 @@ def test_two_releases_load_through_one_datasets_cache(finished_project, admin_us
         str(release_folder(other) / releases.hf_folder(other))) == ["reco-release-1.0.0"]
 
 
+def test_releases_of_projects_whose_names_slug_alike_load_through_one_cache(
+        db, admin_user, committed, tmp_path):
+    """Two ReCO projects named in Chinese ("观点问答一", "观点问答二") both had the HF folder
+    and card configuration ``project-1.0.0`` (the slug drops Chinese): ``datasets`` gave
+    the first release's rows for the second. A slug another project shares now carries
+    the project's id; a slug of its own stays as it was."""
+    import datasets
+
+    from annotation.stages import reco
+
+    sample = json.loads((REPO / "data/datasets/reco/synthetic/ReCO.synthetic.json").read_text())
+    built = []
+    for number, name in enumerate(("观点问答一", "观点问答二")):
+        project = engine.project_create(name=name, recipe="reco", language="zh")
+        row = sample[number]
+        data = _reco_labelled(row, query_id=row["query_id"], n=number, annotator=admin_user)
+        _final_items(project, [(reco.final_record(data, "train"), "train")])
+        built.append((project, row))
+    cache = str(tmp_path / "one-cache")
+    folders = []
+    for project, row in built:
+        release = _release(project, admin_user, committed, ["hf"])
+        folders.append(releases.hf_folder(release))
+        folder = release_folder(release) / releases.hf_folder(release)
+        assert release.files.filter(path__startswith=f"{folders[-1]}/").count() == 2
+        loaded = datasets.load_dataset(str(folder), cache_dir=cache)
+        assert [r["query"] for s in loaded.values() for r in s] == [row["query"]]
+        assert datasets.get_dataset_config_names(str(folder)) == [folders[-1]]
+    assert folders == [f"project-{built[0][0].pk}-1.0.0", f"project-{built[1][0].pk}-1.0.0"]
+    ascii_named = engine.project_create(name="ReCO one", recipe="reco", language="zh")
+    _final_items(ascii_named, [(reco.final_record(_reco_labelled(
+        sample[2], query_id=sample[2]["query_id"], n=2, annotator=admin_user), "train"),
+        "train")])
+    assert releases.hf_folder(_release(ascii_named, admin_user, committed, ["hf"])) == (
+        "reco-one-1.0.0")
+
+
 def test_the_platforms_dureader_release_is_scored(db, settings, tmp_path, admin_user,
                                                   committed):
     """score_predictions and ``python -m collector.metrics dureader`` read the release's
@@ -708,6 +745,32 @@ def _reco_project(admin_user, splits):
         records.append((reco.final_record(data, split), split))
     _final_items(project, records)
     return project
+
+
+def test_release_text_files_download_as_utf8(db, settings, tmp_path, admin_user, committed,
+                                             client_for):
+    """The datasheet, the dataset card and CSV files were served as text/markdown and
+    text/csv without a charset: read as ASCII or Latin-1 (requests' .text, a browser
+    showing it), a Chinese release's text came out garbled."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    project = _reco_project(admin_user, ["train"])
+    Project.objects.filter(pk=project.pk).update(description="观点型问答：是、否、不确定。")
+    release = _release(project, admin_user, committed, ["reco", "hf"])
+    client = client_for(admin_user)
+    readme = release.files.get(format="hf", split="").path
+    types = {}
+    for path in ("DATASHEET.md", readme, "ReCO.trainingset.json"):
+        download = client.get(reverse("annotation:release_file", args=[release.pk, path]))
+        types[path] = download["Content-Type"]
+        body = b"".join(download.streaming_content)
+        assert body == (release_folder(release) / path).read_bytes()
+    assert types == {"DATASHEET.md": "text/markdown; charset=utf-8",
+                     readme: "text/markdown; charset=utf-8",
+                     "ReCO.trainingset.json": "application/json"}
+    for path in ("DATASHEET.md", readme):
+        download = client.get(reverse("annotation:release_file", args=[release.pk, path]))
+        charset = download["Content-Type"].split("charset=")[1]
+        assert "观点型问答" in b"".join(download.streaming_content).decode(charset)
 
 
 def test_a_reco_release_writes_each_split_to_its_own_file(db, settings, tmp_path, admin_user,

@@ -23,6 +23,7 @@ from tests.collector.corpus_support import (
     QUERIES_EN,
     RECO,
     SQUAD_V1,
+    STORY,
     row_counts,
     squad_contexts,
 )
@@ -210,3 +211,56 @@ def test_dureader_in_a_zip_takes_its_source_type_from_the_file_inside(tmp_path):
     archive = _zip(tmp_path / "dureader.zip", {"zhidao.dev.json": DUREADER_DEV.read_bytes()})
     corpus_import(path=archive, corpus="zhidao", language="zh", format="dureader")
     assert set(Document.objects.values_list("source_type", flat=True)) == {"forum"}
+
+
+def test_a_zipped_or_gzipped_story_keeps_its_story_id(tmp_path):
+    """A .story file's id is its own name (NewsQA's story ids name it), also inside a
+    zip or gzipped: not the archive's name, and packed again it is the same story."""
+    corpus_import(path=STORY, corpus="stories", language="en", format="story")
+    packed = [_zip(tmp_path / "stories.zip", {f"cnn/stories/{STORY.name}": STORY.read_bytes()}),
+              _gzip(STORY, tmp_path / f"{STORY.name}.gz")]
+    for number, path in enumerate(packed):
+        report = corpus_import(path=path, corpus=f"packed{number}", language="en",
+                               format="story")
+        assert report.counts.documents_created == 1
+        assert _contents(f"packed{number}") == _contents("stories")
+        document = Document.objects.get(corpus__name=f"packed{number}")
+        assert document.metadata["story_file"] == STORY.name
+        again = corpus_import(path=path, corpus="stories", language="en", format="story")
+        assert again.counts.documents_created == 0
+    assert Document.objects.filter(corpus__name="stories").count() == 1
+
+
+def test_an_uploaded_story_is_named_by_its_original_file_name(
+        django_capture_on_commit_callbacks, client_for, admin_user):
+    """The upload is stored under a cleaned-up name; the story id is the name uploaded."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = client_for(admin_user)
+    upload = SimpleUploadedFile(f"cnn {STORY.name}", STORY.read_bytes())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("collector:import"), {
+            "file": upload, "corpus": "uploaded", "language": "en", "format": "story"})
+    assert response.status_code == 302
+    assert Job.objects.get(kind="corpus_import").status == Job.Status.DONE
+    assert Document.objects.get(corpus__name="uploaded").external_id == f"cnn {STORY.stem}"
+
+
+def test_a_zip_made_by_macos_finder_imports_its_one_file(tmp_path):
+    """Finder's "Compress" adds __MACOSX/ resource forks and .DS_Store files next to the
+    file: they are not the user's, and the archive still holds one file to import."""
+    archive = _zip(tmp_path / "squad.zip", {
+        f"squad/{SQUAD_V1.name}": SQUAD_V1.read_bytes(),
+        f"__MACOSX/squad/._{SQUAD_V1.name}": b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X",
+        "squad/.DS_Store": b"\x00\x00\x00\x01Bud1",
+    })
+    corpus_import(path=SQUAD_V1, corpus="plain", language="en", format="squad")
+    report = corpus_import(path=archive, corpus="finder", language="en", format="squad")
+    assert report.counts.documents_created == len(squad_contexts())
+    assert _contents("finder") == _contents("plain")
+    # Two files of the user's are still two.
+    two = _zip(tmp_path / "two.zip", {"a.jsonl": b'{"id": "a", "body": "x"}\n',
+                                      "b.jsonl": b'{"id": "b", "body": "y"}\n',
+                                      "__MACOSX/._a.jsonl": b"\x00\x05"})
+    with pytest.raises(ImportFailure, match=r"is a zip archive of 2 files \(a\.jsonl, b\.jsonl\)"):
+        corpus_import(path=two, corpus="two", language="en", format="jsonl")
