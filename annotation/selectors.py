@@ -35,6 +35,11 @@ class StageAvailability:
     reason: str = ""  # why the worker may take nothing here ("" when they may)
     rule: str = ""  # the rule that keeps them out (a name of eligibility's rules)
 
+    @property
+    def display_name(self) -> str:
+        """The stage's name in the interface's language (``Stage.display_name``)."""
+        return gettext(self.name) if self.name else self.name
+
 
 @dataclass
 class ProjectAvailability:
@@ -57,7 +62,8 @@ class ProjectAvailability:
 
     @property
     def reasons(self) -> list[str]:
-        return [f"{stage.name}: {stage.reason}" for stage in self.stages if stage.reason]
+        return [f"{stage.display_name}: {stage.reason}" for stage in self.stages
+                if stage.reason]
 
 
 _RULE_REASONS = {  # shown in the worker's language (gettext where they are used)
@@ -155,7 +161,7 @@ def availability_why(*, worker: Any, project: Project,
     for stage in entry.stages:
         if not stage.reason:
             continue
-        text = f"{stage.name}: {stage.reason}"
+        text = f"{stage.display_name}: {stage.reason}"
         if stage.rule == "pool" and stage.kind not in engine._batched_kinds():
             with sql.db().cursor() as cursor:
                 cursor.execute(*pool_blocked_sql(worker_id=worker.pk, stage_id=stage.stage_id))
@@ -173,7 +179,7 @@ def availability_why(*, worker: Any, project: Project,
                 parts.append(gettext("%(n)d you may not do") % {"n": counts["not_excluded"]}
                              + (f" ({'; '.join(why)})" if why else ""))
             text = (gettext("%(stage)s: none of its %(total)d open task(s) is for you: ")
-                    % {"stage": stage.name, "total": total} + ", ".join(parts))
+                    % {"stage": stage.display_name, "total": total} + ", ".join(parts))
         elif stage.rule == "not_paused":
             standing = WorkerStage.objects.filter(
                 member__project=project, member__user=worker, stage_id=stage.stage_id,
