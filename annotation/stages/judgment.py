@@ -43,6 +43,9 @@ TYPES = ("YES_NO", "ENTITY", "DESCRIPTION")
 # In English in reports and files; the rating page shows them in the rater's language.
 TYPE_LABELS = {"YES_NO": gettext_noop("Yes-no"), "ENTITY": gettext_noop("Entity"),
                "DESCRIPTION": gettext_noop("Description")}
+# DuReader's opinion labels, shown to raters in their language.
+OPINIONS = {"Yes": gettext_noop("Yes"), "No": gettext_noop("No"),
+            "Depends": gettext_noop("Depends")}
 SCORES = {
     5: gettext_noop("Perfectly answers the question, with little redundant information"),
     4: gettext_noop("Sufficiently answers it; something unvital missing, or some redundancy"),
@@ -146,6 +149,10 @@ class SampleKind(StageKind):
 
 # 2. Rating ------------------------------------------------------------------------------------
 
+def _opinion(label: str | None) -> str:
+    return _(OPINIONS[label]) if label in OPINIONS else (label or "")
+
+
 def references_shown(data: dict[str, Any]) -> list[dict[str, Any]]:
     ref = data["reference"]
     labels = ref.get("yesno_answers") or []
@@ -153,7 +160,7 @@ def references_shown(data: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for n, answer in enumerate(ref["answers"]):
         out.append({"text": answer,
-                    "yesno": labels[n] if n < len(labels) else "",
+                    "yesno": _opinion(labels[n]) if n < len(labels) else "",
                     "entities": [e for e in (groups[n] if n < len(groups) and groups[n] else [])]})
     return out
 
@@ -179,7 +186,7 @@ class RateKind(StageKind):
             "question": data["question"], "question_type": data["question_type"],
             "type_label": _(TYPE_LABELS.get(data["question_type"], data["question_type"])),
             "references": references_shown(data), "answer": data["answer"],
-            "yesno_answer": data.get("yesno_answer") or "",
+            "yesno_answer": _opinion(data.get("yesno_answer")),
             "scores": [{"value": v, "label": _(label)} for v, label in SCORES.items()],
         }
 

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from django.utils.translation import gettext, override
 
 from annotation import engine
 from annotation.judgment_demo import references_upload, system_uploads
@@ -41,3 +42,20 @@ def test_why_a_rater_has_no_task_names_the_stage_in_chinese(started, raters, cli
                             {"project": started.pk}).content.decode())
     assert "给答案打 1–5 分：它的 22 个开放任务都不适合你" in page, page
     assert "Rate answers 1-5" not in page
+
+
+def test_the_report_page_in_chinese(started, raters, admin_user, client,  # noqa: F811
+                                    committed):
+    with committed():
+        for rater in raters:
+            _rate_all(started, rater)
+    client.force_login(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-hans"
+    html = client.get(reverse("annotation:judgment_report", args=[started.pk])).content.decode()
+    with override("zh-hans"):
+        overall, label = gettext("Overall"), gettext("Scores 1–5 per system: %(type)s")
+    # the tables' columns and the plots' labels name the question types in Chinese
+    head = re.search(r'data-testid="table1">\s*<thead>(.*?)</thead>', html, re.S).group(1)
+    assert re.findall(r"<th>([^<]*)</th>", head) == ["", "是非", "实体", "描述", overall]
+    assert f'aria-label="{label % {"type": "是非"}}"' in html
+    assert "Yes-no" not in html
