@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.utils.translation import gettext, pgettext, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 
 from annotation.recipes import RECIPES
 from annotation.stages import Param
@@ -15,16 +15,18 @@ if TYPE_CHECKING:
 
 
 class ProjectCreateForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    recipe = forms.ChoiceField(choices=[(r, r) for r in sorted(RECIPES)])
-    corpus = forms.ModelChoiceField(queryset=None)
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    recipe = forms.ChoiceField(choices=[(r, r) for r in sorted(RECIPES)],
+                               label=gettext_lazy("Recipe"))
+    corpus = forms.ModelChoiceField(queryset=None, label=gettext_lazy("Corpus"))
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}), required=False,
-        help_text="Copied verbatim into the datasheet and dataset card of every release: "
-                  "describe the work, not who did it.")
+        label=gettext_lazy("Description"),
+        help_text=gettext_lazy("Copied verbatim into the datasheet and dataset card of every "
+                               "release: describe the work, not who did it."))
     keep_names = forms.BooleanField(
-        required=False, label="Keep these usernames in the description (they will be "
-                              "published with every release)")
+        required=False, label=gettext_lazy("Keep these usernames in the description (they "
+                                           "will be published with every release)"))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -44,9 +46,9 @@ class ProjectCreateForm(forms.Form):
                                                       role_holder_names())
         if self.names_in_description and not data.get("keep_names"):
             self.add_error("description", ValidationError(
-                "The description names %(names)s: it is copied verbatim into the datasheet "
-                "and dataset card of every release. Remove the usernames, or tick the box "
-                "below to keep them.",
+                gettext("The description names %(names)s: it is copied verbatim into the "
+                        "datasheet and dataset card of every release. Remove the usernames, "
+                        "or tick the box below to keep them."),
                 params={"names": ", ".join(self.names_in_description)},
                 code="names_in_description"))
         data.pop("keep_names", None)
@@ -57,7 +59,7 @@ class ProjectCreateForm(forms.Form):
 
         name = self.cleaned_data["name"].strip()
         if Project.objects.filter(name=name).exists():
-            raise ValidationError("A project with this name exists already.")
+            raise ValidationError(gettext("A project with this name exists already."))
         return name
 
 

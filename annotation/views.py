@@ -407,8 +407,9 @@ def project_create(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc.messages[0])
         else:
-            messages.success(request, f"Project {project.name} created. Check the stage "
-                             "parameters, add members, then start it.")
+            messages.success(request, _("Project %(name)s created. Check the stage "
+                                        "parameters, add members, then start it.")
+                             % {"name": project.name})
             return redirect("annotation:project_detail", pk=project.pk)
     return render(request, "annotation/project_create.html", {"form": form})
 
@@ -453,21 +454,24 @@ def project_action(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         if action == "start":
             engine.project_start(project=project, actor=request.user)
-            messages.success(request, "Project started.")
+            messages.success(request, _("Project started."))
         elif action == "members":
             added = selectors.users_with_role_names(request.POST.getlist("user"))
             for user, role in added:
                 engine.project_member_add(project=project, user=user, role=role)
-            messages.success(request, f"{len(added)} membership(s) added.")
+            messages.success(request, _("%(count)s membership(s) added.")
+                             % {"count": len(added)})
         elif action == "params":
             stage = posted_or_404(Stage, request.POST.get("stage"), project=project)
             form = StageParamsForm(request.POST, stage=stage)
             if not (form.is_valid() and form.save()):
-                messages.error(request, f"Parameters of stage {stage.order} not saved: see "
-                               "the errors next to the fields.")
+                messages.error(request, _("Parameters of stage %(order)s not saved: see the "
+                                          "errors next to the fields.")
+                               % {"order": stage.order})
                 return _project_page(request, Project.objects.select_related("corpus")
                                      .get(pk=project.pk), bound=form)
-            messages.success(request, f"Parameters of stage {stage.order} saved.")
+            messages.success(request, _("Parameters of stage %(order)s saved.")
+                             % {"order": stage.order})
         else:
             messages.error(request, f"Unknown action {action!r}.")
     except ValidationError as exc:
@@ -608,7 +612,7 @@ def reco_filter_labels(request: HttpRequest, pk: int) -> HttpResponse:
         labels = {posted_id(key[6:]): choices[value] for key, value in request.POST.items()
                   if key.startswith("label-") and posted_id(key[6:]) and value in choices}
         changed = reco.query_labels_save(stage=stage, labels=labels, user=request.user)
-        messages.success(request, f"{changed} label(s) saved.")
+        messages.success(request, _("%(count)s label(s) saved.") % {"count": changed})
         return redirect("annotation:reco_filter_labels", pk=project.pk)
     sample = reco.query_label_sample(stage=stage)
     return render(request, "annotation/reco_filter_labels.html", {
