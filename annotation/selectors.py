@@ -304,18 +304,20 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
     workers = sorted(per_worker.items(), key=lambda kv: (-kv[1], kv[0]))
     plots = {
         "stages": hbar([
-            (f"{r['stage'].order}. {r['stage'].name}", [
-                (r["done"], "bar-done", f"done {r['done']}"),
-                (r["counts"].get(IS.OPEN, 0), "bar-open", f"open {r['counts'].get(IS.OPEN, 0)}"),
+            (f"{r['stage'].order}. {r['stage'].display_name}", [
+                (r["done"], "bar-done", gettext("done %(n)s") % {"n": r["done"]}),
+                (r["counts"].get(IS.OPEN, 0), "bar-open",
+                 gettext("open %(n)s") % {"n": r["counts"].get(IS.OPEN, 0)}),
                 (r["counts"].get(IS.PENDING, 0), "bar-pending",
-                 f"pending {r['counts'].get(IS.PENDING, 0)}"),
+                 gettext("pending %(n)s") % {"n": r["counts"].get(IS.PENDING, 0)}),
             ]) for r in rows
-        ], label="Items per stage by status", width=WIDTH),  # stage names in full
-        "workers": hbar([(name, [(n, "bar", f"{n} submissions")]) for name, n in workers],
-                        label="Submissions per worker", width=WIDTH),
+        ], label=gettext("Items per stage by status"), width=WIDTH),  # stage names in full
+        "workers": hbar([(name, [(n, "bar", gettext("%(n)s submissions") % {"n": n})])
+                         for name, n in workers],
+                        label=gettext("Submissions per worker"), width=WIDTH),
         "answers": vbar([(str(n), c) for n, c in figures.get("answers_distribution", [])],
-                        label="Questions by number of answers", x_label="answers collected",
-                        y_label="questions")
+                        label=gettext("Questions by number of answers"),
+                        x_label=gettext("answers collected"), y_label=gettext("questions"))
         if figures.get("answers_distribution") else None,
         **(_reco_plots(figures) if project.recipe == "reco" else {}),
         **(_marco_plots(figures) if project.recipe == "marco" else {}),
@@ -543,15 +545,17 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
 
 def _reco_plots(figures: dict[str, Any]) -> dict[str, Any]:
     return {
-        "reco_steps": hbar([(step, [(k, "bar-done", f"kept {k}"), (d, "bar-pending",
-                                                                   f"dropped {d}")])
+        "reco_steps": hbar([(step, [(k, "bar-done", gettext("kept %(n)s") % {"n": k}),
+                                    (d, "bar-pending", gettext("dropped %(n)s") % {"n": d})])
                             for step, k, d in figures["steps"]],
-                           label="Queries kept and dropped per filter step")
+                           label=gettext("Queries kept and dropped per filter step"))
         if figures["steps"] else None,
-        "reco_batches": hbar([(label, [(n, "bar", f"{n} batches")])
-                              for label, n in figures["batches"]], label="Batches per status"),
-        "reco_answers": vbar(figures["answers"], label="Final answers by kind (paper: 5 : 4 : 1)",
-                             x_label="answer kind", y_label="records")
+        "reco_batches": hbar([(label, [(n, "bar", gettext("%(n)s batches") % {"n": n})])
+                              for label, n in figures["batches"]],
+                             label=gettext("Batches per status")),
+        "reco_answers": vbar(figures["answers"],
+                             label=gettext("Final answers by kind (paper: 5 : 4 : 1)"),
+                             x_label=gettext("answer kind"), y_label=gettext("records"))
         if any(n for _, n in figures["answers"]) else None,
     }
 
@@ -633,18 +637,19 @@ def _marco_plots(figures: dict[str, Any]) -> dict[str, Any]:
     from annotation.stages.marco import weights_plot
 
     return {
-        "exclusions": hbar([(reason, [(n, "bar", f"{n} queries")])
+        "exclusions": hbar([(reason, [(n, "bar", gettext("%(n)s queries") % {"n": n})])
                             for reason, n in figures["exclusion_reasons"]],
-                           label="Excluded queries by reason")
+                           label=gettext("Excluded queries by reason"))
         if figures["exclusion_reasons"] else None,
         "selected": vbar([(str(n), c) for n, c in figures["selected_distribution"]],
-                         label="Queries by passages selected", x_label="passages selected",
-                         y_label="queries")
+                         label=gettext("Queries by passages selected"),
+                         x_label=gettext("passages selected"), y_label=gettext("queries"))
         if figures["selected_distribution"] else None,
         "stage_times": hbar([(row["stage"], [(row["median_s"] or 0, "bar",
-                                              f"median {row['median_s']} s")])
+                                              gettext("median %(s)s s")
+                                              % {"s": row["median_s"]})])
                              for row in figures["time_per_stage"]],
-                            label="Median time on task per stage", total=" s")
+                            label=gettext("Median time on task per stage"), total=" s")
         if figures["time_per_stage"] else None,
         "weights": [
             {"query": q, "plot": weights_plot(q["answers"], label=f"Weights: {q['query']}")}
@@ -714,12 +719,14 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
             # Accuracy runs from 0 to 1: a failed inspection is drawn at its real value.
             "accuracy": line_plot(
                 {name: values for name, values in sorted(by_annotator.items())},
-                label="Accuracy per inspection, by annotator", threshold=0.95, lo=0, hi=1,
-                x_label="inspections, in order", y_label="accuracy",
+                label=gettext("Accuracy per inspection, by annotator"), threshold=0.95, lo=0,
+                hi=1, x_label=gettext("inspections, in order"), y_label=gettext("accuracy"),
+                threshold_label=gettext("threshold %(value)s") % {"value": 0.95},
             ) if done else None,
             "rounds": vbar([(str(r), n) for r, n in sorted(rounds.items())],
-                           label="Accepted batches by rounds needed",
-                           x_label="inspection rounds needed", y_label="batches")
+                           label=gettext("Accepted batches by rounds needed"),
+                           x_label=gettext("inspection rounds needed"),
+                           y_label=gettext("batches"))
             if rounds else None,
         },
     }

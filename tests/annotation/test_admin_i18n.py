@@ -21,3 +21,16 @@ def test_the_new_project_form_is_in_chinese(admin_user, client):
         name = gettext("Name")  # a new string: Chinese once the catalogue has it
     assert labels == [name, "方案", "语料库", "描述"], labels
     assert "Recipe" not in _text(html) and "Corpus" not in _text(html)
+
+
+def test_the_project_dashboard_names_stages_in_chinese(admin_user, client):
+    from annotation import engine
+
+    project = engine.project_create(name="判断", recipe="judgment", language="zh",
+                                    user=admin_user)
+    client.force_login(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-hans"
+    html = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    plot = re.search(r'data-testid="plot-stages">(.*?)</svg>', html, re.S).group(1)
+    assert "1. 按类型抽样问题" in plot and "2. 给答案打 1–5 分" in plot
+    assert "Sample questions per type" not in plot
