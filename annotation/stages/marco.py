@@ -557,10 +557,18 @@ class DistillKind(StageKind):
 
 # 6. Consensus weighting -------------------------------------------------------------------
 
-def consensus_weights(texts: list[str], *, ratio: float, min_answers: int) -> dict[str, Any]:
+def pa_level(language: str) -> str:
+    """Chinese answers are compared by character (no spaces between words), others by
+    word."""
+    return "char" if (language or "").lower().startswith("zh") else "word"
+
+
+def consensus_weights(texts: list[str], *, ratio: float, min_answers: int,
+                      level: str = "word") -> dict[str, Any]:
     """Imp(Ref_i) = Σ_j BLEU(Ref_i, Ref_j), j = i included (pa-metrics Eq. 2), their
-    shares, and the answers whose weight is below ``ratio`` x the median weight."""
-    scorer = PaScorer(texts, metric="bleu", include_self=True)
+    shares, and the answers whose weight is below ``ratio`` x the median weight; tokens at
+    ``level`` (``pa_level`` of the project's language)."""
+    scorer = PaScorer(texts, metric="bleu", include_self=True, level=level)
     weights = [float(w) for w in scorer.weights]
     total = sum(weights)
     flagged = flag_outliers(weights, ratio=ratio) if len(texts) >= min_answers else []
@@ -568,7 +576,7 @@ def consensus_weights(texts: list[str], *, ratio: float, min_answers: int) -> di
         "weights": weights,
         "shares": [w / total if total else 0.0 for w in weights],
         "flagged": flagged, "ratio": ratio, "median": median(weights),
-        "tokens": [len(pa_tokens(t)) for t in texts],
+        "tokens": [len(pa_tokens(t, level=level)) for t in texts],
     }
 
 
@@ -598,7 +606,8 @@ class ConsensusKind(StageKind):
             answers = item.data["answers"]
             result = consensus_weights([a["text"] for a in answers],
                                        ratio=stage.params["outlier_ratio"],
-                                       min_answers=stage.params["min_answers"])
+                                       min_answers=stage.params["min_answers"],
+                                       level=pa_level(stage.project.language))
             weighed += 1
             data = {**_base(item.data), "passages": item.data["passages"], "answers": answers,
                     "weights": result["weights"], "shares": result["shares"],
