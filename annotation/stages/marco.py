@@ -449,8 +449,9 @@ def _spell_checker() -> Any:
 
 def spelling_report(text: str, *, known: str = "", limit: int = 10) -> dict[str, Any] | None:
     """Words of ``text`` the English dictionary does not know (words of ``known``, the
-    query and passages, count as known), each with a suggestion. None when no checker is
-    installed. A warning for the editor, never a refusal."""
+    query and passages, count as known), each with a suggestion. Only words in ASCII
+    letters are checked: a run of Chinese characters is no English word to correct. None
+    when no checker is installed. A warning for the editor, never a refusal."""
     checker = _spell_checker()
     if checker is None:
         return None
@@ -459,7 +460,8 @@ def spelling_report(text: str, *, known: str = "", limit: int = 10) -> dict[str,
     seen: set[str] = set()
     for word in _WORD.findall(text):
         low = word.lower().replace("’", "'")
-        if (len(low) < 2 or not low.replace("'", "").isalpha() or low in seen
+        letters = low.replace("'", "")
+        if (len(low) < 2 or not letters.isascii() or not letters.isalpha() or low in seen
                 or low in familiar or word.isupper() or not checker.unknown([low])):
             continue
         seen.add(low)

@@ -42,3 +42,14 @@ def test_the_pa_command_line_weighs_chinese_by_character(tmp_path, capsys):
     assert query["reference_weights"] == pytest.approx(
         [sum(pairwise_bleu(c, other) for other in chars) for c in chars], abs=1e-12)
     assert query["outlier_references"] == [3]
+
+
+def test_the_spelling_check_leaves_chinese_words_alone():
+    from annotation.stages.marco import _spell_checker, spelling_report
+
+    if _spell_checker() is None:
+        pytest.skip("no spell checker installed")
+    report = spelling_report("南宁属于广西壮族自治区，是广西的首府。奶瓶 recieve",
+                             known="南宁属于什么省")
+    assert [w["word"] for w in report["words"]] == ["recieve"]
+    assert report["words"][0]["suggestion"] == "receive"
