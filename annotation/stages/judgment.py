@@ -66,6 +66,25 @@ def token_level(language: str) -> str:
     return "char" if (language or "").lower().startswith("zh") else "word"
 
 
+def _han(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
+
+
+def text_level(texts: list[str]) -> str | None:
+    """``char`` when most letters of ``texts`` are Chinese characters, ``word`` when most
+    are not, None without letters: the study scores the answers as they are written,
+    whatever corpus (and language) the project was created with."""
+    han = letters = 0
+    for text in texts:
+        for ch in text:
+            if ch.isalpha():
+                letters += 1
+                han += _han(ch)
+    if not letters:
+        return None
+    return "char" if 2 * han >= letters else "word"
+
+
 # 1. Sampling ----------------------------------------------------------------------------------
 
 @register

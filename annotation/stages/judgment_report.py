@@ -13,7 +13,7 @@ from django.utils.translation import gettext, gettext_lazy, gettext_noop
 from annotation.models import Item, Project, Stage
 from annotation.plots import Plot, hbar, line_plot
 from annotation.stages import run_result
-from annotation.stages.judgment import TYPE_LABELS, TYPES, token_level
+from annotation.stages.judgment import TYPE_LABELS, TYPES, text_level, token_level
 
 METRIC_LABELS = {"adapted_rouge_l": "Adapted ROUGE-L", "rouge_l": "ROUGE-L",
                  "adapted_bleu_4": "Adapted BLEU-4", "bleu_4": "BLEU-4"}
@@ -77,11 +77,16 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
         progress.set(steps.index(message) if message in steps else 0,
                      message=gettext_lazy(message))
 
-    refs, preds, ratings = _study_inputs(items, token_level(project.language))
+    # By character when the references are Chinese (DuReader's scorer), whatever language
+    # the project took from the corpus it was created with; by the project's otherwise.
+    level = text_level([a for i in items for a in i.data["reference"]["answers"]]) \
+        or token_level(project.language)
+    refs, preds, ratings = _study_inputs(items, level)
     params = stage.params
     report = judgment_study(refs, preds, ratings, alpha=params["alpha"], beta=params["beta"],
                             gamma=params["gamma"], resamples=params["resamples"],
                             sample=params["sample"], seed=params["seed"], progress=step)
+    report["parameters"]["tokens"] = level
     progress.set(len(steps), message=gettext_lazy("saving the report"))
     values = {(str(c["question_id"]), c["system"]): c for c in report["candidates"]}
     with transaction.atomic():

@@ -59,3 +59,34 @@ def test_the_report_page_in_chinese(started, raters, admin_user, client,  # noqa
     assert re.findall(r"<th>([^<]*)</th>", head) == ["", "是非", "实体", "描述", overall]
     assert f'aria-label="{label % {"type": "是非"}}"' in html
     assert "Yes-no" not in html
+
+
+def test_chinese_references_are_scored_by_character_in_a_project_made_with_an_english_corpus(
+        raters, admin_user, committed, settings):  # noqa: F811
+    from annotation.judgment_models import JudgmentReport
+    from collector.metrics.dureader import adapted_rouge_l
+    from collector.metrics.tokenize import char_tokens
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Judgment, English corpus", recipe="judgment",
+                                    language="en", user=admin_user,
+                                    params={1: {"yes_no": 0, "entity": 0, "description": 3}})
+    judgment_import(project=project, references=references_upload(),
+                    predictions=system_uploads())
+    for rater in raters:
+        engine.project_member_add(project=project, user=rater, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    with committed():
+        for rater in raters:
+            _rate_all(project, rater)
+    report = JudgmentReport.objects.get(project=project).report
+    assert report["parameters"]["tokens"] == "char"
+    items = {(str(i.data["question_id"]), i.data["system"]): i.data
+             for i in project.items.filter(stage__kind="judgment_study")}
+    for cand in report["candidates"]:
+        data = items[(str(cand["question_id"]), cand["system"])]
+        expected = adapted_rouge_l(char_tokens(data["answer"]),
+                                   [char_tokens(a) for a in data["reference"]["answers"]],
+                                   alpha=0, beta=0).score
+        assert cand["rouge_l"] == pytest.approx(expected, abs=1e-6)
