@@ -90,3 +90,16 @@ def test_chinese_references_are_scored_by_character_in_a_project_made_with_an_en
                                    [char_tokens(a) for a in data["reference"]["answers"]],
                                    alpha=0, beta=0).score
         assert cand["rouge_l"] == pytest.approx(expected, abs=1e-6)
+
+
+def test_the_report_says_when_every_overall_level_draw_is_the_same(
+        started, raters, admin_user, client, committed):  # noqa: F811
+    with committed():
+        for rater in raters:
+            _rate_all(started, rater)
+    client.force_login(admin_user)
+    html = client.get(reverse("annotation:judgment_report", args=[started.pk])).content.decode()
+    # 11 questions, 30 per draw: one pair per system, and two systems leave r undefined
+    assert 'data-testid="table3-one-draw"' in html
+    row = re.search(r'data-testid="table3-rouge_l">(.*?)</tr>', html, re.S).group(1)
+    assert re.findall(r"<td>([^<]*)</td>", row)[1:] == ["—"] * 4
