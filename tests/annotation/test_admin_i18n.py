@@ -34,3 +34,19 @@ def test_the_project_dashboard_names_stages_in_chinese(admin_user, client):
     plot = re.search(r'data-testid="plot-stages">(.*?)</svg>', html, re.S).group(1)
     assert "1. 按类型抽样问题" in plot and "2. 给答案打 1–5 分" in plot
     assert "Sample questions per type" not in plot
+
+
+def test_the_project_page_names_member_roles_in_chinese(admin_user, client):
+    from annotation import engine
+    from annotation.roles import Role
+    from tests.factories import user_with_roles
+
+    project = engine.project_create(name="成员", recipe="judgment", language="zh",
+                                    user=admin_user)
+    engine.project_member_add(project=project, user=user_with_roles("rater9", Role.ANNOTATOR),
+                              role=Role.ANNOTATOR)
+    client.force_login(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-hans"
+    page = _text(client.get(reverse("annotation:project_detail", args=[project.pk]))
+                 .content.decode())
+    assert "rater9 — 标注员" in page and "rater9 — annotator" not in page
