@@ -104,6 +104,14 @@ class SampleKind(StageKind):
         "seed": Param(0, gettext_lazy("Seed of the sample and of the rating order (recorded).")),
     }
 
+    def start_refusal(self, stage: Stage) -> str | None:
+        # The import is refused once the project runs: started empty, it could never rate.
+        if not stage.items.exists():
+            return _("Import the questions and the systems' answers first (“Import questions "
+                     "and system answers” on the project page): they can only be imported "
+                     "before the project starts.")
+        return None
+
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
         from django.db import transaction
 

@@ -103,3 +103,18 @@ def test_the_report_says_when_every_overall_level_draw_is_the_same(
     assert 'data-testid="table3-one-draw"' in html
     row = re.search(r'data-testid="table3-rouge_l">(.*?)</tr>', html, re.S).group(1)
     assert re.findall(r"<td>([^<]*)</td>", row)[1:] == ["—"] * 4
+
+
+def test_a_judgment_project_does_not_start_before_its_import(draft, admin_user, client):  # noqa: F811
+    """The import is refused once the project runs: a project started empty could never
+    get questions (it started, sampled nothing and waited for ever)."""
+    from annotation.models import Project
+
+    client.force_login(admin_user)
+    page = client.post(reverse("annotation:project_action", args=[draft.pk]),
+                       {"action": "start"}, follow=True)
+    draft.refresh_from_db()
+    assert draft.status == Project.Status.DRAFT
+    assert "Import the questions and the systems' answers first" in _text(
+        page.content.decode()).replace("&#x27;", "'")
+    assert 'data-testid="judgment-import-link"' in page.content.decode()
