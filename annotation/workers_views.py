@@ -60,7 +60,7 @@ class WorkersQueryForm(forms.Form):
     def __init__(self, *args: Any, stages: list[Stage], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["stage"].choices = [("", gettext_lazy("all stages")),
-                                        *((s.pk, f"{s.order}. {s.name}") for s in stages)]
+                                        *((s.pk, f"{s.order}. {s.display_name}") for s in stages)]
 
     def value(self, name: str, default: Any = "") -> Any:
         """A field's cleaned value, or ``default`` when missing or invalid."""

@@ -50,3 +50,15 @@ def test_the_project_page_names_member_roles_in_chinese(admin_user, client):
     page = _text(client.get(reverse("annotation:project_detail", args=[project.pk]))
                  .content.decode())
     assert "rater9 — 标注员" in page and "rater9 — annotator" not in page
+
+
+def test_the_workers_page_offers_the_stages_by_their_chinese_names(admin_user, client):
+    from annotation import engine
+
+    project = engine.project_create(name="工作人员", recipe="judgment", language="zh",
+                                    user=admin_user)
+    client.force_login(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-hans"
+    html = client.get(reverse("annotation:project_workers", args=[project.pk])).content.decode()
+    options = re.findall(r'<option value="\d+"[^>]*>([^<]*)</option>', html)
+    assert "2. 给答案打 1–5 分" in options, options
