@@ -139,9 +139,13 @@ def project_member_add(*, project: Project, user: Any, role: Role) -> ProjectMem
 
 @transaction.atomic
 def project_start(*, project: Project, actor: Any = None) -> Project:
-    """Activate the project and run its first stage (automatic) or open it (human)."""
-    transition(project, Project.Status.ACTIVE, actor=actor)
+    """Activate the project and run its first stage (automatic) or open it (human); refused
+    (ValidationError) when the first stage's kind says it has nothing to start with."""
     first = project.stages.order_by("order").first()
+    refusal = first.kind_spec.start_refusal(first) if first is not None else None
+    if refusal:
+        raise ValidationError(refusal)
+    transition(project, Project.Status.ACTIVE, actor=actor)
     if first is not None and first.kind_spec.automatic:
         stage_run_enqueue(stage=first, user=actor)
     return project
@@ -170,7 +174,8 @@ def stage_job_subject(job: Job) -> list[tuple[str, str, str]]:
         return [(gettext("Stage"), gone, "")]
     return [(gettext("Project"), stage.project.name,
              reverse("annotation:project_detail", args=[stage.project_id])),
-            (gettext("Stage"), f"{stage.order}. {stage.name} ({stage.kind_spec.label})", "")]
+            (gettext("Stage"), f"{stage.order}. {stage.display_name} ({stage.kind_spec.label})",
+             "")]
 
 
 def stage_job_summary(job: Job) -> list[str]:

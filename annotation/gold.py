@@ -24,6 +24,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import engine, quality
 from annotation.eligibility import GOLD_PRIORITY
@@ -386,26 +387,32 @@ def qualification_start(*, stage: Stage, worker: Any) -> WorkerStage:
     seeded by (stage, worker, try). A try already running is returned as it is. Refused
     when the worker is qualified already, paused or blocked on the stage, has no try left,
     or the stage has too few training items."""
+    # The worker reads these: in their language, the stage by its shown name.
+    name = stage.display_name
     wanted = _wanted(stage)
     if not wanted:
-        raise ValidationError(f"stage {stage.name!r} asks for no qualification")
+        raise ValidationError(gettext("stage '%(stage)s' asks for no qualification")
+                              % {"stage": name})
     member = quality.member_of(worker=worker, stage=stage)
     standing = quality.standing_for(member=member, stage=stage, lock=True)
     if standing.qualified:
-        raise ValidationError(f"you are qualified for {stage.name!r} already")
+        raise ValidationError(gettext("you are qualified for '%(stage)s' already")
+                              % {"stage": name})
     if standing.status != WS.ACTIVE:
-        raise ValidationError(f"you are {standing.status} on {stage.name!r}"
-                              + (f": {standing.status_reason}" if standing.status_reason
-                                 else ""))
+        raise ValidationError(gettext("you are %(status)s on '%(stage)s'") % {
+            "status": str(WS(standing.status).label).lower(), "stage": name}
+            + (f": {standing.status_reason}" if standing.status_reason else ""))
     if _in_progress(standing):
         return standing
     if standing.qualification_tries >= _tries_allowed(stage):
-        raise ValidationError(f"no qualification try left for {stage.name!r} "
-                              f"({standing.qualification_tries} used)")
+        raise ValidationError(gettext("no qualification try left for '%(stage)s' (%(used)s "
+                                      "used)") % {"stage": name,
+                                                  "used": standing.qualification_tries})
     ids = _training_ids(stage)
     if len(ids) < wanted:
-        raise ValidationError(f"stage {stage.name!r} has {len(ids)} training item(s); a try "
-                              f"needs {wanted}. Come back later")
+        raise ValidationError(gettext("stage '%(stage)s' has %(n)s training item(s); a try "
+                                      "needs %(wanted)s. Come back later")
+                              % {"stage": name, "n": len(ids), "wanted": wanted})
     number = standing.qualification_tries + 1
     seed = f"crowdqa-qualification:{stage.pk}:{member.user_id}:{number}"
     random.Random(seed).shuffle(ids)  # noqa: S311 - an order, not a secret

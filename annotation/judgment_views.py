@@ -10,12 +10,14 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.http import posted_or_404
 from annotation.models import Project, Release
 from annotation.roles import Role, role_required
+from annotation.stages.judgment import TYPE_LABELS
 from annotation.stages.judgment_import import Upload
 
 
@@ -30,7 +32,7 @@ def _upload(file: UploadedFile) -> Upload:
     try:
         return Upload(file.name, file.read().decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise ValidationError(f"{file.name}: not UTF-8 text") from exc
+        raise ValidationError(_("%(file)s: not UTF-8 text") % {"file": file.name}) from exc
 
 
 @role_required(Role.ADMIN)
@@ -53,22 +55,28 @@ def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
             elif request.FILES.get("references"):
                 references = _upload(request.FILES["references"])
             else:
-                raise ValidationError("references: attach a reference file or choose a release")
+                raise ValidationError(_("references: attach a reference file or choose a "
+                                        "release"))
             names = request.POST.getlist("system")
             files = request.FILES.getlist("predictions")
             if len(names) != len(files):
-                raise ValidationError("predictions: give one system name per prediction file")
+                raise ValidationError(_("predictions: give one system name per prediction "
+                                        "file"))
             result = import_questions(project=project, references=references,
                                       predictions=[(n, _upload(f))
                                                    for n, f in zip(names, files, strict=True)])
         except ValidationError as exc:
             errors = exc.messages
         else:
-            messages.success(request, f"{result['questions']} questions imported with the "
-                             f"answers of {', '.join(result['systems'])} "
-                             f"({', '.join(f'{t} {n}' for t, n in result['by_type'].items())})"
-                             + (f"; {result['skipped']} without a reference answer left out."
-                                if result["skipped"] else "."))
+            by_type = ", ".join(f"{_(TYPE_LABELS[t])} {n}" for t, n in result["by_type"].items())
+            params = {"questions": result["questions"], "systems": ", ".join(result["systems"]),
+                      "by_type": by_type, "skipped": result["skipped"]}
+            messages.success(request, (_(
+                "%(questions)s questions imported with the answers of %(systems)s "
+                "(%(by_type)s); %(skipped)s without a reference answer left out.")
+                if result["skipped"] else _(
+                "%(questions)s questions imported with the answers of %(systems)s "
+                "(%(by_type)s).")) % params)
             return redirect("annotation:project_detail", pk=project.pk)
     return render(request, "annotation/judgment/import.html", {
         "project": project, "releases": releases, "errors": errors,
@@ -122,10 +130,10 @@ def judgment_run(request: HttpRequest, pk: int) -> HttpResponse:
 
     project = _project(pk)
     if project.status == Project.Status.DRAFT:
-        messages.error(request, "Start the project first: the study needs ratings.")
+        messages.error(request, _("Start the project first: the study needs ratings."))
     else:
         stage_run_enqueue(stage=_study_stage(project), user=request.user)
-        messages.success(request, "The study is running.")
+        messages.success(request, _("The study is running."))
     return redirect("annotation:judgment_report", pk=project.pk)
 
 

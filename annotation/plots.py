@@ -153,12 +153,13 @@ def line_plot(
     series: dict[str, Sequence[float]], *, label: str, threshold: float | None = None,
     height: int = 200, lo: float | None = None, hi: float | None = None,
     x_label: str = "", y_label: str = "", x_span: tuple[str, str] | None = None,
-    width: int = SMALL,
+    width: int = SMALL, threshold_label: str = "",
 ) -> Plot:
     """One polyline per series over its successive values (e.g. accuracy per inspection
-    round), with an optional dashed threshold line. The y axis runs from ``lo`` to ``hi``
-    (the data's rounded range when not given) and widens to hold every value; ``x_label``
-    and ``y_label`` name the axes, ``x_span`` labels the first and last x."""
+    round), with an optional dashed threshold line (its tooltip ``threshold_label``, else
+    "threshold <value>"). The y axis runs from ``lo`` to ``hi`` (the data's rounded range
+    when not given) and widens to hold every value; ``x_label`` and ``y_label`` name the
+    axes, ``x_span`` labels the first and last x."""
     plot = Plot(height=height, width=width, label=label)
     values = [v for vs in series.values() for v in vs]
     lo, hi = nice_range(values + ([threshold] if threshold is not None else []), lo=lo, hi=hi)
@@ -183,7 +184,8 @@ def line_plot(
                        "color": "#8c959f", "dash": "", "title": ""})
     if threshold is not None:
         plot.lines.append({"points": f"{left},{y_of(threshold)} {right},{y_of(threshold)}",
-                           "color": "#9a6700", "dash": "4 3", "title": f"threshold {threshold}"})
+                           "color": "#9a6700", "dash": "4 3",
+                           "title": threshold_label or f"threshold {threshold}"})
     for n, (name, vals) in enumerate(series.items()):
         color = PALETTE[n % len(PALETTE)]
         xy = [(round(left + (right - left) * i / span, 1), y_of(v)) for i, v in enumerate(vals)]

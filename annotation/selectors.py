@@ -35,6 +35,11 @@ class StageAvailability:
     reason: str = ""  # why the worker may take nothing here ("" when they may)
     rule: str = ""  # the rule that keeps them out (a name of eligibility's rules)
 
+    @property
+    def display_name(self) -> str:
+        """The stage's name in the interface's language (``Stage.display_name``)."""
+        return gettext(self.name) if self.name else self.name
+
 
 @dataclass
 class ProjectAvailability:
@@ -57,9 +62,8 @@ class ProjectAvailability:
 
     @property
     def reasons(self) -> list[str]:
-        # A recipe's stage name in the interface's language (``Stage.display_name``).
-        return [f"{gettext(stage.name) if stage.name else ''}: {stage.reason}"
-                for stage in self.stages if stage.reason]
+        return [f"{stage.display_name}: {stage.reason}" for stage in self.stages
+                if stage.reason]
 
 
 _RULE_REASONS = {  # shown in the worker's language (gettext where they are used)
@@ -157,9 +161,7 @@ def availability_why(*, worker: Any, project: Project,
     for stage in entry.stages:
         if not stage.reason:
             continue
-        # A recipe's stage name in the interface's language (``Stage.display_name``).
-        name = gettext(stage.name) if stage.name else stage.name
-        text = f"{name}: {stage.reason}"
+        text = f"{stage.display_name}: {stage.reason}"
         if stage.rule == "pool" and stage.kind not in engine._batched_kinds():
             with sql.db().cursor() as cursor:
                 cursor.execute(*pool_blocked_sql(worker_id=worker.pk, stage_id=stage.stage_id))
@@ -178,7 +180,7 @@ def availability_why(*, worker: Any, project: Project,
                              + (f" ({'; '.join(gettext(reason) for reason in why)})"
                                 if why else ""))
             text = (gettext("%(stage)s: none of its %(total)d open task(s) is for you: ")
-                    % {"stage": name, "total": total} + ", ".join(parts))
+                    % {"stage": stage.display_name, "total": total} + ", ".join(parts))
         elif stage.rule == "not_paused":
             standing = WorkerStage.objects.filter(
                 member__project=project, member__user=worker, stage_id=stage.stage_id,
@@ -304,11 +306,11 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
     plots = {
         "stages": hbar([
             (f"{r['stage'].order}. {r['stage'].display_name}", [
-                (r["done"], "bar-done", f"{gettext('done')} {r['done']}"),
+                (r["done"], "bar-done", gettext("done %(n)s") % {"n": r["done"]}),
                 (r["counts"].get(IS.OPEN, 0), "bar-open",
-                 f"{gettext('open')} {r['counts'].get(IS.OPEN, 0)}"),
+                 gettext("open %(n)s") % {"n": r["counts"].get(IS.OPEN, 0)}),
                 (r["counts"].get(IS.PENDING, 0), "bar-pending",
-                 f"{gettext('pending')} {r['counts'].get(IS.PENDING, 0)}"),
+                 gettext("pending %(n)s") % {"n": r["counts"].get(IS.PENDING, 0)}),
             ]) for r in rows
         ], label=gettext("Items per stage by status"), width=WIDTH),  # stage names in full
         "workers": hbar([(name, [(n, "bar", gettext("%(n)s submissions") % {"n": n})])
@@ -544,7 +546,7 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
 
 def _reco_plots(figures: dict[str, Any]) -> dict[str, Any]:
     return {
-        "reco_steps": hbar([(step, [(k, "bar-done", f"{gettext('kept')} {k}"),
+        "reco_steps": hbar([(step, [(k, "bar-done", gettext("kept %(n)s") % {"n": k}),
                                     (d, "bar-pending", gettext("dropped %(n)s") % {"n": d})])
                             for step, k, d in figures["steps"]],
                            label=gettext("Queries kept and dropped per filter step"))
@@ -708,6 +710,7 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
     # The dashed pass line is the inspections' own threshold (a stage parameter), drawn only
     # when they share one: at 0.95 a batch accepted at 0.92 under 0.9 looked failed.
     thresholds = {inspection.threshold for inspection in done}
+    threshold = next(iter(thresholds)) if len(thresholds) == 1 else None
     accepted = Batch.objects.filter(status=Batch.Status.ACCEPTED)
     projects = inspected_projects(user=checker)
     if projects is not None:
@@ -723,9 +726,10 @@ def checker_queue(*, checker: Any) -> dict[str, Any]:
             "accuracy": line_plot(
                 {name: values for name, values in sorted(by_annotator.items())},
                 label=gettext("Accuracy per inspection, by annotator"),
-                threshold=next(iter(thresholds)) if len(thresholds) == 1 else None,
-                lo=0, hi=1,
+                threshold=threshold, lo=0, hi=1,
                 x_label=gettext("inspections, in order"), y_label=gettext("accuracy"),
+                threshold_label=(gettext("threshold %(value)s") % {"value": threshold}
+                                 if threshold is not None else ""),
             ) if done else None,
             "rounds": vbar([(str(r), n) for r, n in sorted(rounds.items())],
                            label=gettext("Accepted batches by rounds needed"),

@@ -679,7 +679,7 @@ def reco_filter_labels(request: HttpRequest, pk: int) -> HttpResponse:
         labels = {posted_id(key[6:]): choices[value] for key, value in request.POST.items()
                   if key.startswith("label-") and posted_id(key[6:]) and value in choices}
         changed = reco.query_labels_save(stage=stage, labels=labels, user=request.user)
-        messages.success(request, f"{changed} label(s) saved.")
+        messages.success(request, _("%(count)s label(s) saved.") % {"count": changed})
         return redirect("annotation:reco_filter_labels", pk=project.pk)
     sample = reco.query_label_sample(stage=stage)
     return render(request, "annotation/reco_filter_labels.html", {

@@ -166,6 +166,11 @@ class StageKind:
         (then the stage must be read)."""
         return None if self.overlap_param else 1
 
+    def start_refusal(self, stage: Stage) -> str | None:
+        """Why the project may not start with ``stage`` first (a message for the admin),
+        or None. The first stage's kind is asked."""
+        return None
+
     # Human kinds -------------------------------------------------------------------
     def context(self, item: Item) -> dict[str, Any]:
         """What the worker sees for ``item`` (never other workers' answers by default)."""

@@ -43,6 +43,9 @@ TYPES = ("YES_NO", "ENTITY", "DESCRIPTION")
 # In English in reports and files; the rating page shows them in the rater's language.
 TYPE_LABELS = {"YES_NO": gettext_noop("Yes-no"), "ENTITY": gettext_noop("Entity"),
                "DESCRIPTION": gettext_noop("Description")}
+# DuReader's opinion labels, shown to raters in their language.
+OPINIONS = {"Yes": gettext_noop("Yes"), "No": gettext_noop("No"),
+            "Depends": gettext_noop("Depends")}
 SCORES = {
     5: gettext_noop("Perfectly answers the question, with little redundant information"),
     4: gettext_noop("Sufficiently answers it; something unvital missing, or some redundancy"),
@@ -63,6 +66,25 @@ def token_level(language: str) -> str:
     return "char" if (language or "").lower().startswith("zh") else "word"
 
 
+def _han(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
+
+
+def text_level(texts: list[str]) -> str | None:
+    """``char`` when most letters of ``texts`` are Chinese characters, ``word`` when most
+    are not, None without letters: the study scores the answers as they are written,
+    whatever corpus (and language) the project was created with."""
+    han = letters = 0
+    for text in texts:
+        for ch in text:
+            if ch.isalpha():
+                letters += 1
+                han += _han(ch)
+    if not letters:
+        return None
+    return "char" if 2 * han >= letters else "word"
+
+
 # 1. Sampling ----------------------------------------------------------------------------------
 
 @register
@@ -81,6 +103,14 @@ class SampleKind(StageKind):
                              minimum=0),
         "seed": Param(0, gettext_lazy("Seed of the sample and of the rating order (recorded).")),
     }
+
+    def start_refusal(self, stage: Stage) -> str | None:
+        # The import is refused once the project runs: started empty, it could never rate.
+        if not stage.items.exists():
+            return _("Import the questions and the systems' answers first (“Import questions "
+                     "and system answers” on the project page): they can only be imported "
+                     "before the project starts.")
+        return None
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
         from django.db import transaction
@@ -146,6 +176,10 @@ class SampleKind(StageKind):
 
 # 2. Rating ------------------------------------------------------------------------------------
 
+def _opinion(label: str | None) -> str:
+    return _(OPINIONS[label]) if label in OPINIONS else (label or "")
+
+
 def references_shown(data: dict[str, Any]) -> list[dict[str, Any]]:
     ref = data["reference"]
     labels = ref.get("yesno_answers") or []
@@ -153,7 +187,7 @@ def references_shown(data: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for n, answer in enumerate(ref["answers"]):
         out.append({"text": answer,
-                    "yesno": labels[n] if n < len(labels) else "",
+                    "yesno": _opinion(labels[n]) if n < len(labels) else "",
                     "entities": [e for e in (groups[n] if n < len(groups) and groups[n] else [])]})
     return out
 
@@ -179,7 +213,7 @@ class RateKind(StageKind):
             "question": data["question"], "question_type": data["question_type"],
             "type_label": _(TYPE_LABELS.get(data["question_type"], data["question_type"])),
             "references": references_shown(data), "answer": data["answer"],
-            "yesno_answer": data.get("yesno_answer") or "",
+            "yesno_answer": _opinion(data.get("yesno_answer")),
             "scores": [{"value": v, "label": _(label)} for v, label in SCORES.items()],
         }
 

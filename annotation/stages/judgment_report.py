@@ -8,16 +8,20 @@ from typing import Any
 
 from django.db import transaction
 from django.utils.text import format_lazy
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from annotation.models import Item, Project, Stage
 from annotation.plots import Plot, hbar, line_plot
 from annotation.stages import run_result
-from annotation.stages.judgment import TYPE_LABELS, TYPES, token_level
+from annotation.stages.judgment import TYPE_LABELS, TYPES, text_level, token_level
 
 METRIC_LABELS = {"adapted_rouge_l": "Adapted ROUGE-L", "rouge_l": "ROUGE-L",
                  "adapted_bleu_4": "Adapted BLEU-4", "bleu_4": "BLEU-4"}
 COLUMNS = (*TYPES, "overall")
+# The steps ``judgment_study`` reports (in English), shown in the admin's language.
+STUDY_STEPS = [gettext_noop("metrics per candidate"), gettext_noop("rater agreement"),
+               gettext_noop("single-question correlations and bootstrap"),
+               gettext_noop("overall-level correlations"), gettext_noop("bonus weight sweeps")]
 
 
 def _study_inputs(items: list[Item], level: str) -> tuple[dict, dict, list[dict]]:
@@ -66,19 +70,23 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
             progress.job, "created_by_id", None)):
         return run_result(received=0, passed=0, candidates=len(items), new=0,
                           notes=["nothing new since the last report"] if items else [])
-    steps = ["metrics per candidate", "rater agreement",
-             "single-question correlations and bootstrap", "overall-level correlations",
-             "bonus weight sweeps"]
+    steps = STUDY_STEPS
     progress.start(total=len(steps) + 1, message=gettext_lazy("reading the ratings"))
 
     def step(message: str) -> None:
-        progress.set(steps.index(message) if message in steps else 0, message=message)
+        progress.set(steps.index(message) if message in steps else 0,
+                     message=gettext_lazy(message))
 
-    refs, preds, ratings = _study_inputs(items, token_level(project.language))
+    # By character when the references are Chinese (DuReader's scorer), whatever language
+    # the project took from the corpus it was created with; by the project's otherwise.
+    level = text_level([a for i in items for a in i.data["reference"]["answers"]]) \
+        or token_level(project.language)
+    refs, preds, ratings = _study_inputs(items, level)
     params = stage.params
     report = judgment_study(refs, preds, ratings, alpha=params["alpha"], beta=params["beta"],
                             gamma=params["gamma"], resamples=params["resamples"],
                             sample=params["sample"], seed=params["seed"], progress=step)
+    report["parameters"]["tokens"] = level
     progress.set(len(steps), message=gettext_lazy("saving the report"))
     values = {(str(c["question_id"]), c["system"]): c for c in report["candidates"]}
     with transaction.atomic():
@@ -115,7 +123,7 @@ def report_tables(report: dict[str, Any]) -> dict[str, Any]:
     """The paper's three tables as rows (columns: yes-no, entity, description, overall)."""
     order = ("adapted_rouge_l", "rouge_l", "adapted_bleu_4", "bleu_4")
     return {
-        "columns": [TYPE_LABELS[t] for t in TYPES] + ["Overall"],
+        "columns": [gettext(TYPE_LABELS[t]) for t in TYPES] + [gettext("Overall")],
         "table1": _row(report["table1"]),
         "table1_n": _row(report["table1_n"]),
         "table2": [{"metric": METRIC_LABELS[m], "key": m, "values": _row(report["table2"][m]),
@@ -132,8 +140,8 @@ def report_tables(report: dict[str, Any]) -> dict[str, Any]:
 def report_plots(report: dict[str, Any]) -> dict[str, Plot]:
     """The α and β sweeps (paper figures 1 and 2) and the score distributions."""
     plots: dict[str, Plot] = {}
-    for name, label in (("alpha", "PCC on yes-no answers as α goes 0…5"),
-                        ("beta", "PCC on entity answers as β goes 0…5")):
+    for name, label in (("alpha", gettext("PCC on yes-no answers as α goes 0…5")),
+                        ("beta", gettext("PCC on entity answers as β goes 0…5"))):
         sweep = report["sweeps"][name]
         series = {METRIC_LABELS[m]: [v if v is not None else 0.0 for v in sweep[m]]
                   for m in ("adapted_rouge_l", "adapted_bleu_4") if sweep[m]}
@@ -149,12 +157,14 @@ def report_plots(report: dict[str, Any]) -> dict[str, Plot]:
             counts = by_type.get(where, {})
             if sum(counts.values()):
                 rows.append((system, [(counts.get(str(s), 0), f"bar-score-{s}",
-                                       f"score {s}: {counts.get(str(s), 0)}")
+                                       gettext("score %(score)s: %(count)s")
+                                       % {"score": s, "count": counts.get(str(s), 0)})
                                       for s in range(1, 6)]))
         if rows:
-            label = TYPE_LABELS.get(where, "All types")
-            plots[f"scores_{where}"] = hbar(rows, label=f"Scores 1–5 per system: {label}",
-                                            total=" ratings")
+            label = gettext(TYPE_LABELS.get(where, gettext_noop("All types")))
+            plots[f"scores_{where}"] = hbar(
+                rows, label=gettext("Scores 1–5 per system: %(type)s") % {"type": label},
+                total=" " + gettext("ratings"))
     return plots
 
 

@@ -449,8 +449,9 @@ def _spell_checker() -> Any:
 
 def spelling_report(text: str, *, known: str = "", limit: int = 10) -> dict[str, Any] | None:
     """Words of ``text`` the English dictionary does not know (words of ``known``, the
-    query and passages, count as known), each with a suggestion. None when no checker is
-    installed. A warning for the editor, never a refusal."""
+    query and passages, count as known), each with a suggestion. Only words in ASCII
+    letters are checked: a run of Chinese characters is no English word to correct. None
+    when no checker is installed. A warning for the editor, never a refusal."""
     checker = _spell_checker()
     if checker is None:
         return None
@@ -459,7 +460,8 @@ def spelling_report(text: str, *, known: str = "", limit: int = 10) -> dict[str,
     seen: set[str] = set()
     for word in _WORD.findall(text):
         low = word.lower().replace("’", "'")
-        if (len(low) < 2 or not low.replace("'", "").isalpha() or low in seen
+        letters = low.replace("'", "")
+        if (len(low) < 2 or not letters.isascii() or not letters.isalpha() or low in seen
                 or low in familiar or word.isupper() or not checker.unknown([low])):
             continue
         seen.add(low)
@@ -557,10 +559,18 @@ class DistillKind(StageKind):
 
 # 6. Consensus weighting -------------------------------------------------------------------
 
-def consensus_weights(texts: list[str], *, ratio: float, min_answers: int) -> dict[str, Any]:
+def pa_level(language: str) -> str:
+    """Chinese answers are compared by character (no spaces between words), others by
+    word."""
+    return "char" if (language or "").lower().startswith("zh") else "word"
+
+
+def consensus_weights(texts: list[str], *, ratio: float, min_answers: int,
+                      level: str = "word") -> dict[str, Any]:
     """Imp(Ref_i) = Σ_j BLEU(Ref_i, Ref_j), j = i included (pa-metrics Eq. 2), their
-    shares, and the answers whose weight is below ``ratio`` x the median weight."""
-    scorer = PaScorer(texts, metric="bleu", include_self=True)
+    shares, and the answers whose weight is below ``ratio`` x the median weight; tokens at
+    ``level`` (``pa_level`` of the project's language)."""
+    scorer = PaScorer(texts, metric="bleu", include_self=True, level=level)
     weights = [float(w) for w in scorer.weights]
     total = sum(weights)
     flagged = flag_outliers(weights, ratio=ratio) if len(texts) >= min_answers else []
@@ -568,7 +578,7 @@ def consensus_weights(texts: list[str], *, ratio: float, min_answers: int) -> di
         "weights": weights,
         "shares": [w / total if total else 0.0 for w in weights],
         "flagged": flagged, "ratio": ratio, "median": median(weights),
-        "tokens": [len(pa_tokens(t)) for t in texts],
+        "tokens": [len(pa_tokens(t, level=level)) for t in texts],
     }
 
 
@@ -598,7 +608,8 @@ class ConsensusKind(StageKind):
             answers = item.data["answers"]
             result = consensus_weights([a["text"] for a in answers],
                                        ratio=stage.params["outlier_ratio"],
-                                       min_answers=stage.params["min_answers"])
+                                       min_answers=stage.params["min_answers"],
+                                       level=pa_level(stage.project.language))
             weighed += 1
             data = {**_base(item.data), "passages": item.data["passages"], "answers": answers,
                     "weights": result["weights"], "shares": result["shares"],

@@ -139,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave Sim(Ref_i, Ref_i) out of Imp(Ref_i) (Eq. 2 read as j != i)")
     p.add_argument("--outlier-ratio", type=_finite, default=0.5,
                    help="flag references whose weight is below this fraction of the median")
+    p.add_argument("--tokens", choices=("word", "char"), default="word",
+                   help="word: English words and punctuation, lower-cased (the paper's); "
+                   "char: characters without whitespace, for Chinese")
 
     p = sub.add_parser("competence", help="worker competence from their judgments",
                        description="labels: Dawid-Skene accuracy per worker and the "
@@ -250,7 +253,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
 
     return pa_score_files(args.refs_file, args.cands_file, metric=args.metric,
                           include_self=not args.exclude_self,
-                          outlier_ratio=args.outlier_ratio)
+                          outlier_ratio=args.outlier_ratio, level=args.tokens)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

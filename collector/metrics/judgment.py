@@ -19,7 +19,9 @@ ratings.
 - Table 3 (overall level): ``sample`` questions (of the type, or of all) rated for every
   system are drawn without replacement, ``resamples`` times; per draw and system the
   corpus metric (ROUGE-L: mean; BLEU-4: pooled counts, as the official scorer) and the
-  mean human score make one pair; Pearson r over the draws × systems pairs.
+  mean human score make one pair; Pearson r over the draws × systems pairs. When a type
+  has no more such questions than ``sample``, every draw would be the same: one draw is
+  made (one pair per system; r undefined with fewer than 3 systems).
 - Sweeps (paper figures 1 and 2): the single-question PCC of adapted ROUGE-L and BLEU-4
   on yes-no candidates as α goes 0..5 (β fixed), and on entity candidates as β goes 0..5
   (α fixed).
@@ -415,11 +417,14 @@ def _overall_level(cands: list[Candidate], arrays: dict[str, np.ndarray], human:
             table3_n[name] = 0
             continue
         size = min(sample, len(questions))
+        # With no more questions than a draw takes, every draw is the same set: one draw,
+        # one pair per system (repeating it would make two systems' pairs an r of ±1).
+        draws = 1 if size == len(questions) else resamples
         rng = np.random.default_rng(seed)
         rows = {m: [] for m in METRICS}
         people = []
         grid = np.asarray([[at[q][s] for s in systems] for q in questions])  # question x system
-        for _ in range(resamples):
+        for _ in range(draws):
             drawn = grid[rng.choice(len(questions), size, replace=False)]
             for col in range(len(systems)):
                 members = drawn[:, col]

@@ -428,14 +428,16 @@ class PaScorer:
     weights once, then scores any number of candidates."""
 
     def __init__(
-        self, references: Sequence[str], *, metric: str = "bleu", include_self: bool = True
+        self, references: Sequence[str], *, metric: str = "bleu", include_self: bool = True,
+        level: str = "word",
     ) -> None:
         if metric not in ("bleu", "meteor"):
             raise MetricsInputError(f"unknown pa metric {metric!r}; use 'bleu' or 'meteor'")
         if not references:
             raise MetricsInputError("pa-Metric needs at least one reference")
         self.metric = metric
-        self.ref_tokens = [pa_tokens(r) for r in references]
+        self.level = level
+        self.ref_tokens = [pa_tokens(r, level=level) for r in references]
         if metric == "bleu":
             self._refs: list[Any] = [BleuRef.of(t) for t in self.ref_tokens]
         else:
@@ -448,7 +450,7 @@ class PaScorer:
         return meteor(cand, ref)
 
     def score(self, candidate: str) -> PaResult:
-        tokens: Any = pa_tokens(candidate)
+        tokens: Any = pa_tokens(candidate, level=self.level)
         if self.metric == "bleu":
             tokens = BleuRef.of(tokens)  # the candidate's n-grams are counted once
         sims = tuple(self._sim(tokens, ref) for ref in self._refs)
@@ -456,7 +458,7 @@ class PaScorer:
 
     def plain_score(self, candidate: str) -> float:
         """Multi-reference BLEU-4, or the maximum METEOR (Table 2's plain columns)."""
-        tokens = pa_tokens(candidate)
+        tokens = pa_tokens(candidate, level=self.level)
         if self.metric == "bleu":
             return multi_reference_bleu(tokens, self._refs)
         return max_meteor(tokens, self.ref_tokens)
@@ -505,8 +507,10 @@ def pa_score(
     metric: str = "bleu",
     include_self: bool = True,
     outlier_ratio: float = 0.5,
+    level: str = "word",
 ) -> dict[str, Any]:
-    """Score candidates of one or many queries; the CLI's JSON result (see the help)."""
+    """Score candidates of one or many queries; the CLI's JSON result (see the help);
+    tokens at ``level`` (``pa_tokens``)."""
     if isinstance(references, list):
         references, candidates = {"": references}, {"": candidates}
     if not isinstance(references, Mapping) or not references:
@@ -520,7 +524,7 @@ def pa_score(
     queries = []
     for qid, refs in references.items():
         ref_list = _reference_list(refs, f"references[{qid!r}]")
-        scorer = PaScorer(ref_list, metric=metric, include_self=include_self)
+        scorer = PaScorer(ref_list, metric=metric, include_self=include_self, level=level)
         cands = []
         if qid in candidates:
             for cid, text in _candidate_list(candidates[qid], f"candidates[{qid!r}]"):
@@ -546,6 +550,7 @@ def pa_score_files(
     metric: str = "bleu",
     include_self: bool = True,
     outlier_ratio: float = 0.5,
+    level: str = "word",
 ) -> dict[str, Any]:
     """Read REFS.json and CANDS.json (format in :data:`CLI_FORMAT_HELP`) and score them."""
     refs = load_json(refs_path)
@@ -558,7 +563,7 @@ def pa_score_files(
                                 source=str(cands_path))
     try:
         return pa_score(refs, cands, metric=metric, include_self=include_self,
-                        outlier_ratio=outlier_ratio)
+                        outlier_ratio=outlier_ratio, level=level)
     except MetricsInputError as exc:
         source = refs_path if str(exc).startswith("references") else cands_path
         raise MetricsInputError(str(exc), source=str(source)) from None

@@ -45,8 +45,12 @@ def word_tokens(text: str, *, lowercase: bool = False) -> tuple[str, ...]:
     return tuple(_WORD_RE.findall(text))
 
 
-def pa_tokens(text: str) -> tuple[str, ...]:
-    """Tokens used for pa-BLEU / pa-METEOR: lower-cased :func:`word_tokens` (Table 2)."""
+def pa_tokens(text: str, *, level: str = "word") -> tuple[str, ...]:
+    """Tokens used for pa-BLEU / pa-METEOR: lower-cased :func:`word_tokens` (Table 2), or
+    at ``level="char"`` (Chinese, which has no spaces between words: ``\\w+`` would make a
+    whole clause one token) lower-cased :func:`char_tokens`, as DuReader's scorer counts."""
+    if level == "char":
+        return tuple(char_tokens(text.lower()))
     return word_tokens(text, lowercase=True)
 
 

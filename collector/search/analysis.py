@@ -26,6 +26,23 @@ MAX_QUERY_TERMS = 64
 WARM_UP_TEXT = {"zh": "中文搜索", "en": "searching"}
 
 
+# Full-width ASCII (U+FF01-U+FF5E: ＰＰＳＵ, ２０１８, ？) and the ideographic space, as
+# Chinese input methods type them, to their ASCII forms: one character for one, so the
+# analysed tokens keep their places in the text (highlighting marks the original text).
+FULL_WIDTH = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+
+
+class WidthFoldingAnalyzer(Analyzer):
+    """An analyzer that reads full-width ASCII as ASCII, then analyses as ``inner`` does:
+    ``ＰＰＳＵ奶瓶`` and ``PPSU奶瓶`` give the same terms, in the index and in a query."""
+
+    def __init__(self, inner: Analyzer) -> None:
+        self.inner = inner
+
+    def __call__(self, value: str, **kwargs: Any) -> Any:
+        return self.inner(value.translate(FULL_WIDTH), **kwargs)
+
+
 @cache
 def analyzer_for(language: str) -> Analyzer:
     if language == "zh":
@@ -33,7 +50,7 @@ def analyzer_for(language: str) -> Analyzer:
         from jieba.analyse import ChineseAnalyzer
 
         jieba.setLogLevel(logging.WARNING)
-        return ChineseAnalyzer()
+        return WidthFoldingAnalyzer(ChineseAnalyzer())
     return StemmingAnalyzer()
 
 

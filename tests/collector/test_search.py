@@ -226,6 +226,27 @@ def test_chinese_window_corpus(tmp_path):
     assert passage.pk in [hit.passage_id for hit in hits]
 
 
+def test_full_width_letters_and_digits_find_their_ascii_forms(tmp_path):
+    """Chinese input methods type ＰＰＳＵ and ２０１８: a query in full-width finds the
+    passage written in ASCII, and the other way round; the match is marked in the text as
+    it is written."""
+    rows = [{"id": "a", "body": "PPSU奶瓶耐高温，2018年的新款。"},
+            {"id": "b", "body": "玻璃奶瓶最安全，ＩＳＯ认证，适合新生儿。"},
+            {"id": "c", "body": "塑料奶瓶轻便，但不耐高温。"}]
+    path = tmp_path / "zh.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    encoding="utf-8")
+    corpus_import(path=path, corpus="zhwidth", language="zh", format="jsonl")
+    corpus = Corpus.objects.get(name="zhwidth")
+    for query, holder in (("ＰＰＳＵ奶瓶", "a"), ("２０１８年", "a"), ("ISO认证", "b"),
+                          ("ｉｓｏ", "b")):
+        hits = retrieve(corpus=corpus, text=query, k=1)
+        assert hits and hits[0].external_id.startswith(holder), query
+    marked = search_backend().fragments(language="zh", text=rows[1]["body"], query="iso",
+                                        html=True)
+    assert "<mark>ＩＳＯ</mark>认证" in marked
+
+
 def test_an_import_whose_indexing_was_cut_short_is_indexed_by_the_next(squad, tmp_path):
     from collector.models import ImportRun
 

@@ -254,3 +254,27 @@ def test_a_type_without_candidates_is_reported_undefined():
     assert result["bootstrap"]["DESCRIPTION"] == {"rouge_l": None, "bleu_4": None}
     assert result["counts"]["by_type"]["DESCRIPTION"] == 0
     assert result["table2"]["rouge_l"]["YES_NO"] is not None
+
+
+def test_overall_level_with_fewer_questions_than_a_draw_is_not_a_perfect_r():
+    """A type with no more questions than ``sample`` gives the same draw every time: the
+    pairs are one per system, not resamples × systems copies of them (two systems' two
+    points repeated 100 times made Table 3 read ±1.0 in every cell)."""
+    refs, preds, ratings = synthetic(30, systems=2)
+    result = judgment_study(*parsed(refs, preds), ratings, resamples=50, sample=30)
+    for name in ("YES_NO", "ENTITY", "DESCRIPTION", "overall"):
+        assert result["table3_n"][name] == 2
+        assert all(result["table3"][m][name] is None for m in METRICS)
+
+    # With three systems the one draw is the system-level r: the mean ROUGE-L and mean
+    # human score of each system over every question, scipy's r over those three points.
+    refs, preds, ratings = synthetic(30, systems=3)
+    result = judgment_study(*parsed(refs, preds), ratings, resamples=50, sample=30)
+    by_system: dict[str, list[dict]] = {}
+    for c in result["candidates"]:
+        by_system.setdefault(c["system"], []).append(c)
+    xs = [np.mean([c["rouge_l"] for c in by_system[s]]) for s in sorted(by_system)]
+    ys = [np.mean([c["human"] for c in by_system[s]]) for s in sorted(by_system)]
+    assert result["table3_n"]["overall"] == 3
+    assert result["table3"]["rouge_l"]["overall"] == pytest.approx(
+        stats.pearsonr(xs, ys).statistic, abs=1e-3)
