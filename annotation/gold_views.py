@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation import engine, gold
 from annotation.http import posted_id
 from annotation.markdown import stage_guidelines_html
-from annotation.models import Assignment, Item, Project, Stage, WorkerStage
+from annotation.models import Assignment, Item, Project, ProjectMember, Stage, WorkerStage
 from annotation.roles import Role, has_role, role_required
 
 #: The largest JSONL file of gold items the stage's gold page accepts.
@@ -31,6 +31,10 @@ def qualification(request: HttpRequest, pk: int) -> HttpResponse:
     own task form, whose POST is the answer; ``?answered=<id>`` the score, the expected
     answer and the reason, then Next, and at the end of a try whether it passed."""
     stage = get_object_or_404(Stage.objects.select_related("project"), pk=pk)
+    if not has_role(request.user, Role.ADMIN) and not ProjectMember.objects.filter(
+            project_id=stage.project_id, user=request.user).exists():
+        # As the guidelines page (the refusal below names the project).
+        raise Http404("no such stage among your projects")
     spec = stage.kind_spec
     if spec.automatic or not has_role(request.user, spec.role):
         raise PermissionDenied(f"This stage is worked by the role: {spec.role}.")

@@ -77,7 +77,11 @@ def task_next(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied(f"This needs the role: {role}.")
     project = None
     if request.POST.get("project"):
-        project = posted_or_404(Project, request.POST["project"])
+        projects = Project.objects.all()
+        if not has_role(request.user, Role.ADMIN):
+            # Only a project they are a member of: the message below names it.
+            projects = projects.filter(members__user=request.user).distinct()
+        project = posted_or_404(projects, request.POST["project"])
     assignment = engine.task_claim(worker=request.user, project=project, role=role)
     if assignment is None:
         if project is not None and role == Role.ANNOTATOR:

@@ -543,14 +543,17 @@ def test_pages_need_login_the_right_role_and_membership(qualifying, client, work
     for url in (qualify, mine, manage):
         response = client.get(url)
         assert response.status_code == 302 and "/login/" in response["Location"]
-    client.force_login(checker)  # another role
-    assert client.get(qualify).status_code == 403
-    assert client.post(qualify, {"qualification_action": "start"}).status_code == 403
+    client.force_login(checker)  # another role, of no project: no such stage for them
+    assert client.get(qualify).status_code == 404
+    assert client.post(qualify, {"qualification_action": "start"}).status_code == 404
     assert client.get(manage).status_code == 403
     assert client.get(mine).status_code == 200  # their own page (empty)
     client.force_login(user_with_roles("outsider", Role.ANNOTATOR))  # not a member
-    assert client.get(qualify).status_code == 403
-    assert client.post(qualify, {"qualification_action": "start"}).status_code == 403
+    # A 404, like the stage's guidelines: the refusal named the project, so any annotator
+    # learned every project's name by trying stage ids.
+    response = client.get(qualify)
+    assert response.status_code == 404 and project.name not in response.content.decode()
+    assert client.post(qualify, {"qualification_action": "start"}).status_code == 404
     assert not WorkerStage.objects.exists()
     client.force_login(workers["ann1"])
     assert client.get(manage).status_code == 403

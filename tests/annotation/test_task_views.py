@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from annotation import engine
 from annotation.models import Assignment, Item, Submission
+from annotation.roles import Role
 from tests.annotation.test_newsqa_flow import claim_item
 from tests.factories import held_since
 
@@ -382,3 +383,21 @@ def test_giving_back_a_task_no_longer_held_says_so_instead_of_403(
     assert said.json() == {"errors": ["this task is already submitted"]}
     api.force_authenticate(workers["ann1"])
     assert api.post(reverse("api_task_release", args=[submitted.pk])).status_code == 403
+
+
+def test_taking_a_task_in_a_project_one_is_not_in_does_not_name_the_project(
+    client_for, newsqa_project, workers
+):
+    """The claim's "no task in <project>" message named any project whose id was posted:
+    an annotator of no project learned the names of all of them, one id after another."""
+    from tests.factories import user_with_roles
+
+    outsider = user_with_roles("outsider", Role.ANNOTATOR)
+    client = client_for(outsider)
+    response = client.post(reverse("annotation:task_next"), {"project": newsqa_project.pk})
+    assert response.status_code == 404
+    assert "NewsQA test" not in client.get(reverse("annotation:annotator_home")).content.decode()
+    # A member is still told there is nothing for them there, by the project's name.
+    member = client_for(workers["ann1"])
+    response = member.post(reverse("annotation:task_next"), {"project": newsqa_project.pk})
+    assert response.status_code == 302
