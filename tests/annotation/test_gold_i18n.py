@@ -22,5 +22,5 @@ def test_why_a_try_cannot_start_names_the_stage_in_chinese(qualifying, workers):
             standing.refresh_from_db()
     with override("zh-hans"), pytest.raises(ValidationError) as refused:
         gold.qualification_start(stage=answer, worker=worker)
-    assert "'答案收集'" in refused.value.messages[0]
+    assert refused.value.messages[0] == "“答案收集”已没有剩余的资格测试机会（已用 2 次）"
     assert "Answer sourcing" not in refused.value.messages[0]
