@@ -122,7 +122,8 @@ Each answer's weight is how much it agrees with the other answers for the same q
 (the pa-metric importance, with BLEU). Answers far below the others are **flagged**.
 
 - **Keep** a flagged answer that is a correct answer from the passages, only phrased
-  differently (or too short for BLEU to weigh: fewer than four words always weigh 0).
+  differently (or too short for BLEU to weigh: fewer than four words, or four Chinese
+  characters, always weigh 0).
 - **Drop** a flagged answer that is wrong, answers something else, is not from the
   passages, or is not an answer.
 

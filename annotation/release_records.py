@@ -398,23 +398,83 @@ def _squad_question(body: str, row: dict[str, Any], namespace: str, unagreed: st
 
 # MS MARCO and DuReader ----------------------------------------------------------------
 
-def _int_id(value: Any, fallback: int) -> int:
+def _numeric(text: str) -> bool:
+    return text.isascii() and text.isdigit()  # "²" is a digit to isdigit, not to int
+
+
+def _hashed_id(text: str) -> int:
+    return zlib.crc32(text.encode()) & 0x7FFFFFFF
+
+
+def _int_id(value: Any, fallback: int, taken: dict[str, int] | None = None) -> int:
     """MS MARCO and DuReader want integer ids: a numeric external id as it is, otherwise a
-    stable 31-bit number from it."""
+    stable 31-bit number from it (``taken``: the ids :func:`query_int_ids` gave the
+    external ids whose numbers collide)."""
     text = str(value)
-    if text.isascii() and text.isdigit():  # "²" is a digit to isdigit, not to int
+    if _numeric(text):
         return int(text)
-    return zlib.crc32(text.encode()) & 0x7FFFFFFF or fallback
+    if taken and text in taken:
+        return taken[text]
+    return _hashed_id(text) or fallback
+
+
+def query_int_ids(project: Project) -> dict[str, int]:
+    """The integer ids of the project's final records whose 31-bit number collides with
+    another record's (two records of one release must not share a ``query_id``: the
+    official scorers key answers by it). Among the external ids sharing a number, a numeric
+    id keeps it, else the first in sorted order does; each other one takes the number of
+    ``"<id>#1"``, ``"<id>#2"``, ... that no record has. Decided over every split of the
+    project, so a query keeps one id in every file and format of a release, and the same
+    id in the next release unless a new colliding id sorts before it. The records' query
+    ids are read alone, in one pass, their numbers kept in an array (8 bytes a record), and
+    the colliding ids only in a second pass."""
+    import numpy as np
+    from django.db.models.fields.json import KT
+
+    keys = (final_items(project).order_by().annotate(query_id=KT("result__query_id"))
+            .values_list("query_id", flat=True))
+
+    def number(key: Any) -> int:
+        return int(key) if _numeric(key := str(key)) else _hashed_id(key)
+
+    numbers = np.fromiter((number(k) for k in keys.iterator(chunk_size=CHUNK)),
+                          dtype=np.int64)
+    values, counts = np.unique(numbers, return_counts=True)
+    shared = set(values[counts > 1].tolist())
+    if not shared:
+        return {}
+    groups: dict[int, list[str]] = {}
+    for key in keys.iterator(chunk_size=CHUNK):
+        if (n := number(key)) in shared:
+            groups.setdefault(n, []).append(str(key))
+    used = set(shared)
+    taken: dict[str, int] = {}
+    for _, group in sorted(groups.items()):
+        hashed = sorted(k for k in group if not _numeric(k))
+        keeper = 1 if len(hashed) == len(group) else 0  # a numeric id keeps n
+        for key in hashed[keeper:]:
+            probe = 1
+            while True:
+                candidate = _hashed_id(f"{key}#{probe}")
+                position = np.searchsorted(values, candidate)
+                if candidate and candidate not in used and not (
+                        position < len(values) and values[position] == candidate):
+                    break
+                probe += 1
+            used.add(candidate)
+            taken[key] = candidate
+    return taken
 
 
 def marco_records(project: Project, *, split: str | None = None,
                   include_unanswerable: bool = True) -> Iterator[MarcoRecord]:
+    taken = query_int_ids(project)
     for row, _ in _rows_with_documents(project, split=split):
         record = row["result"]
         if record.get("no_answer") and not include_unanswerable:
             continue
         yield MarcoRecord(
-            query_id=_int_id(record["query_id"], row["id"]), query=record["query"],
+            query_id=_int_id(record["query_id"], row["id"], taken), query=record["query"],
             query_type=record.get("query_type") or "DESCRIPTION",
             passages=[MarcoPassage(passage_text=p["passage_text"], url=p.get("url") or "",
                                    is_selected=bool(p["is_selected"]))
@@ -425,13 +485,15 @@ def marco_records(project: Project, *, split: str | None = None,
 
 
 def dureader_records(project: Project, *, split: str | None = None) -> Iterator[DureaderRecord]:
+    taken = query_int_ids(project)
     for row, _ in _rows_with_documents(project, split=split):
         record = row["result"]
         if record.get("no_answer"):
             continue
         qtype = record.get("question_type") or "DESCRIPTION"
         yield DureaderRecord(
-            question_id=_int_id(record["query_id"], row["id"]), question=record["query"],
+            question_id=_int_id(record["query_id"], row["id"], taken),
+            question=record["query"],
             question_type=qtype, fact_or_opinion="OPINION" if qtype == "YES_NO" else "FACT",
             documents=[DureaderDocument(title=p.get("document") or "",
                                         paragraphs=[p["passage_text"]],

@@ -13,7 +13,8 @@ see ``data/datasets/metric-vectors/pa_table2/README.md``). ``include_self=False`
 the other reading. The weights Imp(Ref_i) are returned so that references far from the
 consensus can be flagged (:func:`flag_outliers`).
 
-Similarities (tokens: :func:`pa_tokens`, lower-cased words and punctuation, exact matching):
+Similarities (tokens: :func:`pa_tokens`, lower-cased words and punctuation, each CJK
+character a token of its own; exact matching):
 
 - BLEU (Eq. 5-7): BLEU-4 of one answer against one other, uniform weights, clipped
   counts, brevity penalty exp(1 - r/c) when c < r, no smoothing (0 when an order has no
@@ -69,7 +70,8 @@ Output: {"metric": "pa-bleu"|"pa-meteor", "include_self": true, "queries": [{"qu
 "outlier_references" (indices whose weight is below --outlier-ratio x the median),
 "candidates": [{"id", "pa_score" (Eq. 3), "plain_score" (multi-reference BLEU-4 or the
 maximum METEOR), "similarities" (Sim(Res, Ref_i) per reference)}]}]}.
-Text is lower-cased and split into words and punctuation; matching is exact.
+Text is lower-cased and split into words and punctuation, each Chinese or Japanese
+character a token of its own; matching is exact.
 """
 
 

@@ -6,6 +6,9 @@
   characters (regex ``\\w+|[^\\w\\s]``), optionally lower-cased. The adapted-metrics paper's
   worked examples count the period as a token (its footnote 1), which this reproduces; the
   pa-metrics paper's Table 2 is reproduced with the lower-cased variant (:func:`pa_tokens`).
+- :func:`pa_tokens` — lower-cased :func:`word_tokens`, except that each CJK character
+  (Han ideographs, kana) is a token of its own, as DuReader scores Chinese by character:
+  Chinese is written without spaces, so ``\\w+`` would make a whole sentence one token.
 - :func:`squad_normalize` — the SQuAD v1.1 / v2.0 answer normalisation.
 - :func:`msmarco_normalize` — the MS MARCO evaluation script's normalisation: spaCy's blank
   English tokenizer, each token stripped and lower-cased, joined by single spaces.
@@ -24,6 +27,10 @@ from collector.metrics.errors import MetricsInputError
 Tokens = Sequence[str]
 
 _WORD_RE = re.compile(r"\w+|[^\w\s]")
+# CJK Unified Ideographs (with extension A, compatibility ideographs and the supplementary
+# planes' extensions) and Hiragana / Katakana: one token per character.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_PA_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
 _ARTICLES_RE = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = frozenset(string.punctuation)
 _DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -46,12 +53,13 @@ def word_tokens(text: str, *, lowercase: bool = False) -> tuple[str, ...]:
 
 
 def pa_tokens(text: str, *, level: str = "word") -> tuple[str, ...]:
-    """Tokens used for pa-BLEU / pa-METEOR: lower-cased :func:`word_tokens` (Table 2), or
-    at ``level="char"`` (Chinese, which has no spaces between words: ``\\w+`` would make a
-    whole clause one token) lower-cased :func:`char_tokens`, as DuReader's scorer counts."""
+    """Tokens used for pa-BLEU / pa-METEOR: lower-cased :func:`word_tokens` (Table 2), with
+    each CJK character a token of its own (``"年龄12岁"`` is ``年, 龄, 12, 岁``); at
+    ``level="char"`` (a Chinese project) every character but whitespace is a token, as
+    DuReader's scorer counts (:func:`char_tokens`, lower-cased)."""
     if level == "char":
         return tuple(char_tokens(text.lower()))
-    return word_tokens(text, lowercase=True)
+    return tuple(_PA_RE.findall(text.lower()))
 
 
 def tokenize(text: str, *, level: str = "char", lowercase: bool = False) -> Sequence[str]:

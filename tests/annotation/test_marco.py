@@ -405,6 +405,24 @@ def test_consensus_weights_equal_the_metrics_library_on_table2(project, committe
     assert review.data["weights"] == item.result["weights"]
 
 
+def test_chinese_answers_are_weighed_by_character_and_the_outlier_flagged(project, committed):
+    """Chinese is written without spaces: each answer was one token (a BLEU of 0 with
+    everything, itself included), so every weight was 0 and no outlier was ever flagged."""
+    answers = ["法律规定十二岁以下的儿童不能坐在汽车前排座位上。",
+               "法律规定十二岁以下的儿童不能坐在汽车的前排座位。",
+               "根据法律规定，十二岁以下的儿童不能坐在汽车前排座位上。",
+               "十二岁以下的儿童不能坐在汽车前排座位上，这是法律规定。",
+               "去问汽车经销商吧，这要看车的颜色。"]
+    item = weigh(project, committed, answers)
+    weights = item.result["weights"]
+    assert item.result["tokens"][0] == len("法律规定十二岁以下的儿童不能坐在汽车前排座位上。")
+    assert min(weights[:4]) > 1.5  # each agrees with the others, not only with itself
+    assert weights[4] == pytest.approx(1.0)  # its own BLEU only
+    assert item.result["flagged"] == [4]
+    review = Item.objects.get(stage__kind="marco_review")
+    assert review.data["flagged"] == [4]
+
+
 def test_the_default_threshold_flags_the_least_central_references(project, committed):
     refs = TABLE2["references"]
     item = weigh(project, committed, refs)

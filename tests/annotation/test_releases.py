@@ -403,6 +403,41 @@ def test_marco_release_writes_msmarco_and_dureader(db, settings, tmp_path, admin
                                                       ("train_v2.1.jsonl", "train")]
 
 
+def test_marco_release_gives_colliding_query_ids_distinct_numbers(db, settings, tmp_path,
+                                                                   admin_user, committed):
+    """Non-numeric query ids become 31-bit numbers (CRC-32): at MS MARCO's size (100,000
+    queries) some two collide, and both records were written with one ``query_id``, which
+    the official scorers key answers by. Each now has a number of its own, in every format."""
+    import zlib
+
+    from annotation.stages.marco import marco_record
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    one, two = "613e215e48c82379db3df14c", "ae2806067e42f0ed9ae763d5"  # SQuAD-style ids
+    shared = zlib.crc32(one.encode()) & 0x7FFFFFFF
+    assert shared == zlib.crc32(two.encode()) & 0x7FFFFFFF == 108836082
+    project = engine.project_create(name="MARCO ids", recipe="marco")
+    ids = [two, one, str(shared), "plain-id"]  # the third: a numeric id, the same number
+    _final_items(project, [(marco_record({
+        "query_id": qid, "query": f"query {qid}", "query_type": "DESCRIPTION",
+        "question_type": "DESCRIPTION",
+        "passages": [{"rank": 1, "text": f"passage of {qid}", "url": "",
+                      "is_selected": True}],
+        "answers": [{"text": f"answer to {qid}", "worker_id": admin_user.pk}]}), "train")
+        for qid in ids])
+    release = _release(project, admin_user, committed, ["msmarco", "dureader"])
+    root = release_folder(release)
+    marco = {json.loads(line)["query"]: json.loads(line)["query_id"]
+             for line in (root / "train_v2.1.jsonl").read_text().splitlines()}
+    dureader = {json.loads(line)["question"]: json.loads(line)["question_id"]
+                for line in (root / "dureader.train.jsonl").read_text().splitlines()}
+    assert len(set(marco.values())) == 4
+    assert marco == dureader
+    assert marco[f"query {shared}"] == shared  # a numeric id stays itself
+    assert marco["query plain-id"] == zlib.crc32(b"plain-id") & 0x7FFFFFFF
+    assert shared not in (marco[f"query {one}"], marco[f"query {two}"])
+
+
 def test_scoring_predictions_against_a_release(finished_project, admin_user, committed,
                                                tmp_path, workers):
     from io import StringIO

@@ -143,6 +143,16 @@ def test_meteor_alignment_fewest_crossings_then_chunks():
     assert identical == pytest.approx(1 - 0.5 * (1 / 6) ** 3)
 
 
+def test_pa_tokens_split_chinese_and_japanese_by_character():
+    assert pa_tokens("法律规定12岁以下。Child-seat 答案abc") == (
+        "法", "律", "规", "定", "12", "岁", "以", "下", "。", "child", "-", "seat",
+        "答", "案", "abc")
+    assert pa_tokens("ひらがなカナ") == tuple("ひらがなカナ")
+    assert pa_tokens("Ünïcödé answer, it's") == ("ünïcödé", "answer", ",", "it", "'", "s")
+    same = pa_tokens("十二岁以下的儿童不能坐前排")
+    assert pairwise_bleu(same, same) == 1.0
+
+
 def test_pairwise_bleu_basics():
     a = pa_tokens("children can travel in the front seat of a car.")
     assert pairwise_bleu(a, a) == 1.0
