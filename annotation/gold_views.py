@@ -37,7 +37,9 @@ def qualification(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("no such stage among your projects")
     spec = stage.kind_spec
     if spec.automatic or not has_role(request.user, spec.role):
-        raise PermissionDenied(f"This stage is worked by the role: {spec.role}.")
+        raise PermissionDenied(_("This stage is worked by annotators.")
+                               if spec.role == Role.ANNOTATOR else
+                               _("This stage is worked by checkers."))
     try:
         standing, state = gold.qualification_status(stage=stage, worker=request.user)
     except ValidationError as exc:

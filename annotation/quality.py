@@ -21,6 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import sql
 from annotation.models import GoldAnswer, Item, ProjectMember, Stage, WorkerStage
@@ -44,9 +45,17 @@ def member_of(*, worker: Any, stage: Stage) -> ProjectMember:
     member = ProjectMember.objects.filter(project_id=stage.project_id, user=worker,
                                           role=stage.kind_spec.role.value).first()
     if member is None:
-        raise ValidationError(f"{worker} is not a {stage.kind_spec.role.value} of "
-                              f"{stage.project}")
+        raise _not_in_role(worker, stage)
     return member
+
+
+def _not_in_role(worker: Any, stage: Stage) -> ValidationError:
+    """The refusal of a worker who is not a member of ``stage``'s project in its role."""
+    return ValidationError(
+        gettext("%(worker)s does not work on %(project)s as %(role)s")
+        % {"worker": worker, "project": stage.project,
+           # The role's name is a msgid of its own ("annotator", "checker").
+           "role": gettext(stage.kind_spec.role.value)})
 
 
 def expected_of(item: Item) -> dict[str, Any]:
@@ -136,8 +145,7 @@ def _gold_count(*, item: Item, worker: Any, payload: dict[str, Any], score: floa
         )
         rows = cursor.fetchall()
     if not rows:
-        raise ValidationError(f"{worker} is not a {stage.kind_spec.role.value} of "
-                              f"{stage.project}")
+        raise _not_in_role(worker, stage)
     return sql.rows_load(WorkerStage, rows)[0]
 
 

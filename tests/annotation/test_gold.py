@@ -4,6 +4,7 @@ gold checks answered in the live queue (the claim's side: test_quality.py)."""
 
 from __future__ import annotations
 
+import html
 import json
 from datetime import timedelta
 
@@ -563,7 +564,24 @@ def test_pages_need_login_the_right_role_and_membership(qualifying, client, work
     assert page.status_code == 200 and "Not needed" in page.content.decode()
     assert 'data-testid="start"' not in page.content.decode()
     client.force_login(admin_user)  # admins manage gold, they do not qualify
-    assert client.get(qualify).status_code == 403
+    refused = client.get(qualify)
+    assert refused.status_code == 403
+    assert "This stage is worked by annotators." in html.unescape(refused.content.decode())
+    # An annotator who is a member of the project as its checker only: told so, in their
+    # language (it read "… is not a annotator of …", in English whatever the language).
+    both = user_with_roles("both", Role.ANNOTATOR, Role.CHECKER)
+    engine.project_member_add(project=project, user=both, role=Role.CHECKER)
+    client.force_login(both)
+    refused = client.get(qualify)
+    assert refused.status_code == 403
+    assert f"both does not work on {project} as annotator" \
+        in html.unescape(refused.content.decode())
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-hans"
+    assert f"both 不以标注员身份参与 {project}" \
+        in html.unescape(client.get(qualify).content.decode())
+    client.force_login(admin_user)
+    assert "这个阶段由标注员完成。" in html.unescape(client.get(qualify).content.decode())
+    del client.defaults["HTTP_ACCEPT_LANGUAGE"]
     assert client.get(manage).status_code == 200
     assert ProjectMember.objects.filter(user=admin_user).count() == 0
 
