@@ -136,8 +136,8 @@ def stage_gold(request: HttpRequest, pk: int) -> HttpResponse:
             errors = exc.messages
         else:
             kinds = {item.gold for item in created}
-            messages.success(request, f"{len(created)} gold item(s) added "
-                             f"({', '.join(sorted(kinds))}).")
+            messages.success(request, _("%(count)s gold item(s) added (%(kinds)s).")
+                             % {"count": len(created), "kinds": ", ".join(sorted(kinds))})
             return redirect("annotation:stage_gold", pk=stage.pk)
     spec = stage.kind_spec
     return render(request, "annotation/gold/stage_gold.html", {

@@ -199,7 +199,7 @@ def project_invite_create(request: HttpRequest, pk: int) -> HttpResponse:
             _errors_to_form(form, exc)
         else:
             url = request.build_absolute_uri(invites.invite_path(invite))
-            messages.success(request, f"Invite link created: {url}")
+            messages.success(request, _("Invite link created: %(url)s") % {"url": url})
             return _invites_response(request, project, created=invite.pk)
     template = MEMBERS_TEMPLATE + "#invites" if request.htmx else MEMBERS_TEMPLATE
     return render(request, template, _members_page(request, project, invite_form=form))
@@ -210,7 +210,7 @@ def project_invite_create(request: HttpRequest, pk: int) -> HttpResponse:
 def invite_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     invite = get_object_or_404(Invite.objects.select_related("project"), pk=pk)
     invites.invite_revoke(invite=invite, actor=request.user)
-    messages.success(request, f"Invite link …{invite.token[-6:]} revoked.")
+    messages.success(request, _("Invite link …%(end)s revoked.") % {"end": invite.token[-6:]})
     return _invites_response(request, invite.project)
 
 

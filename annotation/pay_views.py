@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import pay
@@ -41,24 +42,28 @@ def _pay_action(request: HttpRequest, project: Project) -> None:
             bonus = pay.bonus_add(project=project, worker=worker,
                                   amount=request.POST.get("amount", ""),
                                   reason=request.POST.get("reason", ""), actor=request.user)
-            messages.success(request, f"Bonus of {bonus.amount} {project.currency} added for "
-                                      f"{worker.get_username()}.")
+            messages.success(request, _("Bonus of %(amount)s %(currency)s added for %(worker)s.")
+                             % {"amount": bonus.amount, "currency": project.currency,
+                                "worker": worker.get_username()})
         elif action == "settings":
             updated = pay.project_pay_settings_update(
                 project=project, currency=request.POST.get("currency", ""),
                 min_hourly_wage=request.POST.get("min_hourly_wage", ""))
-            messages.success(request, f"Pay settings saved: {updated.currency}, minimum hourly "
-                                      f"wage {updated.min_hourly_wage}.")
+            messages.success(request, _("Pay settings saved: %(currency)s, minimum hourly wage "
+                                        "%(wage)s.") % {"currency": updated.currency,
+                                                         "wage": updated.min_hourly_wage})
         elif action == "export":
             export = pay.payments_export(project=project, actor=request.user,
                                          reason=request.POST.get("reason", ""))
             rows = export.lines.count()
-            messages.success(request, f"Payments exported: {rows} row(s), total "
-                                      f"{export.total} {export.currency}. {export.note}")
+            messages.success(request, _("Payments exported: %(rows)s row(s), total %(total)s "
+                                        "%(currency)s.") % {"rows": rows, "total": export.total,
+                                                             "currency": export.currency}
+                             + (f" {export.note}" if export.note else ""))
             for warning in export.warnings:
                 messages.warning(request, warning)
         else:
-            messages.error(request, f"Unknown action {action!r}.")
+            messages.error(request, _("Unknown action %(action)r.") % {"action": action})
     except ValidationError as exc:
         messages.error(request, exc.messages[0])
 

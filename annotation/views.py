@@ -670,13 +670,16 @@ def reco_filter_labels(request: HttpRequest, pk: int) -> HttpResponse:
                                               language=request.POST.get("language", "en"))
         except (ValidationError, UnicodeDecodeError) as exc:
             messages.error(request, exc.messages[0] if isinstance(exc, ValidationError)
-                           else f"{upload.name}: not UTF-8 text")
+                           else _("%(file)s: not UTF-8 text") % {"file": upload.name})
         else:
-            waiting = (f" The filter uses it once a model for {', '.join(trained['missing'])} "
-                       "is trained too." if trained["missing"] else "")
-            messages.success(request, f"Intent classifier ({trained['language']}) trained on "
-                             f"{trained['samples']} queries ({trained['questions']} questions); "
-                             f"intent mode {trained['mode']}.{waiting}")
+            done = _("Intent classifier (%(language)s) trained on %(samples)s queries "
+                     "(%(questions)s questions); intent mode %(mode)s.") % {
+                "language": trained["language"], "samples": trained["samples"],
+                "questions": trained["questions"], "mode": trained["mode"]}
+            if trained["missing"]:
+                done += " " + _("The filter uses it once a model for %(languages)s is trained "
+                                "too.") % {"languages": ", ".join(trained["missing"])}
+            messages.success(request, done)
         return redirect("annotation:reco_filter_labels", pk=project.pk)
     if request.method == "POST":
         choices = {"keep": True, "drop": False, "clear": None}
