@@ -57,7 +57,9 @@ def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 raise ValidationError(_("references: attach a reference file or choose a "
                                         "release"))
-            names = request.POST.getlist("system")
+            # The form's name fields left empty (it has several) name no file: a browser
+            # without JavaScript sends them, and sends no empty file field.
+            names = [n for n in request.POST.getlist("system") if n.strip()]
             files = request.FILES.getlist("predictions")
             if len(names) != len(files):
                 raise ValidationError(_("predictions: give one system name per prediction "

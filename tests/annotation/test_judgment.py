@@ -237,7 +237,11 @@ def test_import_page_uploads_and_refuses_bad_files(draft, admin_user, client):
     assert bad.status_code == 400
     assert "line 1: field 'answers': missing" in html.unescape(bad.content.decode())
     assert not Item.objects.filter(project=draft).exists()
-    good = client.post(url, files(upload.text))
+    # The form has five name fields; without JavaScript the browser sends the empty ones
+    # too, while an empty file field sends nothing.
+    form = files(upload.text)
+    form["system"] = [name, "", "", "", ""]
+    good = client.post(url, form)
     assert good.status_code == 302
     assert Item.objects.filter(project=draft, stage__kind="judgment_sample").count() == 25
 
