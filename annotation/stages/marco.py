@@ -476,6 +476,10 @@ def _curated(item: Item) -> list[dict[str, Any]]:
     return [p for p in item.data["passages"] if p.get("is_selected")]
 
 
+#: The most entities one answer may list.
+MAX_ENTITIES = 50
+
+
 def clean_distillation(item: Item, payload: dict[str, Any], *, limit: int) -> dict[str, Any]:
     """An answer in the editor's own words; the Yes / No / Depends opinion for YES_NO
     questions and the named entities for ENTITY questions."""
@@ -499,6 +503,16 @@ def clean_distillation(item: Item, payload: dict[str, Any], *, limit: int) -> di
             _("entities: list the entities your answer names (one at least)"))
     if entities and question_type != "ENTITY":
         raise ValidationError("entities: only ENTITY questions take a list of entities")
+    # Bounded as the answer is: an entity no longer than an answer may be, and a list a
+    # person writes (DuReader's entity_answers carry them into the release).
+    if len(entities) > MAX_ENTITIES:
+        raise ValidationError(_("entities: at most %(most)s entities (%(given)s given)")
+                              % {"most": MAX_ENTITIES, "given": len(entities)})
+    long = next((e for e in entities if len(e) > limit), None)
+    if long is not None:
+        raise ValidationError(_("entities: %(entity)s… is longer than an answer may be "
+                                "(%(limit)s characters)") % {"entity": long[:40],
+                                                             "limit": limit})
     return {"answer": answer, "yesno": yesno or None, "entities": entities}
 
 

@@ -576,6 +576,23 @@ def test_entity_answers_run_parallel_to_the_answers(project, people, committed):
     assert record["yesno_answers"] is None
 
 
+def test_entity_lists_are_bounded_as_answers_are(project, people, committed):
+    """An entity of 100,000 characters, or thousands of them, went into DuReader's
+    entity_answers whatever the stage's longest answer."""
+    curated(project, people, committed, question_type="ENTITY")
+    task = claim(people["ed1"], project, "marco_distill")
+    answer = "The driver is responsible for it."
+    for entities, message in (
+        (["d" * 2001], "entities: d{40}… is longer than an answer may be \\(2000 characters\\)"),
+        ([f"e{n}" for n in range(51)], "entities: at most 50 entities \\(51 given\\)"),
+    ):
+        with pytest.raises(ValidationError, match=message):
+            engine.task_submit(assignment_id=task.pk, worker=people["ed1"],
+                               payload={"answer": answer, "entities": entities})
+    submit(people["ed1"], task, {"answer": answer, "entities": ["driver", "d" * 2000]},
+           committed)
+
+
 # Pages ------------------------------------------------------------------------------------------
 
 def test_checker_reaches_the_review_from_the_checker_home(project, people, committed,
