@@ -14,6 +14,7 @@ from annotation.models import Item, Project, Stage
 from annotation.plots import Plot, hbar, line_plot
 from annotation.stages import run_result
 from annotation.stages.judgment import TYPE_LABELS, TYPES, text_level, token_level
+from collector.question_rules import starts_like_a_formula
 
 METRIC_LABELS = {"adapted_rouge_l": "Adapted ROUGE-L", "rouge_l": "ROUGE-L",
                  "adapted_bleu_4": "Adapted BLEU-4", "bleu_4": "BLEU-4"}
@@ -168,6 +169,12 @@ def report_plots(report: dict[str, Any]) -> dict[str, Plot]:
     return plots
 
 
+def _cell(text: Any) -> Any:
+    """An imported name or id as a spreadsheet shows it, never run as a formula (OWASP,
+    "CSV Injection"): one starting like a formula is quoted with a leading apostrophe."""
+    return f"'{text}" if isinstance(text, str) and starts_like_a_formula(text) else text
+
+
 def report_csv(report: dict[str, Any]) -> str:
     """Per candidate: question, system, type, the four metrics, the mean and each score;
     then the tables (one row per table cell)."""
@@ -178,7 +185,8 @@ def report_csv(report: dict[str, Any]) -> str:
                      "adapted_bleu_4", "human_mean",
                      *[f"score_{n + 1}" for n in range(raters)]])
     for c in report["candidates"]:
-        writer.writerow([c["question_id"], c["system"], c["type"], c["rouge_l"], c["bleu_4"],
+        writer.writerow([_cell(c["question_id"]), _cell(c["system"]), c["type"], c["rouge_l"],
+                         c["bleu_4"],
                          c["adapted_rouge_l"], c["adapted_bleu_4"], c["human"], *c["scores"]])
     writer.writerow([])
     writer.writerow(["table", "metric", "type", "value"])

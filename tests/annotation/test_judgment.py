@@ -308,3 +308,22 @@ def test_a_rating_correction_marks_the_score_given():
     spec = stage_kind("judgment_rate")
     shown = spec.payload_form_values(None, {"score": 3})
     assert shown == spec.form_values(None, QueryDict("score=3")) == {"score": "3"}
+
+
+def test_the_report_csv_runs_no_imported_name_as_a_formula():
+    """System names and question ids come from imported files: one starting like a formula
+    is written with a leading apostrophe, as a spreadsheet shows text."""
+    import csv
+
+    from annotation.stages.judgment_report import COLUMNS, report_csv
+
+    candidate = {"question_id": "=HYPERLINK(\"http://x\")", "system": "+sys", "type": "ENTITY",
+                 "rouge_l": 0.5, "bleu_4": 0.25, "adapted_rouge_l": 0.5, "adapted_bleu_4": 0.25,
+                 "human": 4.0, "scores": [4, 4]}
+    plain = {**candidate, "question_id": "q7", "system": "extractive"}
+    empty = {column: None for column in COLUMNS}
+    rows = list(csv.reader(io.StringIO(report_csv({
+        "candidates": [candidate, plain], "table1": empty, "table2": {}, "table3": {},
+        "bootstrap": {}}))))
+    assert rows[1][:2] == ["'=HYPERLINK(\"http://x\")", "'+sys"]
+    assert rows[2][:3] == ["q7", "extractive", "ENTITY"]
