@@ -36,3 +36,12 @@ def held_since(task, *, seconds: float = 0, minutes: float = 0) -> None:
 
     Assignment.objects.filter(pk=task.pk).update(
         claimed_at=F("claimed_at") - timedelta(seconds=seconds, minutes=minutes))
+
+
+def zh_catalogue_holds(entries: dict[str, str]) -> None:
+    """The committed Simplified Chinese catalogue translates each msgid of ``entries`` as
+    given (tests that read a page in Chinese name the translations they expect)."""
+    from django.utils.translation import trans_real
+
+    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
+    assert {msgid: catalogue.get(msgid) for msgid in entries} == entries

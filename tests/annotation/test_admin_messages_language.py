@@ -9,13 +9,12 @@ from html import unescape
 
 import pytest
 from django.urls import reverse
-from django.utils.translation import trans_real
 
 from annotation import engine
 from annotation.models import Project
 from annotation.roles import Role
 from collector.models import Corpus
-from tests.factories import user_with_roles
+from tests.factories import user_with_roles, zh_catalogue_holds
 
 #: The new msgids and their translations (as the catalogue gets them).
 CHINESE = {
@@ -56,9 +55,7 @@ CHINESE = {
 @pytest.fixture
 def chinese_catalogue():
     """The committed Chinese catalogue holds ``CHINESE`` (the pages are read in it)."""
-
-    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
-    assert {msgid: catalogue.get(msgid) for msgid in CHINESE} == CHINESE
+    zh_catalogue_holds(CHINESE)
 
 
 @pytest.fixture

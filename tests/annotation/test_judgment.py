@@ -188,14 +188,9 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
                               args=[draft.pk, "csv"])).status_code == 403
 
 
-def test_raters_working_side_by_side_meet_the_candidates_in_orders_of_their_own(
-    draft, raters, admin_user, committed, settings
-):
-    """Two raters taking turns (a QA report said they met the candidates in nearly the same
-    order): every slot has its own seeded place in the queue, so their orders are unrelated
-    (rank correlation 0.29 here; 1.0 were a candidate's slots placed together)."""
-    from scipy import stats
-
+@pytest.fixture
+def started(draft, raters, admin_user, committed, settings):
+    """The study imported, its raters members and the project started."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
     judgment_import(project=draft, references=references_upload(),
                     predictions=system_uploads())
@@ -203,6 +198,18 @@ def test_raters_working_side_by_side_meet_the_candidates_in_orders_of_their_own(
         engine.project_member_add(project=draft, user=rater, role=Role.ANNOTATOR)
     with committed():
         engine.project_start(project=draft, actor=admin_user)
+    return draft
+
+
+def test_raters_working_side_by_side_meet_the_candidates_in_orders_of_their_own(
+    started, raters, committed
+):
+    """Two raters taking turns (a QA report said they met the candidates in nearly the same
+    order): every slot has its own seeded place in the queue, so their orders are unrelated
+    (rank correlation 0.29 here; 1.0 were a candidate's slots placed together)."""
+    from scipy import stats
+
+    draft = started
     seen: dict[str, list[str]] = {rater.username: [] for rater in raters}
     working = True
     while working:

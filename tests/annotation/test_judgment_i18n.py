@@ -13,23 +13,11 @@ from annotation import engine
 from annotation.judgment_demo import references_upload, system_uploads
 from annotation.roles import Role
 from annotation.stages.judgment_import import judgment_import
-from tests.annotation.test_judgment import _rate_all, draft, raters  # noqa: F401
+from tests.annotation.test_judgment import _rate_all, draft, raters, started  # noqa: F401
 
 
 def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
-
-
-@pytest.fixture
-def started(draft, raters, admin_user, committed, settings):  # noqa: F811
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    judgment_import(project=draft, references=references_upload(),
-                    predictions=system_uploads())
-    for rater in raters:
-        engine.project_member_add(project=draft, user=rater, role=Role.ANNOTATOR)
-    with committed():
-        engine.project_start(project=draft, actor=admin_user)
-    return draft
 
 
 def test_why_a_rater_has_no_task_names_the_stage_in_chinese(started, raters, client,  # noqa: F811

@@ -22,7 +22,7 @@ from annotation.stages import marco as marco_stages
 from collector.metrics import PaScorer, flag_outliers, pa_tokens, pairwise_bleu
 from collector.metrics.pa import reference_weights
 from collector.models import Job
-from tests.factories import held_since, user_with_roles
+from tests.factories import held_since, user_with_roles, zh_catalogue_holds
 
 TABLE2 = json.loads(
     (Path(__file__).resolve().parents[2] / "data/datasets/metric-vectors/pa_table2/inputs.json")
@@ -720,10 +720,7 @@ PLOT_LABELS_ZH = {
 @pytest.fixture
 def chinese_plot_labels():
     """The committed Chinese catalogue holds ``PLOT_LABELS_ZH`` (the pages are read in it)."""
-    from django.utils.translation import trans_real
-
-    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
-    assert {msgid: catalogue.get(msgid) for msgid in PLOT_LABELS_ZH} == PLOT_LABELS_ZH
+    zh_catalogue_holds(PLOT_LABELS_ZH)
 
 
 def test_project_page_plots_are_labelled_in_the_interface_language(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from django.utils.translation import trans_real
 
 from collector.models import Job
 from collector.services.uploads import upload_token
+from tests.factories import zh_catalogue_holds
 
 CHINESE = {
     "The uploaded file has expired: upload it again.": "上传的文件已过期：请重新上传。",
@@ -20,9 +20,7 @@ CHINESE = {
 @pytest.fixture
 def chinese_catalogue():
     """The committed Chinese catalogue holds ``CHINESE`` (the pages are read in it)."""
-
-    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
-    assert {msgid: catalogue.get(msgid) for msgid in CHINESE} == CHINESE
+    zh_catalogue_holds(CHINESE)
 
 
 @pytest.mark.django_db
