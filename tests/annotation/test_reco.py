@@ -303,8 +303,8 @@ def test_evidence_payload_valid_span_alternatives_and_answer():
     ({"evidence": [0, 17]}, "outside document 2"),  # inside document 1 only
     ({"doc": 0, "evidence": [0, 2]}, "only white space"),
     ({"evidence": [True, 5]}, "select the evidence"),
-    ({"alternatives": {"positive": "能", "negative": " ", "uncertain": "?"}}, "negative"),
-    ({"alternatives": {"positive": "能", "negative": "不能"}}, "uncertain alternative is empty"),
+    ({"alternatives": {"positive": "能", "negative": " ", "uncertain": "?"}}, r"Negative \(no\)"),
+    ({"alternatives": {"positive": "能", "negative": "不能"}}, "Uncertain alternative is empty"),
     ({"alternatives": {"positive": "能", "negative": "能", "uncertain": "?"}}, "must differ"),
     ({"alternatives": {"positive": "能|行", "negative": "不", "uncertain": "?"}}, "'|'"),
     ({"alternatives": "能|不能|无法确定"}, "write a positive"),
@@ -315,6 +315,26 @@ def test_evidence_payload_valid_span_alternatives_and_answer():
 def test_evidence_payload_refusals(changes, message):
     with pytest.raises(ValidationError, match=message):
         clean(good(**changes))
+
+
+def test_evidence_payload_refusals_name_the_alternative_in_the_pages_language():
+    """A Chinese annotator who typed '|' in the negative alternative read
+    "alternatives: negative 候选答案不能包含 '|'": the alternative's key, in English."""
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        for changes, label in [
+            ({"alternatives": {"positive": "能", "negative": "不|能", "uncertain": "?"}},
+             "否定（否）"),
+            ({"alternatives": {"positive": "能", "negative": "不能", "uncertain": " "}}, "不确定"),
+            ({"alternatives": {"positive": "能" * 41, "negative": "不能", "uncertain": "?"}},
+             "肯定（是）"),
+        ]:
+            with pytest.raises(ValidationError) as refused:
+                clean(good(**changes))
+            message = refused.value.messages[0]
+            assert label in message, message
+            assert not re.search(r"\b(positive|negative|uncertain)\b", message), message
 
 
 def test_document_tokens_are_exact_and_chinese_is_per_character():
