@@ -23,6 +23,7 @@ import copy
 import hashlib
 import random
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -143,8 +144,10 @@ def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, A
     alternatives = {}
     for kind in ANSWERS:
         value = raw.get(kind)
-        value = value.strip() if isinstance(value, str) else ""
-        if not value:
+        # One line of visible words: white space runs (tabs, line breaks) become one space,
+        # and a text of only invisible characters (zero-width spaces, joiners) is empty.
+        value = " ".join(value.split()) if isinstance(value, str) else ""
+        if not any(unicodedata.category(ch)[0] not in "CZ" for ch in value):
             raise ValidationError(_("alternatives: the %(kind)s alternative is empty")
                                   % {"kind": ANSWERS[kind]})
         if "|" in value:

@@ -317,6 +317,19 @@ def test_evidence_payload_refusals(changes, message):
         clean(good(**changes))
 
 
+def test_alternatives_are_one_line_of_visible_text():
+    """An alternative of only a zero-width space was accepted (and released as an invisible
+    candidate); tabs and line breaks inside one went into the release, whose prediction
+    files are query_id<TAB>answer lines."""
+    with pytest.raises(ValidationError, match="Positive"):
+        clean(good(alternatives={"positive": "\u200b\u200d", "negative": "不能",
+                                 "uncertain": "无法确定"}))
+    cleaned = clean(good(alternatives={"positive": "能\t吃", "negative": "不\n能\r\n 吃",
+                                       "uncertain": "无法\u3000确定"}))
+    assert cleaned["alternatives"] == {"positive": "能 吃", "negative": "不 能 吃",
+                                       "uncertain": "无法 确定"}
+
+
 def test_evidence_payload_refusals_name_the_alternative_in_the_pages_language():
     """A Chinese annotator who typed '|' in the negative alternative read
     "alternatives: negative 候选答案不能包含 '|'": the alternative's key, in English."""
