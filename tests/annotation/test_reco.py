@@ -667,6 +667,23 @@ def test_checker_reviews_from_the_checker_home(make_project, people, client_for,
                                            {"role": "checker"}).status_code == 403
 
 
+def test_project_page_counts_items_waiting_for_their_batchs_inspection(
+        make_project, people, client_for, committed, admin_user):
+    """Labelled items of a batch waiting for its checker are neither open nor done: the
+    stage table and the items chart left them out, so the stage seemed to hold fewer
+    items than it does (4 labelled of 4 read as 0 open, 0 done)."""
+    project = make_project(params=TRAIN_ONLY)
+    join(project, people)
+    assert submit(people["ann1"], project, committed,
+                  lambda item: evidence(item, needle_of(item))) == 4
+    stage = project.stages.get(kind="reco_evidence")
+    assert stage.items.filter(status="review").count() == 4
+    page = client_for(admin_user).get(
+        reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    assert f'data-testid="stage-review-{stage.order}">4<' in page
+    assert "in review 4" in page  # the chart's segment
+
+
 def test_project_page_figures_labels_and_final_set(make_project, people, client_for, committed,
                                                    admin_user):
     project = make_project(QUERIES + ["2017还怎么下载岛国片", "成都二手房交易流程"],
