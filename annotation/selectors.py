@@ -309,6 +309,9 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
                 (r["done"], "bar-done", gettext("done %(n)s") % {"n": r["done"]}),
                 (r["counts"].get(IS.OPEN, 0), "bar-open",
                  gettext("open %(n)s") % {"n": r["counts"].get(IS.OPEN, 0)}),
+                # batched stages: labelled, waiting for the batch's inspection
+                (r["counts"].get(IS.REVIEW, 0), "bar-review",
+                 gettext("in review %(n)s") % {"n": r["counts"].get(IS.REVIEW, 0)}),
                 (r["counts"].get(IS.PENDING, 0), "bar-pending",
                  gettext("pending %(n)s") % {"n": r["counts"].get(IS.PENDING, 0)}),
             ]) for r in rows

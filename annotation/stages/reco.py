@@ -23,6 +23,7 @@ import copy
 import hashlib
 import random
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -129,7 +130,8 @@ def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, A
     start, end = span
     if not 0 <= start < end <= len(text):
         raise ValidationError(
-            f"evidence: [{start}, {end}] is outside document {doc + 1} (0..{len(text)})")
+            _("evidence: [%(start)d, %(end)d] is outside document %(number)d (0..%(length)d)")
+            % {"start": start, "end": end, "number": doc + 1, "length": len(text)})
     # Exact offsets, trimmed of surrounding white space.
     start += len(text[start:end]) - len(text[start:end].lstrip())
     end -= len(text[start:end]) - len(text[start:end].rstrip())
@@ -142,17 +144,19 @@ def clean_evidence_payload(documents: list[dict[str, Any]], payload: dict[str, A
     alternatives = {}
     for kind in ANSWERS:
         value = raw.get(kind)
-        value = value.strip() if isinstance(value, str) else ""
-        if not value:
+        # One line of visible words: white space runs (tabs, line breaks) become one space,
+        # and a text of only invisible characters (zero-width spaces, joiners) is empty.
+        value = " ".join(value.split()) if isinstance(value, str) else ""
+        if not any(unicodedata.category(ch)[0] not in "CZ" for ch in value):
             raise ValidationError(_("alternatives: the %(kind)s alternative is empty")
-                                  % {"kind": kind})
+                                  % {"kind": ANSWERS[kind]})
         if "|" in value:
             raise ValidationError(_("alternatives: the %(kind)s alternative may not contain '|'")
-                                  % {"kind": kind})
+                                  % {"kind": ANSWERS[kind]})
         if len(value) > max_alternative_chars:
             raise ValidationError(_("alternatives: the %(kind)s alternative is longer than "
                                     "%(limit)d characters; keep it short")
-                                  % {"kind": kind, "limit": max_alternative_chars})
+                                  % {"kind": ANSWERS[kind], "limit": max_alternative_chars})
         alternatives[kind] = value
     if len({v.casefold() for v in alternatives.values()}) != len(ANSWERS):
         raise ValidationError(_("alternatives: the three alternatives must differ"))
@@ -610,7 +614,8 @@ class EvidenceKind(StageKind):
         return {
             "query": item.data["query"],
             "documents": [{
-                "n": n, "title": d.get("title") or f"Document {n + 1}", "url": d.get("url", ""),
+                "n": n, "title": d.get("title") or _("Document %(number)d") % {"number": n + 1},
+                "url": d.get("url", ""),
                 "source_type": d.get("source_type", ""), "text": d["text"],
             } for n, d in enumerate(item.data["documents"])],
             "answers": [{"key": k, "label": str(label),

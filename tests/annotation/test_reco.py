@@ -303,8 +303,8 @@ def test_evidence_payload_valid_span_alternatives_and_answer():
     ({"evidence": [0, 17]}, "outside document 2"),  # inside document 1 only
     ({"doc": 0, "evidence": [0, 2]}, "only white space"),
     ({"evidence": [True, 5]}, "select the evidence"),
-    ({"alternatives": {"positive": "能", "negative": " ", "uncertain": "?"}}, "negative"),
-    ({"alternatives": {"positive": "能", "negative": "不能"}}, "uncertain alternative is empty"),
+    ({"alternatives": {"positive": "能", "negative": " ", "uncertain": "?"}}, r"Negative \(no\)"),
+    ({"alternatives": {"positive": "能", "negative": "不能"}}, "Uncertain alternative is empty"),
     ({"alternatives": {"positive": "能", "negative": "能", "uncertain": "?"}}, "must differ"),
     ({"alternatives": {"positive": "能|行", "negative": "不", "uncertain": "?"}}, "'|'"),
     ({"alternatives": "能|不能|无法确定"}, "write a positive"),
@@ -315,6 +315,39 @@ def test_evidence_payload_valid_span_alternatives_and_answer():
 def test_evidence_payload_refusals(changes, message):
     with pytest.raises(ValidationError, match=message):
         clean(good(**changes))
+
+
+def test_alternatives_are_one_line_of_visible_text():
+    """An alternative of only a zero-width space was accepted (and released as an invisible
+    candidate); tabs and line breaks inside one went into the release, whose prediction
+    files are query_id<TAB>answer lines."""
+    with pytest.raises(ValidationError, match="Positive"):
+        clean(good(alternatives={"positive": "\u200b\u200d", "negative": "不能",
+                                 "uncertain": "无法确定"}))
+    cleaned = clean(good(alternatives={"positive": "能\t吃", "negative": "不\n能\r\n 吃",
+                                       "uncertain": "无法\u3000确定"}))
+    assert cleaned["alternatives"] == {"positive": "能 吃", "negative": "不 能 吃",
+                                       "uncertain": "无法 确定"}
+
+
+def test_evidence_payload_refusals_name_the_alternative_in_the_pages_language():
+    """A Chinese annotator who typed '|' in the negative alternative read
+    "alternatives: negative 候选答案不能包含 '|'": the alternative's key, in English."""
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        for changes, label in [
+            ({"alternatives": {"positive": "能", "negative": "不|能", "uncertain": "?"}},
+             "否定（否）"),
+            ({"alternatives": {"positive": "能", "negative": "不能", "uncertain": " "}}, "不确定"),
+            ({"alternatives": {"positive": "能" * 41, "negative": "不能", "uncertain": "?"}},
+             "肯定（是）"),
+        ]:
+            with pytest.raises(ValidationError) as refused:
+                clean(good(**changes))
+            message = refused.value.messages[0]
+            assert label in message, message
+            assert not re.search(r"\b(positive|negative|uncertain)\b", message), message
 
 
 def test_document_tokens_are_exact_and_chinese_is_per_character():
@@ -632,6 +665,23 @@ def test_checker_reviews_from_the_checker_home(make_project, people, client_for,
     # annotators cannot take review tasks
     assert client_for(people["ann3"]).post(reverse("annotation:task_next"),
                                            {"role": "checker"}).status_code == 403
+
+
+def test_project_page_counts_items_waiting_for_their_batchs_inspection(
+        make_project, people, client_for, committed, admin_user):
+    """Labelled items of a batch waiting for its checker are neither open nor done: the
+    stage table and the items chart left them out, so the stage seemed to hold fewer
+    items than it does (4 labelled of 4 read as 0 open, 0 done)."""
+    project = make_project(params=TRAIN_ONLY)
+    join(project, people)
+    assert submit(people["ann1"], project, committed,
+                  lambda item: evidence(item, needle_of(item))) == 4
+    stage = project.stages.get(kind="reco_evidence")
+    assert stage.items.filter(status="review").count() == 4
+    page = client_for(admin_user).get(
+        reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    assert f'data-testid="stage-review-{stage.order}">4<' in page
+    assert "in review 4" in page  # the chart's segment
 
 
 def test_project_page_figures_labels_and_final_set(make_project, people, client_for, committed,

@@ -71,3 +71,29 @@ def test_page_weight_and_load_time_in_the_browser(task_page):
     assert timing["bytes"] < text_bytes + 40_000
     # only the shown document is cut into tokens
     assert page.locator('[data-testid="doc-1"] .tok').count() == 0
+
+
+def test_carriage_returns_keep_the_servers_offsets(settings, monkeypatch, as_user):
+    """Documents imported with Windows line ends (CR LF, or a lone CR): the HTML parser turns
+    both into LF, so a page that rendered the text as HTML counted one character too few
+    per line end before the selection and stored the wrong evidence."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    text = "第一行。\r\n" + QINCAI_PARAPHRASE + "\r第三行\r\n\r\n这种蔬菜富含膳食纤维。"
+    reco_batch_project(monkeypatch, name="ReCO CRLF", query=QUERY,
+                       documents=[doc("crlf", text, "CRLF")], annotator="labeller")
+    page = as_user("labeller")
+    task_next(page)
+    page.wait_for_selector('[data-testid="doc-0"] .tok')
+    item = Item.objects.get(stage__kind="reco_evidence")
+    assert item.data["documents"][0]["text"] == text
+    got = page.locator('[data-testid="doc-0"] .tok').evaluate_all(
+        "ts => ts.map(t => [+t.dataset.s, +t.dataset.e])")
+    assert [tuple(p) for p in got] == reco.document_tokens(text)
+    start, end = text.index("这种蔬菜"), text.rindex("纤维") + 2
+    page.locator(f'[data-testid="doc-0"] .tok[data-s="{start}"]').hover()
+    page.mouse.down()
+    page.locator(f'[data-testid="doc-0"] .tok[data-e="{end}"]').hover()
+    page.mouse.up()
+    assert page.input_value("#ev-start") == str(start)
+    assert page.input_value("#ev-end") == str(end)
+    expect(page.get_by_test_id("evidence")).to_have_text(text[start:end])
