@@ -67,6 +67,8 @@ EXCLUSIONS = {
 QUERY_TYPES = ("DESCRIPTION", "NUMERIC", "ENTITY", "LOCATION", "PERSON")  # MS MARCO
 QUESTION_TYPES = ("YES_NO", "ENTITY", "DESCRIPTION")  # DuReader
 YESNO_LABELS = ("Yes", "No", "Depends")
+#: A query judgment's decisions, as the judge's form names them.
+DECISIONS = {"keep": gettext_noop("Keep"), "exclude": gettext_noop("Exclude")}
 UNANSWERABLE = "not answerable by the retrieved passages"
 
 
@@ -216,15 +218,17 @@ class JudgeKind(StageKind):
         return sum(label(payload, n) == label(expected, n) for n in names) / len(names)
 
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
-        parts = [f"{expected.get('decision', '').capitalize()}: "
-                 f"{INTENTS.get(expected.get('intent', ''), expected.get('intent', ''))}"]
+        decision = expected.get("decision", "")
+        parts = [_("%(decision)s: %(intent)s") % {
+            "decision": _(DECISIONS[decision]) if decision in DECISIONS else decision,
+            "intent": INTENTS.get(expected.get("intent", ""), expected.get("intent", ""))}]
         reasons = [str(EXCLUSIONS.get(e, e)) for e in expected.get("exclusions", [])]
         if reasons:
-            parts.append("excluded because: " + "; ".join(reasons))
+            parts.append(_("excluded because: %(reasons)s") % {"reasons": "; ".join(reasons)})
         if expected.get("query_type"):
-            parts.append(f"query type {expected['query_type']}")
+            parts.append(_("query type %(type)s") % {"type": expected["query_type"]})
         if expected.get("question_type"):
-            parts.append(f"question type {expected['question_type']}")
+            parts.append(_("question type %(type)s") % {"type": expected["question_type"]})
         return " · ".join(parts)
 
     def form_values(self, item: Item, data: Any) -> dict[str, Any]:
@@ -413,9 +417,10 @@ class CurateKind(StageKind):
 
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         if expected.get("unanswerable"):
-            return "Not answerable by the retrieved passages."
+            return _("Not answerable by the retrieved passages.")
         texts = {p["rank"]: p["text"] for p in item.data["passages"]}
-        return " · ".join(f"Passage {rank}: {texts.get(rank, '')[:160]}"
+        return " · ".join(_("Passage %(rank)s: %(text)s") % {"rank": rank,
+                                                             "text": texts.get(rank, "")[:160]}
                           for rank in expected.get("selected", []))
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
@@ -738,8 +743,10 @@ class ReviewKind(StageKind):
 
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         answers = item.data["answers"]
-        return " · ".join(f"Answer {int(n) + 1} ({answers[int(n)]['text'][:80]}): {decision}"
-                          for n, decision in expected.get("decisions", {}).items())
+        return " · ".join(_("Answer %(n)d (%(text)s): %(decision)s") % {
+            "n": int(n) + 1, "text": answers[int(n)]["text"][:80],
+            "decision": _(decision) if decision in ("keep", "drop") else decision}
+            for n, decision in expected.get("decisions", {}).items())
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         review = submissions[-1]

@@ -61,9 +61,16 @@ PLACEHOLDERS = {
     "zh": {"positive": "能", "negative": "不能", "uncertain": "无法确定"},
     "en": {"positive": "yes, it can", "negative": "no, it cannot", "uncertain": "can't tell"},
 }
-REJECTED = "not answerable by yes / no / uncertain"
+REJECTED = gettext_noop("not answerable by yes / no / uncertain")
 TEST_ANNOTATORS = 2  # the paper's test-set protocol: two annotators, independently
 _CARRY = ("query", "query_id", "external_id", "language")
+
+
+def _rejected(expected: dict[str, Any]) -> str:
+    """A gold check's "reject the query", with its reason (the default one translated)."""
+    reason = expected.get("reason") or REJECTED
+    return _("Reject the query: %(reason)s.") % {
+        "reason": _(REJECTED) if reason == REJECTED else reason}
 
 
 def _carry(data: dict[str, Any], **more: Any) -> dict[str, Any]:
@@ -677,10 +684,13 @@ class EvidenceKind(StageKind):
 
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         if expected.get("reject"):
-            return f"Reject the query: {expected.get('reason', REJECTED)}."
+            return _rejected(expected)
         answer = expected["answer"]
-        return (f"Document {expected['doc'] + 1}, evidence: “{expected['evidence_text']}” · "
-                f"answer: {ANSWERS[answer]} (“{expected['alternatives'][answer]}”)")
+        return _("Document %(number)d, evidence: “%(evidence)s” · answer: %(answer)s "
+                 "(“%(text)s”)") % {"number": expected["doc"] + 1,
+                                    "evidence": expected["evidence_text"],
+                                    "answer": ANSWERS[answer],
+                                    "text": expected["alternatives"][answer]}
 
     def payload_display(self, item: Item, payload: dict[str, Any]) -> list[Block]:
         return label_blocks(item.data, payload)
@@ -797,11 +807,12 @@ class _CandidatesKind(StageKind):
 
     def gold_explain(self, item: Item, expected: dict[str, Any]) -> str:
         if expected.get("reject"):
-            return f"Reject the query: {expected.get('reason', REJECTED)}."
+            return _rejected(expected)
         choice = expected["choice"]
         label = label_view(item.data, item.data["candidates"][choice]["payload"])
-        return (f"Label {'AB'[choice]}: evidence “{label['evidence']}” · answer: "
-                f"{ANSWERS[label['answer']]} (“{label['answer_text']}”)")
+        return _("Label %(label)s: evidence “%(evidence)s” · answer: %(answer)s (“%(text)s”)") % {
+            "label": "AB"[choice], "evidence": label["evidence"],
+            "answer": ANSWERS[label["answer"]], "text": label["answer_text"]}
 
 
 @register
