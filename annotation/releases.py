@@ -39,6 +39,7 @@ from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy
 
 from annotation import release_records as rr
@@ -429,6 +430,12 @@ def release_build(*, release: Release, progress: Progress | None = None) -> dict
         return _build(release, Path(staging), progress)
 
 
+def _writing(formats: str) -> Any:
+    """The live progress message of the formats being written (their names as they are),
+    put in the job page reader's language."""
+    return format_lazy(gettext_lazy("writing {formats}"), formats=formats)
+
+
 def _build(release: Release, root: Path, progress: Progress | None) -> dict[str, Any]:
     project = release.project
     total = rr.final_items(project).count()
@@ -437,7 +444,7 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
         progress.start(total=total * steps, message=gettext_lazy("writing the release"))
     base = 0
 
-    def tick(message: str) -> Callable[[int], None]:
+    def tick(message: Any) -> Callable[[int], None]:
         def report(done: int) -> None:
             if progress:
                 progress.set(base + done, message=message)
@@ -458,7 +465,8 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
         # PostgreSQL two processes each read and write half of the documents.
         started = time.perf_counter()
         statistics = NewsqaRowStatistics()
-        report = tick(f"writing {', '.join(one_pass) or 'the datasheet'}")
+        report = tick(_writing(", ".join(one_pass)) if one_pass
+                      else gettext_lazy("writing the datasheet"))
         pivot = rr.document_pivot(project) if _can_fork() else None
         if pivot is None:
             writers = _newsqa_one_pass(release, one_pass, root, statistics, timings, report,
@@ -479,7 +487,7 @@ def _build(release: Release, root: Path, progress: Progress | None) -> dict[str,
         if name in built:
             continue
         started = time.perf_counter()
-        built[name] = _write_format(release, name, root, tick(f"writing {name}"),
+        built[name] = _write_format(release, name, root, tick(_writing(name)),
                                     pseudonyms, datasheet, splits)
         timings[f"{name}_s"] = round(time.perf_counter() - started, 2)
         base += total

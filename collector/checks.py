@@ -1,7 +1,8 @@
 """System checks of what several processes share (``manage.py check``, run by ``migrate``
 and ``check --deploy`` too; docs/deployment.md).
 
-- The storages of ``STORAGES`` (``CROWDQA_STORAGE_BACKEND``, ...) can be imported.
+- The storages of ``STORAGES`` (``CROWDQA_STORAGE_BACKEND``, ...) can be imported, and
+  made with their options (``CROWDQA_STORAGE_OPTIONS``, ...).
 - With a broker, jobs run in worker processes and write their live progress to the cache
   (``collector.jobs.Progress``), which the web processes read; the cache of signed-in users
   (``annotation.auth``) is dropped there too. A per-process cache (local memory, dummy) is
@@ -19,7 +20,7 @@ from django.conf import settings
 from django.core import checks
 from django.utils.module_loading import import_string
 
-from config.storage import BACKEND_VAR, RELEASE_BACKEND_VAR
+from config.storage import BACKEND_VAR, OPTIONS_VAR, RELEASE_BACKEND_VAR, RELEASE_OPTIONS_VAR
 
 PROCESS_LOCAL_CACHES = frozenset({
     "django.core.cache.backends.locmem.LocMemCache",
@@ -27,6 +28,7 @@ PROCESS_LOCAL_CACHES = frozenset({
 })
 HOST_LOCAL_CACHES = frozenset({"django.core.cache.backends.filebased.FileBasedCache"})
 _STORAGE_VARS = {"default": BACKEND_VAR, "releases": RELEASE_BACKEND_VAR}
+_OPTIONS_VARS = {"default": OPTIONS_VAR, "releases": RELEASE_OPTIONS_VAR}
 
 
 def broker_configured() -> bool:
@@ -44,13 +46,27 @@ def storages_importable(app_configs: Any = None, **kwargs: Any) -> list[checks.C
         if entry is None:
             continue
         try:
-            import_string(entry["BACKEND"])
+            storage_class = import_string(entry["BACKEND"])
         except ImportError as exc:
             errors.append(checks.Error(
                 f"STORAGES[{alias!r}]: cannot import {entry['BACKEND']!r} ({exc})",
                 hint=f"Check {variable}; a django-storages backend needs "
                      "`pip install django-storages[...]` (docs/deployment.md).",
                 id="crowdqa.E001",
+            ))
+            continue
+        # Made as the first upload or download would make it (django-storages' classes
+        # connect only when used): a misspelt option ("locaton") passed every check and
+        # then failed each upload and download with a TypeError.
+        try:
+            storage_class(**entry.get("OPTIONS", {}))
+        except Exception as exc:  # noqa: BLE001 (whatever the class refuses, named)
+            errors.append(checks.Error(
+                f"STORAGES[{alias!r}]: {entry['BACKEND']} refuses its options "
+                f"({type(exc).__name__}: {exc})",
+                hint=f"Check {_OPTIONS_VARS[alias]}: a JSON object of the keyword arguments "
+                     f"of {entry['BACKEND']} (docs/deployment.md).",
+                id="crowdqa.E003",
             ))
     return errors
 

@@ -12,6 +12,7 @@ is removed once its import is done or refused; after any other failure it stays 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from collector.importers import ImportFailure
 from collector.jobs import JobError, Progress, job_handler
-from collector.models import Corpus, Job
+from collector.models import Corpus, ImportRun, Job
 from collector.search import IndexBusy
 from collector.services import (
     SplitOptions,
@@ -29,7 +30,12 @@ from collector.services import (
     index_rebuild,
     queries_import,
 )
+from collector.services.bulk import ImportCounts
 from collector.upload_files import UploadRefused, upload_discard, upload_exists, upload_local
+
+# The job parameter holding the import run its import committed.
+IMPORT_RUN = "import_run"
+IMPORT_COUNTS = tuple(f.name for f in fields(ImportCounts))
 
 
 def _upload_read(params: dict[str, Any]) -> contextlib.AbstractContextManager[Path]:
@@ -92,6 +98,12 @@ def index_summary(job: Job) -> list[str]:
              summary=import_summary, label=gettext_lazy("Corpus import"), can_retry=upload_kept)
 def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
     params = job.params
+
+    def committing(run_id: int) -> None:
+        # Kept with the job (its parameters survive a re-run and an admin's Retry): a run
+        # after a lost worker finds the documents there and says what this import made.
+        Job.objects.filter(pk=job.pk).update(params={**params, IMPORT_RUN: run_id})
+
     try:
         with _upload_read(params) as path:
             report = corpus_import(
@@ -102,7 +114,7 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
                                    window_tokens=params.get("window_tokens"),
                                    window_overlap=params.get("window_overlap")),
                 description=params.get("description", ""), user=job.created_by,
-                progress=progress,
+                progress=progress, committing=committing,
             )
     except ImportFailure as exc:
         upload_discard(params["upload"])
@@ -118,8 +130,21 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
                                   progress=progress)
         if caught_up:
             report.indexed = caught_up
+    if report.run_id is None and (earlier := _earlier_run(params)) is not None:
+        # The documents were this job's own, imported by the run that lost its worker
+        # (reported as "0 imported, all skipped: nothing new" before).
+        report.run_id = earlier.pk
+        report.counts = ImportCounts(**{f: getattr(earlier, f) for f in IMPORT_COUNTS})
     upload_discard(params["upload"])
     return report.as_dict()
+
+
+def _earlier_run(params: dict[str, Any]) -> ImportRun | None:
+    """The import run an earlier run of this job committed, if any."""
+    run_id = params.get(IMPORT_RUN)
+    if not isinstance(run_id, int):
+        return None
+    return ImportRun.objects.filter(pk=run_id, corpus__name=params["corpus"]).first()
 
 
 @job_handler("queries_import", rerun_when_lost=True, subject=corpus_subject,

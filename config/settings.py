@@ -25,6 +25,13 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 
 CROWDQA_ENV = env.str("CROWDQA_ENV", default="development")
+if CROWDQA_ENV not in ("development", "production"):
+    # A misspelt "production" (Production, prod, "production ") would otherwise start the
+    # site in development mode: DEBUG on, the demo SECRET_KEY, none of the guard's checks.
+    raise ImproperlyConfigured(
+        f"CROWDQA_ENV={CROWDQA_ENV!r} is neither production nor development: set "
+        "CROWDQA_ENV=production (or development, the default)"
+    )
 PRODUCTION = CROWDQA_ENV == "production"
 SILENCED_SYSTEM_CHECKS: list[str] = []
 

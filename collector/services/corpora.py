@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,19 +180,27 @@ def _forget_queries() -> None:
         connection.queries_log.clear()
 
 
+def _documents_imported(count: int) -> Any:
+    """The live progress message, put in the job page reader's language."""
+    return format_lazy(gettext_lazy("{count} documents imported"), count=f"{count:,}")
+
+
 def corpus_import(*, path: Path, corpus: str, language: str, format: str,
                   mapping: str | dict[str, str] | None = None, source_name: str | None = None,
                   split: SplitOptions | None = None, description: str = "", licence: str = "",
                   source_type: str = "", user: Any = None, progress: ProgressSink | None = None,
                   index: bool = True, batch_size: int = DEFAULT_BATCH,
-                  bulk: str = "auto") -> ImportReport:
+                  bulk: str = "auto",
+                  committing: Callable[[int], None] | None = None) -> ImportReport:
     """Import one file (or folder of ``.story`` files) into ``corpus``, all or nothing.
 
     The file is streamed and written in batches inside one transaction; any bad record
     raises :class:`ImportFailure` and rolls everything back (the corpus too, if this
     import created it). Only after the commit are the new passages added to the search
     index (``index=False`` leaves that to a later ``index_import_run``). Documents and
-    questions whose ids the corpus already has are skipped and counted.
+    questions whose ids the corpus already has are skipped and counted. ``committing(run_id)``
+    is called in the import's transaction just before it commits a run (a job keeps the id,
+    so that its re-run after a lost worker reports what that run imported).
     """
     progress = progress or NullProgress()
     name = source_name or path.name
@@ -233,17 +242,18 @@ def corpus_import(*, path: Path, corpus: str, language: str, format: str,
                     documents, questions = [], []
                     _forget_queries()
                     progress.set(min(counter.value, source.total_bytes),
-                                 message=f"{report.counts.documents_created:,} documents "
-                                         "imported")
+                                 message=_documents_imported(report.counts.documents_created))
             if documents or questions:
                 report.counts.add(writer.write(documents, questions))
             writer.close()
         finally:
             writer.abort()
         progress.set(source.total_bytes,
-                     message=f"{report.counts.documents_created:,} documents imported")
+                     message=_documents_imported(report.counts.documents_created))
         if report.counts.documents_created or report.counts.questions_created:
             ImportRun.objects.filter(pk=run.pk).update(**report.counts.as_dict())
+            if committing is not None:
+                committing(run.pk)
         else:
             # Everything was there already: keep no trace (re-imports change nothing).
             run.delete()
@@ -295,7 +305,8 @@ def queries_import(*, path: Path, corpus: str, language: str, source_name: str |
             report.skipped += len(batch) - len(new)
             batch.clear()
             progress.set(min(counter.value, source.total_bytes),
-                         message=f"{report.created:,} queries imported")
+                         message=format_lazy(gettext_lazy("{count} queries imported"),
+                                             count=f"{report.created:,}"))
 
         for record in queries_read(source, counter=counter):
             first = seen.get(record.external_id)

@@ -328,3 +328,30 @@ def test_newsqa_records_parse_as_the_standard_parser_parses_them():
     for text in texts:
         assert release_records._newsqa_loads(text) == json.loads(text), text
         assert release_records._newsqa_loads(text.encode()) == json.loads(text), text
+
+
+def test_the_build_progress_is_said_in_the_readers_language(sample_project):
+    """The job page showed "writing squad-v2" in English on Chinese pages: the messages a
+    build reports are lazy translations, put in the reader's language when read."""
+    from django.utils.functional import Promise
+
+    messages = []
+
+    class Said(_Progress):
+        def start(self, *, total, message=""):
+            super().start(total=total, message=message)
+            messages.append(message)
+
+        def set(self, done, *, total=None, message=None):
+            super().set(done, total=total, message=message)
+            if message is not None:
+                messages.append(message)
+
+    release = releases.release_create(project=sample_project, version="3.0.0", build=False,
+                                      formats=["newsqa-json", "squad-v2", "hf"])
+    releases.release_build(release=release, progress=Said())
+    said = {str(m) for m in messages}
+    assert {"writing the release", "writing newsqa-json, squad-v2", "writing hf",
+            "done"} <= said, said
+    assert all(isinstance(m, Promise) for m in messages), [
+        m for m in messages if not isinstance(m, Promise)]

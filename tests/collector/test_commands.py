@@ -83,6 +83,22 @@ def test_import_queries_and_rebuild_index():
     assert len(hits) == 10 and "海信" in hits[0]["snippet"]
 
 
+def test_rebuild_index_all_rebuilds_every_corpus_as_a_restore_needs():
+    """A restore (or a switch of CROWDQA_SEARCH_BACKEND) needs every corpus indexed again:
+    one command, not one per corpus name."""
+    for path, name, language, fmt in ((SQUAD_V1, "squad", "en", "squad"),
+                                      (DUREADER_DEV, "zh", "zh", "dureader")):
+        run("import_corpus", str(path), "--corpus", name, "--language", language,
+            "--format", fmt, "--no-index")
+    assert [indexed(c) for c in Corpus.objects.order_by("name")] == [0, 0]
+    out = run("rebuild_index", "--all", "--no-progress")
+    assert out.splitlines() == ["corpus 'squad': 18 passages indexed",
+                                "corpus 'zh': 657 passages indexed"]
+    assert [indexed(c) for c in Corpus.objects.order_by("name")] == [18, 657]
+    with pytest.raises(CommandError, match="one of the arguments --corpus --all is required"):
+        run("rebuild_index")
+
+
 def test_bad_input_raises_a_one_line_command_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "body": "x"}\n{"id": "a", "body": "y"}\n', encoding="utf-8")

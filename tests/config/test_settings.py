@@ -65,6 +65,20 @@ def test_production_guard_refuses_insecure_defaults(overrides, message):
     assert message in result.stderr
 
 
+@pytest.mark.parametrize("value", ["Production", "prod", "production ", "staging", ""])
+def test_an_unknown_crowdqa_env_is_refused_not_run_as_development(value):
+    """A misspelt CROWDQA_ENV started the site in development mode (DEBUG on, the demo
+    SECRET_KEY) without a word."""
+    result = _start({"CROWDQA_ENV": value, "DEBUG": None, "SECRET_KEY": None})
+    assert result.returncode != 0, result.stdout
+    assert f"CROWDQA_ENV={value!r} is neither production nor development" in result.stderr
+
+
+def test_crowdqa_env_development_is_accepted():
+    result = _start({"CROWDQA_ENV": "development", "DEBUG": None, "SECRET_KEY": None})
+    assert result.returncode == 0, result.stderr
+
+
 def test_guard_lists_every_problem_at_once():
     problems = production_problems(debug=True, secret_key=DEFAULT_SECRET_KEY, allowed_hosts=[])
     assert [p.split(":")[0] for p in problems] == [

@@ -126,3 +126,26 @@ def test_the_cache_check_in_process(settings):
         "BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": "/tmp/c"}}
     assert checks.progress_cache_shared() == []
     assert [m.id for m in checks.progress_cache_across_hosts()] == ["crowdqa.W003"]
+
+
+def test_a_misspelt_storage_option_is_a_check_error_naming_the_variable(tmp_path):
+    """``{"locaton": ...}`` passed ``manage.py check`` and then failed every upload and
+    release download with a TypeError."""
+    result = _check(CROWDQA_STORAGE_BACKEND="filesystem",
+                    CROWDQA_STORAGE_OPTIONS=f'{{"locaton": "{tmp_path}"}}')
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("(crowdqa.E003) STORAGES['default']: django.core.files.storage.FileSystemStorage "
+            "refuses its options (TypeError: ") in result.stderr
+    assert "'locaton'" in result.stderr
+    assert "HINT: Check CROWDQA_STORAGE_OPTIONS" in result.stderr
+
+
+def test_the_storage_options_check_in_process(settings, tmp_path):
+    settings.STORAGES = {**settings.STORAGES, "releases": {
+        "BACKEND": FILESYSTEM, "OPTIONS": {"location": str(tmp_path), "base_url": "/media/"}}}
+    assert checks.storages_importable() == []
+    settings.STORAGES = {**settings.STORAGES, "releases": {
+        "BACKEND": FILESYSTEM, "OPTIONS": {"bucket_name": "crowdqa"}}}
+    errors = checks.storages_importable()
+    assert [m.id for m in errors] == ["crowdqa.E003"]
+    assert "Check CROWDQA_RELEASE_STORAGE_OPTIONS" in errors[0].hint

@@ -1,4 +1,5 @@
-"""``manage.py rebuild_index --corpus NAME``: rebuild a corpus's search index from the DB."""
+"""``manage.py rebuild_index --corpus NAME`` (or ``--all``): rebuild a corpus's search index
+(every corpus's) from the database."""
 
 from __future__ import annotations
 
@@ -14,18 +15,28 @@ from collector.services import index_rebuild
 
 
 class Command(BaseCommand):
-    help = ("Rebuild the search index of a corpus from the database. Searches keep using "
-            "the old index until the new one is complete.")
+    help = ("Rebuild the search index of a corpus (--all: of every corpus, as after a "
+            "restore or a change of CROWDQA_SEARCH_BACKEND) from the database. Searches keep "
+            "using the old index until the new one is complete.")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--corpus", required=True, help="corpus name")
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--corpus", help="corpus name")
+        which.add_argument("--all", action="store_true", help="every corpus, one after another")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["all"]:
+            for corpus in Corpus.objects.order_by("name"):
+                self._rebuild(corpus, options)
+            return
         corpus = Corpus.objects.filter(name=options["corpus"]).first()
         if corpus is None:
             known = ", ".join(Corpus.objects.values_list("name", flat=True)) or "none"
             raise CommandError(f"no corpus named {options['corpus']!r} (corpora: {known})")
+        self._rebuild(corpus, options)
+
+    def _rebuild(self, corpus: Corpus, options: dict[str, Any]) -> None:
         progress = TerminalProgress(
             stream=sys.stderr, byte_phase=False,
             enabled=not options["no_progress"] and options["verbosity"] > 0,
