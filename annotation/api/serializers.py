@@ -160,10 +160,11 @@ class ReleaseFileOutputSerializer(serializers.Serializer):
     records = serializers.IntegerField()
     sha256 = serializers.CharField()
     bytes = serializers.IntegerField()
-    url = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField(
+        help_text="Where to download the file: GET it with the same session or token.")
 
     def get_url(self, f) -> str:
-        return reverse("annotation:release_file", args=[f.release_id, f.path])
+        return reverse("api_release_file", args=[f.release_id, f.path])
 
 
 class ReleaseOutputSerializer(serializers.Serializer):

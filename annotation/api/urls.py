@@ -14,6 +14,8 @@ urlpatterns = [
     path("projects/<id:pk>/", views.ProjectDetailApi.as_view(), name="api_project_detail"),
     path("projects/<id:pk>/releases/", views.ProjectReleasesApi.as_view(),
          name="api_project_releases"),
+    path("releases/<id:pk>/files/<path:path>", views.ReleaseFileApi.as_view(),
+         name="api_release_file"),
     path("releases/<id:pk>/score/", views.ReleaseScoreApi.as_view(), name="api_release_score"),
     path("projects/<id:pk>/records/", views.ProjectRecordsApi.as_view(),
          name="api_project_records"),

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -243,6 +247,33 @@ class ProjectReleasesApi(generics.GenericAPIView):
         except ValidationError as exc:
             return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
         return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)
+
+
+class AnyAcceptNegotiation(BaseContentNegotiation):
+    """A download answers whatever the client accepts (``Accept: application/octet-stream``
+    or the file's own type would otherwise be a 406); its errors are JSON."""
+
+    def select_parser(self, request: Request, parsers: list) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request: Request, renderers: list,
+                        format_suffix: str | None = None) -> tuple[Any, str]:
+        return renderers[0], renderers[0].media_type
+
+
+class ReleaseFileApi(APIView):
+    """Download one file of a release, as its ``url`` in a release's ``files`` names it:
+    the release page's download, for token clients too. Published releases for every
+    role, unpublished ones for admins."""
+
+    permission_classes = (IsAnyRole,)
+    content_negotiation_class = AnyAcceptNegotiation
+
+    @extend_schema(responses={(200, "*/*"): OpenApiResponse(
+        OpenApiTypes.BINARY, description="The file, as an attachment, with its own content "
+                                          "type (text files in UTF-8).")})
+    def get(self, request: Request, pk: int, path: str) -> HttpResponseBase:
+        return releases.release_download(user=request.user, release_id=pk, path=path)
 
 
 class ReleaseScoreApi(APIView):

@@ -269,6 +269,34 @@ def test_only_admins_create_and_workers_see_only_published(
     assert b"".join(response.streaming_content).startswith(b'{"version"')
 
 
+def test_a_token_client_downloads_a_release_file_by_its_listed_url(
+    finished_project, admin_user, committed, workers
+):
+    """A research group's script with an API token lists a release and downloads its files
+    from the ``url`` the list gives (the release page's link answered a token with a
+    redirect to the login page), whatever it accepts; errors are JSON."""
+    from rest_framework.authtoken.models import Token
+
+    with committed():
+        release = releases.release_create(project=finished_project, user=admin_user,
+                                          version="1.0.0", formats=["squad-v2"])
+    release.refresh_from_db()
+    releases.release_publish(release=release, actor=admin_user)
+    token = Token.objects.create(user=workers["ann1"])
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    listed = api.get(reverse("api_project_releases", args=[finished_project.pk])).json()
+    entry = next(f for f in listed["results"][0]["files"] if f["format"] == "squad-v2")
+    for accept in ("*/*", "application/octet-stream", "application/json"):
+        download = api.get(entry["url"], HTTP_ACCEPT=accept)
+        assert download.status_code == 200, (accept, download.status_code)
+        body = b"".join(download.streaming_content)
+        assert len(body) == entry["bytes"] and body.startswith(b'{"version"')
+    missing = api.get(entry["url"] + ".gz", HTTP_ACCEPT="application/octet-stream")
+    assert missing.status_code == 404 and "detail" in missing.json()
+    assert APIClient().get(entry["url"]).status_code == 403
+
+
 def test_create_release_command_writes_files_and_prints_checksums(finished_project, tmp_path):
     from io import StringIO
 
