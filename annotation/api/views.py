@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from annotation.api.serializers import (
     UserOutputSerializer,
     WorkerOutputSerializer,
 )
-from annotation.models import MemberStatus, Project, ProjectMember
+from annotation.models import Assignment, MemberStatus, Project, ProjectMember, Submission
 from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role, has_role
 from annotation.scoring import release_score
 from collector.metrics import MetricsInputError
@@ -122,11 +123,32 @@ class TaskDetailApi(APIView):
         return Response(TaskOutputSerializer(_own_assignment(request, pk)).data)
 
 
+def _submitted_already(request: Request, pk: int, payload: dict) -> Submission | None:
+    """The worker's submission of task ``pk`` when the task is submitted and ``payload`` is
+    what it recorded (once cleaned): a submit retried after its answer was lost (a timeout,
+    a dropped connection) gets the first one's answer instead of a 409."""
+    submission = (Submission.objects.filter(assignment_id=pk, worker=request.user,
+                                            assignment__status=Assignment.Status.SUBMITTED)
+                  .select_related("item__stage", "item__document").order_by("pk").first())
+    if submission is None:
+        return None
+    try:
+        cleaned = submission.item.stage.kind_spec.payload_checked(submission.item, payload)
+    except ValidationError:
+        return None
+    # As stored: JSON has lists, not tuples.
+    return submission if json.loads(json.dumps(cleaned)) == submission.payload else None
+
+
 class TaskSubmitApi(APIView):
     permission_classes = (IsAnnotator,)
 
     @extend_schema(request=TaskSubmitInputSerializer, responses={
         201: TaskSubmitOutputSerializer,
+        200: OpenApiResponse(TaskSubmitOutputSerializer,
+                             description="A retry of a submit already recorded (the same "
+                                         "payload): the submission it made, and with "
+                                         "`next` the task the worker now holds."),
         409: OpenApiResponse(ErrorsOutputSerializer,
                              description="The task can no longer be submitted."),
     })
@@ -147,12 +169,17 @@ class TaskSubmitApi(APIView):
         except engine.TaskNotYours as exc:
             raise PermissionDenied(str(exc)) from exc
         except engine.TaskError as exc:
-            return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+            submission = _submitted_already(request, pk, data.validated_data["payload"])
+            if submission is None:
+                return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+            answer = status.HTTP_200_OK  # a retry: what the first submit recorded
+        else:
+            answer = status.HTTP_201_CREATED
         result = {"submission": submission.pk, "payload": submission.payload}
         if data.validated_data["next"]:
             # Committed already: the claim is a transaction of its own, as from /tasks/next/.
             result["next"] = _claim(request, Project(pk=submission.item.stage.project_id))
-        return Response(TaskSubmitOutputSerializer(result).data, status=status.HTTP_201_CREATED)
+        return Response(TaskSubmitOutputSerializer(result).data, status=answer)
 
 
 class TaskReleaseApi(APIView):
