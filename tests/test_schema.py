@@ -133,3 +133,21 @@ def test_the_docs_page_serves_swagger_ui_from_local_files_without_inline_script(
     assert script.status_code == 200
     assert script["Content-Type"].startswith("application/javascript")
     assert SCHEMA in script.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_submit_payload_is_documented_for_every_kind_annotators_work(client, admin_user):
+    """An API client learns from the schema what each task kind's ``payload`` takes (the
+    schema said only "an object"): every stage kind people work says it, and the schema's
+    ``payload`` lists each kind an annotator claims through the API."""
+    from annotation.stages import stage_kinds
+
+    human = {key: kind for key, kind in stage_kinds().items() if not kind.automatic}
+    assert {"newsqa_answer", "reco_evidence", "marco_distill", "judgment_rate"} <= set(human)
+    assert not [key for key, kind in human.items() if not kind.payload_doc.strip()]
+    client.force_login(admin_user)
+    schema = client.get(SCHEMA, {"format": "json"}).json()
+    payload = schema["components"]["schemas"]["TaskSubmitInputRequest"]["properties"]["payload"]
+    for key, kind in human.items():
+        listed = f"- `{key}`: {kind.payload_doc}" in payload["description"]
+        assert listed == (kind.role == Role.ANNOTATOR), key
