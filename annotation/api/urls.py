@@ -16,6 +16,8 @@ urlpatterns = [
          name="api_project_releases"),
     path("releases/<id:pk>/files/<path:path>", views.ReleaseFileApi.as_view(),
          name="api_release_file"),
+    path("releases/<id:pk>/publish/", views.ReleasePublishApi.as_view(),
+         name="api_release_publish"),
     path("releases/<id:pk>/score/", views.ReleaseScoreApi.as_view(), name="api_release_score"),
     path("projects/<id:pk>/records/", views.ProjectRecordsApi.as_view(),
          name="api_project_records"),

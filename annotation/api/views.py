@@ -276,6 +276,28 @@ class ProjectReleasesApi(generics.GenericAPIView):
         return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)
 
 
+class ReleasePublishApi(APIView):
+    """Publish a ready release (admins): workers then see it and may download and score
+    against it. A release still building, failed or published already is a 409."""
+
+    permission_classes = (IsAdmin,)
+
+    @extend_schema(request=None, responses={
+        200: ReleaseOutputSerializer,
+        409: OpenApiResponse(ErrorsOutputSerializer,
+                             description="The release is not ready (building, failed) or "
+                                         "is published already."),
+    })
+    def post(self, request: Request, pk: int) -> Response:
+        release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
+        try:
+            releases.release_publish(release=release, actor=request.user)
+        except ValidationError as exc:
+            return Response({"errors": exc.messages}, status=status.HTTP_409_CONFLICT)
+        release.refresh_from_db()
+        return Response(ReleaseOutputSerializer(release).data)
+
+
 class AnyAcceptNegotiation(BaseContentNegotiation):
     """A download answers whatever the client accepts (``Accept: application/octet-stream``
     or the file's own type would otherwise be a 406); its errors are JSON."""

@@ -297,6 +297,32 @@ def test_a_token_client_downloads_a_release_file_by_its_listed_url(
     assert APIClient().get(entry["url"]).status_code == 403
 
 
+def test_an_admin_script_creates_and_publishes_a_release_through_the_api(
+    finished_project, admin_user, committed, workers
+):
+    """A release made through the API can be published through it (only the project page
+    could publish, so a script's release stayed invisible to workers)."""
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    with committed():
+        created = api.post(reverse("api_project_releases", args=[finished_project.pk]),
+                           {"version": "1.0.0", "formats": ["squad-v2"]}, format="json")
+    assert created.status_code == 201, created.content
+    publish = reverse("api_release_publish", args=[created.json()["id"]])
+    worker = APIClient()
+    worker.force_authenticate(workers["ann1"])
+    assert worker.post(publish).status_code == 403
+    published = api.post(publish)
+    assert published.status_code == 200, published.content
+    assert published.json()["status"] == "published" and published.json()["published_at"]
+    assert published.json()["files"]
+    again = api.post(publish)
+    assert again.status_code == 409 and "published already" in again.json()["errors"][0]
+    listed = worker.get(reverse("api_project_releases", args=[finished_project.pk])).json()
+    assert [r["version"] for r in listed["results"]] == ["1.0.0"]
+    assert api.post(reverse("api_release_publish", args=[10**9])).status_code == 404
+
+
 def test_create_release_command_writes_files_and_prints_checksums(finished_project, tmp_path):
     from io import StringIO
 
