@@ -64,7 +64,8 @@ def document_task_payloads(result: dict[str, Any], generator: Any, request: Any,
     if payload is not None:
         payload["description"] = (
             "The answer, validated by the task's stage kind (`kind` of the task); a refused "
-            "one is a 400 with `errors`. By kind:\n\n" + "\n".join(lines))
+            "one is a 400 with `errors`. In a form, the JSON text of the object. By kind:"
+            "\n\n" + "\n".join(lines))
     return result
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
@@ -215,6 +216,33 @@ def test_an_api_submit_retried_after_its_answer_was_lost_gets_the_first_ones_ans
     ann.force_authenticate(workers["ann1"])
     assert ann.post(reverse("api_task_submit", args=[pk]), {"payload": payload},
                     format="json").status_code == 403
+
+
+def test_an_api_submit_in_a_form_takes_its_payload_as_json_text(newsqa_project, workers):
+    """The schema offers the submit as a form too: ``payload`` is then the JSON text of
+    the answer, as the task pages post it (it was read as an empty object, refused with the
+    kind's message about a field the client had sent); text that is not a JSON object is a
+    400 naming ``payload``."""
+    api = APIClient()
+    api.force_authenticate(workers["questioner"])
+    pk = api.post(reverse("api_task_next"), {"project": newsqa_project.pk},
+                  format="json").json()["id"]
+    url = reverse("api_task_submit", args=[pk])
+    for bad in ("Who opposed the plan?", '{"questions": NaN}', '["Who?"]'):
+        refused = api.post(url, {"payload": bad})
+        assert refused.status_code == 400 and list(refused.json()) == ["payload"], bad
+    for encoding in ("multipart", "urlencoded"):  # the first is refused as already in
+        body = {"payload": json.dumps({"questions": ["Who opposed the plan?"]}),
+                "active_time_s": "0"}
+        if encoding == "urlencoded":
+            sent = api.post(url, urlencode(body),
+                            content_type="application/x-www-form-urlencoded")
+            assert sent.status_code == 200, sent.content  # the same answer again
+        else:
+            sent = api.post(url, body, format="multipart")
+            assert sent.status_code == 201, sent.content
+        assert sent.json()["payload"] == {"questions": ["Who opposed the plan?"]}
+    assert Submission.objects.filter(assignment_id=pk).count() == 1
 
 
 def test_api_submit_with_next_claims_the_next_task_in_the_same_request(newsqa_project,
