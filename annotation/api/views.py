@@ -261,6 +261,9 @@ class ProjectReleasesApi(generics.GenericAPIView):
 
     @extend_schema(request=ReleaseCreateInputSerializer, responses={
         201: ReleaseOutputSerializer,
+        200: OpenApiResponse(ReleaseOutputSerializer,
+                             description="A retry of a create already recorded (the same "
+                                         "version, formats and options): that release."),
     })
     def post(self, request: Request, pk: int) -> Response:
         if not IsAdmin().has_permission(request, self):
@@ -268,11 +271,19 @@ class ProjectReleasesApi(generics.GenericAPIView):
         project = get_object_or_404(Project, pk=pk)
         data = ReleaseCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        asked = data.validated_data
         try:
-            release = releases.release_create(project=project, user=request.user,
-                                              **data.validated_data)
+            release = releases.release_create(project=project, user=request.user, **asked)
         except ValidationError as exc:
-            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+            # A create retried after its answer was lost (a timeout): the release it made,
+            # when it is the one asked for; another release under the version stays a 400.
+            same = selectors.releases_visible(user=request.user, project=project).filter(
+                version=asked["version"], formats=list(dict.fromkeys(asked["formats"])),
+                omit_workers=asked["omit_workers"],
+                unagreed_questions=asked["unagreed_questions"]).first()
+            if same is None:
+                return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(ReleaseOutputSerializer(same).data)
         return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)
 
 

@@ -301,13 +301,24 @@ def test_an_admin_script_creates_and_publishes_a_release_through_the_api(
     finished_project, admin_user, committed, workers
 ):
     """A release made through the API can be published through it (only the project page
-    could publish, so a script's release stayed invisible to workers)."""
+    could publish, so a script's release stayed invisible to workers), and a create retried
+    after a timeout gets the release it made."""
     api = APIClient()
     api.force_authenticate(admin_user)
     with committed():
         created = api.post(reverse("api_project_releases", args=[finished_project.pk]),
                            {"version": "1.0.0", "formats": ["squad-v2"]}, format="json")
     assert created.status_code == 201, created.content
+    # The create retried (its answer lost): the release it made, not a refusal; the same
+    # version with other formats is still refused.
+    releases_url = reverse("api_project_releases", args=[finished_project.pk])
+    retried = api.post(releases_url, {"version": "1.0.0", "formats": ["squad-v2"]},
+                       format="json")
+    assert retried.status_code == 200 and retried.json()["id"] == created.json()["id"]
+    other = api.post(releases_url, {"version": "1.0.0", "formats": ["squad-v1"]},
+                     format="json")
+    assert other.status_code == 400 and "exists already" in other.json()["errors"][0]
+    assert Release.objects.count() == 1
     publish = reverse("api_release_publish", args=[created.json()["id"]])
     worker = APIClient()
     worker.force_authenticate(workers["ann1"])
