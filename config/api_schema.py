@@ -58,7 +58,7 @@ def document_task_payloads(result: dict[str, Any], generator: Any, request: Any,
     from annotation.stages import stage_kinds
 
     lines = [f"- `{key}`: {kind.payload_doc}" for key, kind in sorted(stage_kinds().items())
-             if not kind.automatic and kind.role == Role.ANNOTATOR]  # the tasks API's role
+             if kind.payload_doc and kind.role == Role.ANNOTATOR]  # the tasks API's role
     payload = (result.get("components", {}).get("schemas", {})
                .get("TaskSubmitInputRequest", {}).get("properties", {}).get("payload"))
     if payload is not None:
