@@ -22,6 +22,7 @@ without a split stage releases its records as train (``train-v2.0.json``), as it
 
 from __future__ import annotations
 
+import mimetypes
 import re
 import statistics
 import tempfile
@@ -38,6 +39,8 @@ from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import transaction
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy
@@ -178,6 +181,30 @@ def release_open(release: Release, path: str) -> File:
     if not storage.exists(name):
         raise FileNotFoundError(f"release {release}: {name} is missing from the storage")
     return storage.open(name, "rb")
+
+
+def release_download(*, user: Any, release_id: int, path: str) -> FileResponse:
+    """The response that downloads file ``path`` of a release ``user`` may see, streamed
+    from the release storage (the release page's links and the API). Http404 for a
+    release they may not see, a path the release does not list, or a file gone from the
+    storage."""
+    from annotation.selectors import releases_visible
+
+    release = get_object_or_404(releases_visible(user=user), pk=release_id)
+    entry = release.files.filter(path=path).first()
+    if entry is None:
+        raise Http404("no such file in this release")
+    try:
+        handle = release_open(release, entry.path)
+    except FileNotFoundError as exc:
+        raise Http404("the file is missing from the release storage") from exc
+    # Every text file of a release is UTF-8 (the datasheet, a dataset card, CSV): said so,
+    # else clients read text/markdown and text/csv as ASCII or Latin-1 and garble Chinese.
+    content_type, encoding = mimetypes.guess_type(entry.path)
+    if content_type and content_type.startswith("text/") and encoding is None:
+        content_type += "; charset=utf-8"
+    return FileResponse(handle, as_attachment=True, filename=entry.path.rsplit("/", 1)[-1],
+                        content_type=content_type)
 
 
 def release_split_file(release: Release, format: str,  # noqa: A002

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mimetypes
 from typing import Any
 
 from django.contrib import messages
@@ -571,26 +570,11 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @role_required(Role.ANNOTATOR, Role.CHECKER, Role.ADMIN)
 def release_file(request: HttpRequest, pk: int, path: str) -> HttpResponse:
     """Download one file of a release (unpublished releases: admins only), streamed from
-    the release storage."""
-    from django.http import FileResponse
+    the release storage (``GET /api/v1/releases/<id>/files/<path>`` is the same file for
+    an API client)."""
+    from annotation.releases import release_download
 
-    from annotation.releases import release_open
-
-    release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
-    entry = release.files.filter(path=path).first()
-    if entry is None:
-        raise Http404("no such file in this release")
-    try:
-        handle = release_open(release, entry.path)
-    except FileNotFoundError as exc:
-        raise Http404("the file is missing from the release storage") from exc
-    # Every text file of a release is UTF-8 (the datasheet, a dataset card, CSV): said so,
-    # else clients read text/markdown and text/csv as ASCII or Latin-1 and garble Chinese.
-    content_type, encoding = mimetypes.guess_type(entry.path)
-    if content_type and content_type.startswith("text/") and encoding is None:
-        content_type += "; charset=utf-8"
-    return FileResponse(handle, as_attachment=True, filename=entry.path.rsplit("/", 1)[-1],
-                        content_type=content_type)
+    return release_download(user=request.user, release_id=pk, path=path)
 
 
 @role_required(Role.ADMIN)

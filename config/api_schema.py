@@ -50,6 +50,25 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
     return result
 
 
+def document_task_payloads(result: dict[str, Any], generator: Any, request: Any,
+                           public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: a submit's ``payload`` says, for each stage kind
+    people work (the task's ``kind``), what it takes, from the kind's ``payload_doc``."""
+    from annotation.roles import Role
+    from annotation.stages import stage_kinds
+
+    lines = [f"- `{key}`: {kind.payload_doc}" for key, kind in sorted(stage_kinds().items())
+             if kind.payload_doc and kind.role == Role.ANNOTATOR]  # the tasks API's role
+    payload = (result.get("components", {}).get("schemas", {})
+               .get("TaskSubmitInputRequest", {}).get("properties", {}).get("payload"))
+    if payload is not None:
+        payload["description"] = (
+            "The answer, validated by the task's stage kind (`kind` of the task); a refused "
+            "one is a 400 with `errors`. In a form, the JSON text of the object. By kind:"
+            "\n\n" + "\n".join(lines))
+    return result
+
+
 class ReleaseScoresSchema(OpenApiSerializerExtension):
     """The scores' keys depend on the format's scorer: an object of any metric names."""
 

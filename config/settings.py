@@ -346,6 +346,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.api_schema.document_error_responses",
+        "config.api_schema.document_task_payloads",
     ],
 }
 

@@ -96,11 +96,15 @@ def test_every_operation_documents_its_request_and_responses(client, admin_user)
                 body = operation["responses"][code].get("content")
                 if code == "204":
                     assert body is None, where
+                elif path == "/api/v1/releases/{id}/files/{path}":  # a download: the file
+                    assert body == {"*/*": {"schema": {"type": "string",
+                                                       "format": "binary"}}}, where
                 else:
                     ref = body["application/json"]["schema"]
                     ref = ref.get("$ref") or ref.get("items", {}).get("$ref")
                     assert ref and ref.rsplit("/", 1)[1] in components, where
-            if method == "post" and path not in ("/api/v1/tasks/{id}/release/",):
+            if method == "post" and path not in ("/api/v1/tasks/{id}/release/",
+                                                 "/api/v1/releases/{id}/publish/"):
                 content = operation["requestBody"]["content"]
                 assert any("$ref" in media["schema"] for media in content.values()), where
 
@@ -130,3 +134,22 @@ def test_the_docs_page_serves_swagger_ui_from_local_files_without_inline_script(
     assert script.status_code == 200
     assert script["Content-Type"].startswith("application/javascript")
     assert SCHEMA in script.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_submit_payload_is_documented_for_every_kind_annotators_work(client, admin_user):
+    """An API client learns from the schema what each task kind's ``payload`` takes (the
+    schema said only "an object"): every stage kind people work says it, and the schema's
+    ``payload`` lists each kind an annotator claims through the API."""
+    from annotation.stages import stage_kinds
+
+    human = {key: kind for key, kind in stage_kinds().items() if not kind.automatic
+             and type(kind).__module__.startswith("annotation.stages")}  # not tests' kinds
+    assert {"newsqa_answer", "reco_evidence", "marco_distill", "judgment_rate"} <= set(human)
+    assert not [key for key, kind in human.items() if not kind.payload_doc.strip()]
+    client.force_login(admin_user)
+    schema = client.get(SCHEMA, {"format": "json"}).json()
+    payload = schema["components"]["schemas"]["TaskSubmitInputRequest"]["properties"]["payload"]
+    for key, kind in human.items():
+        listed = f"- `{key}`: {kind.payload_doc}" in payload["description"]
+        assert listed == (kind.role == Role.ANNOTATOR), key

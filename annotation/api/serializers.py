@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 from rest_framework import serializers
+from rest_framework.utils import html
 
 from annotation.models import Assignment, Project, Release
 from annotation.roles import user_roles
@@ -77,8 +79,24 @@ class TaskNextInputSerializer(serializers.Serializer):
     project = ProjectRefField(queryset=Project.objects.all(), required=False, allow_null=True)
 
 
+class PayloadField(serializers.DictField):
+    """The answer: a JSON object; in a form (``application/x-www-form-urlencoded``,
+    multipart) the ``payload`` field holds it as JSON text, as the task pages post it (a
+    form's text was taken for an empty object, and the kind's refusal named fields the
+    client had sent). ``payload.<name>`` fields still give a flat object."""
+
+    def get_value(self, dictionary: Any) -> Any:
+        if html.is_html_input(dictionary) and isinstance(dictionary.get(self.field_name), str):
+            text = dictionary[self.field_name]
+            try:
+                return orjson.loads(text)  # refuses what the JSON body's parser refuses
+            except orjson.JSONDecodeError:
+                return text  # refused as text, not an object
+        return super().get_value(dictionary)
+
+
 class TaskSubmitInputSerializer(serializers.Serializer):
-    payload = serializers.DictField()
+    payload = PayloadField()
     active_time_s = serializers.FloatField(required=False, allow_null=True, min_value=0)
     next = serializers.BooleanField(
         required=False, default=False,
@@ -160,10 +178,11 @@ class ReleaseFileOutputSerializer(serializers.Serializer):
     records = serializers.IntegerField()
     sha256 = serializers.CharField()
     bytes = serializers.IntegerField()
-    url = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField(
+        help_text="Where to download the file: GET it with the same session or token.")
 
     def get_url(self, f) -> str:
-        return reverse("annotation:release_file", args=[f.release_id, f.path])
+        return reverse("api_release_file", args=[f.release_id, f.path])
 
 
 class ReleaseOutputSerializer(serializers.Serializer):

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -34,7 +39,7 @@ from annotation.api.serializers import (
     UserOutputSerializer,
     WorkerOutputSerializer,
 )
-from annotation.models import MemberStatus, Project, ProjectMember
+from annotation.models import Assignment, MemberStatus, Project, ProjectMember, Submission
 from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role, has_role
 from annotation.scoring import release_score
 from collector.metrics import MetricsInputError
@@ -118,11 +123,32 @@ class TaskDetailApi(APIView):
         return Response(TaskOutputSerializer(_own_assignment(request, pk)).data)
 
 
+def _submitted_already(request: Request, pk: int, payload: dict) -> Submission | None:
+    """The worker's submission of task ``pk`` when the task is submitted and ``payload`` is
+    what it recorded (once cleaned): a submit retried after its answer was lost (a timeout,
+    a dropped connection) gets the first one's answer instead of a 409."""
+    submission = (Submission.objects.filter(assignment_id=pk, worker=request.user,
+                                            assignment__status=Assignment.Status.SUBMITTED)
+                  .select_related("item__stage", "item__document").order_by("pk").first())
+    if submission is None:
+        return None
+    try:
+        cleaned = submission.item.stage.kind_spec.payload_checked(submission.item, payload)
+    except ValidationError:
+        return None
+    # As stored: JSON has lists, not tuples.
+    return submission if json.loads(json.dumps(cleaned)) == submission.payload else None
+
+
 class TaskSubmitApi(APIView):
     permission_classes = (IsAnnotator,)
 
     @extend_schema(request=TaskSubmitInputSerializer, responses={
         201: TaskSubmitOutputSerializer,
+        200: OpenApiResponse(TaskSubmitOutputSerializer,
+                             description="A retry of a submit already recorded (the same "
+                                         "payload): the submission it made, and with "
+                                         "`next` the task the worker now holds."),
         409: OpenApiResponse(ErrorsOutputSerializer,
                              description="The task can no longer be submitted."),
     })
@@ -143,12 +169,17 @@ class TaskSubmitApi(APIView):
         except engine.TaskNotYours as exc:
             raise PermissionDenied(str(exc)) from exc
         except engine.TaskError as exc:
-            return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+            submission = _submitted_already(request, pk, data.validated_data["payload"])
+            if submission is None:
+                return Response({"errors": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+            answer = status.HTTP_200_OK  # a retry: what the first submit recorded
+        else:
+            answer = status.HTTP_201_CREATED
         result = {"submission": submission.pk, "payload": submission.payload}
         if data.validated_data["next"]:
             # Committed already: the claim is a transaction of its own, as from /tasks/next/.
             result["next"] = _claim(request, Project(pk=submission.item.stage.project_id))
-        return Response(TaskSubmitOutputSerializer(result).data, status=status.HTTP_201_CREATED)
+        return Response(TaskSubmitOutputSerializer(result).data, status=answer)
 
 
 class TaskReleaseApi(APIView):
@@ -230,6 +261,9 @@ class ProjectReleasesApi(generics.GenericAPIView):
 
     @extend_schema(request=ReleaseCreateInputSerializer, responses={
         201: ReleaseOutputSerializer,
+        200: OpenApiResponse(ReleaseOutputSerializer,
+                             description="A retry of a create already recorded (the same "
+                                         "version, formats and options): that release."),
     })
     def post(self, request: Request, pk: int) -> Response:
         if not IsAdmin().has_permission(request, self):
@@ -237,12 +271,69 @@ class ProjectReleasesApi(generics.GenericAPIView):
         project = get_object_or_404(Project, pk=pk)
         data = ReleaseCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        asked = data.validated_data
         try:
-            release = releases.release_create(project=project, user=request.user,
-                                              **data.validated_data)
+            release = releases.release_create(project=project, user=request.user, **asked)
         except ValidationError as exc:
-            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+            # A create retried after its answer was lost (a timeout): the release it made,
+            # when it is the one asked for; another release under the version stays a 400.
+            same = selectors.releases_visible(user=request.user, project=project).filter(
+                version=asked["version"], formats=list(dict.fromkeys(asked["formats"])),
+                omit_workers=asked["omit_workers"],
+                unagreed_questions=asked["unagreed_questions"]).first()
+            if same is None:
+                return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(ReleaseOutputSerializer(same).data)
         return Response(ReleaseOutputSerializer(release).data, status=status.HTTP_201_CREATED)
+
+
+class ReleasePublishApi(APIView):
+    """Publish a ready release (admins): workers then see it and may download and score
+    against it. A release still building, failed or published already is a 409."""
+
+    permission_classes = (IsAdmin,)
+
+    @extend_schema(request=None, responses={
+        200: ReleaseOutputSerializer,
+        409: OpenApiResponse(ErrorsOutputSerializer,
+                             description="The release is not ready (building, failed) or "
+                                         "is published already."),
+    })
+    def post(self, request: Request, pk: int) -> Response:
+        release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
+        try:
+            releases.release_publish(release=release, actor=request.user)
+        except ValidationError as exc:
+            return Response({"errors": exc.messages}, status=status.HTTP_409_CONFLICT)
+        release.refresh_from_db()
+        return Response(ReleaseOutputSerializer(release).data)
+
+
+class AnyAcceptNegotiation(BaseContentNegotiation):
+    """A download answers whatever the client accepts (``Accept: application/octet-stream``
+    or the file's own type would otherwise be a 406); its errors are JSON."""
+
+    def select_parser(self, request: Request, parsers: list) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request: Request, renderers: list,
+                        format_suffix: str | None = None) -> tuple[Any, str]:
+        return renderers[0], renderers[0].media_type
+
+
+class ReleaseFileApi(APIView):
+    """Download one file of a release, as its ``url`` in a release's ``files`` names it:
+    the release page's download, for token clients too. Published releases for every
+    role, unpublished ones for admins."""
+
+    permission_classes = (IsAnyRole,)
+    content_negotiation_class = AnyAcceptNegotiation
+
+    @extend_schema(responses={(200, "*/*"): OpenApiResponse(
+        OpenApiTypes.BINARY, description="The file, as an attachment, with its own content "
+                                          "type (text files in UTF-8).")})
+    def get(self, request: Request, pk: int, path: str) -> HttpResponseBase:
+        return releases.release_download(user=request.user, release_id=pk, path=path)
 
 
 class ReleaseScoreApi(APIView):

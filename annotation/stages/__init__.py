@@ -126,6 +126,9 @@ class StageKind:
     #: Kinds whose task shows other workers' answers (as the protocol lets that stage's
     #: workers see them): never shown to someone who has not joined (MTurk's preview).
     shows_others_work: ClassVar[bool] = False
+    #: Kinds worked by people: the submission's ``payload`` for an API client (Markdown,
+    #: in English like the rest of the API's schema), listed under ``payload`` in it.
+    payload_doc: ClassVar[str] = ""
 
     def all_params(self) -> dict[str, Param]:
         """The kind's own parameters, and for kinds worked by people ``WORK_PARAMS``

@@ -198,6 +198,8 @@ class RateKind(StageKind):
     system and to the other raters' scores."""
 
     key = "judgment_rate"
+    payload_doc = (
+        '`{"score": n}`: a whole number from 1 to 5.')
     label = gettext_lazy("Rate answers 1-5")
     template = "annotation/tasks/judgment_rate.html"
     overlap_param = "raters_per_candidate"

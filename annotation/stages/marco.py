@@ -169,6 +169,13 @@ class JudgeKind(StageKind):
 
     payload_labels = ("intent", "decision", "exclusions", "query_type", "question_type")
     key = "marco_judge"
+    payload_doc = (
+        '`{"intent": "informational"|"navigational"|"transactional", "decision": '
+        '"keep"|"exclude", "exclusions": [reason, …], "query_type": "", "question_type": '
+        '""}`: `exclusions` from `task.exclusions` (values), required with `exclude` for an '
+        'informational query and empty with `keep` (only informational queries are kept); '
+        '`query_type` (DESCRIPTION, NUMERIC, ENTITY, LOCATION, PERSON) and `question_type` '
+        '(YES_NO, ENTITY, DESCRIPTION) optional.')
     label = gettext_lazy("Query judgment")
     template = "annotation/tasks/marco_judge.html"
     overlap_param = "judges_per_query"
@@ -354,6 +361,11 @@ class CurateKind(StageKind):
     that together answer it, or marks the query not answerable by them."""
 
     key = "marco_curate"
+    payload_doc = (
+        '`{"selected": [rank, …], "conflict": false, "conflict_reason": "", "note": ""}`: the'
+        " ranks of one to the stage's `max_selected` passages of `task.passages` that answer "
+        'the query (`conflict_reason` required when `conflict` is true); or `{"unanswerable":'
+        ' true}`. `note` optional.')
     label = gettext_lazy("Passage curation")
     template = "annotation/tasks/marco_curate.html"
     scores_gold = True
@@ -528,6 +540,11 @@ class DistillKind(StageKind):
 
     payload_labels = ("yesno",)
     key = "marco_distill"
+    payload_doc = (
+        '`{"answer": "…", "yesno": "Yes"|"No"|"Depends", "entities": ["…", …]}`: the answer '
+        "in the editor's own words (at most the stage's `max_answer_chars`); `yesno` required"
+        ' for, and only for, YES_NO questions; `entities` (at least one) for, and only for, '
+        'ENTITY questions.')
     label = gettext_lazy("Answer distillation")
     template = "annotation/tasks/marco_distill.html"
     overlap_param = "editors_per_query"
@@ -688,6 +705,9 @@ class ReviewKind(StageKind):
 
     payload_labels = ("keep", "drop", "checked")
     key = "marco_review"
+    payload_doc = (
+        '`{"decisions": {"n": "keep"|"drop", …}, "note": ""}`: keep or drop for each flagged '
+        'answer, keyed by its index.')
     label = gettext_lazy("Outlier review")
     role = Role.CHECKER
     template = "annotation/tasks/marco_review.html"

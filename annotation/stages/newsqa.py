@@ -227,6 +227,9 @@ class QuestionKind(StageKind):
     """Human: the questioner sees only headline and highlights and writes questions."""
 
     key = "newsqa_question"
+    payload_doc = (
+        '`{"questions": ["…", …]}`: one to the stage\'s `max_questions` questions about the '
+        'article, none repeated; a question too close to the highlights is refused.')
     label = gettext_lazy("Question sourcing")
     template = "annotation/tasks/newsqa_question.html"
     overlap_param = "questioners_per_article"
@@ -341,6 +344,11 @@ class AnswerKind(StageKind):
     """Human: the answerer sees the full article and one question, and marks spans."""
 
     key = "newsqa_answer"
+    payload_doc = (
+        '`{"spans": [[start, end], …]}`: one or more non-overlapping character ranges of the '
+        'article, as the `s` and `e` of `task.tokens` give them (Unicode code points, end '
+        'exclusive); or `{"no_answer": true}` (no answer in the article) or '
+        '`{"bad_question": true}` (the question makes no sense).')
     label = gettext_lazy("Answer sourcing")
     template = "annotation/tasks/newsqa_answer.html"
     overlap_param = "answers_per_question"
@@ -524,6 +532,9 @@ class ValidateKind(StageKind):
     """Human: a validator sees article, question and the unique answers, picks the best."""
 
     key = "newsqa_validate"
+    payload_doc = (
+        '`{"choice": n}`: the index of the best answer in `task.options`; or `{"all_bad": '
+        'true}` or `{"bad_question": true}`.')
     label = gettext_lazy("Validation")
     template = "annotation/tasks/newsqa_validate.html"
     overlap_param = "validators_per_question"

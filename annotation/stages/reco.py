@@ -603,6 +603,12 @@ class EvidenceKind(StageKind):
     the query. A checker inspects a sample of each finished batch."""
 
     key = "reco_evidence"
+    payload_doc = (
+        '`{"doc": n, "evidence": [start, end], "alternatives": {"positive": "…", "negative": '
+        '"…", "uncertain": "…"}, "answer": "positive"|"negative"|"uncertain"}`: the index of '
+        'the document in `task.documents`, a character range of its text (Unicode code '
+        'points, end exclusive), three different short alternatives without `|`, and which is'
+        ' correct; or `{"reject": true}` (not a yes / no / uncertain question).')
     label = gettext_lazy("Evidence and answers")
     template = "annotation/tasks/reco_evidence.html"
     batched = True
@@ -737,6 +743,9 @@ class DoubleEvidenceKind(EvidenceKind):
     answers go to a third annotator to choose the evidence, disagreeing ones to a checker."""
 
     key = "reco_test_evidence"
+    payload_doc = (
+        'As `reco_evidence`: `{"doc": n, "evidence": [start, end], "alternatives": {…}, '
+        '"answer": …}` or `{"reject": true}`.')
     label = gettext_lazy("Test set: evidence and answers (two annotators)")
     batched = False
     inspection_rules = ()
@@ -821,6 +830,8 @@ class EvidenceChoiceKind(_CandidatesKind):
     whose answers agree."""
 
     key = "reco_evidence_choice"
+    payload_doc = (
+        '`{"choice": n}`: the index of the label in `task.candidates` whose evidence is best.')
     label = gettext_lazy("Test set: choose the evidence")
     template = "annotation/tasks/reco_evidence_choice.html"
     shows_others_work = True
@@ -843,6 +854,9 @@ class AdjudicateKind(_CandidatesKind):
     query."""
 
     key = "reco_adjudicate"
+    payload_doc = (
+        '`{"choice": n}`: the index of the correct label in `task.candidates`; or `{"reject":'
+        ' true}`.')
     label = gettext_lazy("Test set: adjudication")
     role = Role.CHECKER
     template = "annotation/tasks/reco_adjudicate.html"

@@ -269,6 +269,71 @@ def test_only_admins_create_and_workers_see_only_published(
     assert b"".join(response.streaming_content).startswith(b'{"version"')
 
 
+def test_a_token_client_downloads_a_release_file_by_its_listed_url(
+    finished_project, admin_user, committed, workers
+):
+    """A research group's script with an API token lists a release and downloads its files
+    from the ``url`` the list gives (the release page's link answered a token with a
+    redirect to the login page), whatever it accepts; errors are JSON."""
+    from rest_framework.authtoken.models import Token
+
+    with committed():
+        release = releases.release_create(project=finished_project, user=admin_user,
+                                          version="1.0.0", formats=["squad-v2"])
+    release.refresh_from_db()
+    releases.release_publish(release=release, actor=admin_user)
+    token = Token.objects.create(user=workers["ann1"])
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    listed = api.get(reverse("api_project_releases", args=[finished_project.pk])).json()
+    entry = next(f for f in listed["results"][0]["files"] if f["format"] == "squad-v2")
+    for accept in ("*/*", "application/octet-stream", "application/json"):
+        download = api.get(entry["url"], HTTP_ACCEPT=accept)
+        assert download.status_code == 200, (accept, download.status_code)
+        body = b"".join(download.streaming_content)
+        assert len(body) == entry["bytes"] and body.startswith(b'{"version"')
+    missing = api.get(entry["url"] + ".gz", HTTP_ACCEPT="application/octet-stream")
+    assert missing.status_code == 404 and "detail" in missing.json()
+    assert APIClient().get(entry["url"]).status_code == 403
+
+
+def test_an_admin_script_creates_and_publishes_a_release_through_the_api(
+    finished_project, admin_user, committed, workers
+):
+    """A release made through the API can be published through it (only the project page
+    could publish, so a script's release stayed invisible to workers), and a create retried
+    after a timeout gets the release it made."""
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    with committed():
+        created = api.post(reverse("api_project_releases", args=[finished_project.pk]),
+                           {"version": "1.0.0", "formats": ["squad-v2"]}, format="json")
+    assert created.status_code == 201, created.content
+    # The create retried (its answer lost): the release it made, not a refusal; the same
+    # version with other formats is still refused.
+    releases_url = reverse("api_project_releases", args=[finished_project.pk])
+    retried = api.post(releases_url, {"version": "1.0.0", "formats": ["squad-v2"]},
+                       format="json")
+    assert retried.status_code == 200 and retried.json()["id"] == created.json()["id"]
+    other = api.post(releases_url, {"version": "1.0.0", "formats": ["squad-v1"]},
+                     format="json")
+    assert other.status_code == 400 and "exists already" in other.json()["errors"][0]
+    assert Release.objects.count() == 1
+    publish = reverse("api_release_publish", args=[created.json()["id"]])
+    worker = APIClient()
+    worker.force_authenticate(workers["ann1"])
+    assert worker.post(publish).status_code == 403
+    published = api.post(publish)
+    assert published.status_code == 200, published.content
+    assert published.json()["status"] == "published" and published.json()["published_at"]
+    assert published.json()["files"]
+    again = api.post(publish)
+    assert again.status_code == 409 and "published already" in again.json()["errors"][0]
+    listed = worker.get(reverse("api_project_releases", args=[finished_project.pk])).json()
+    assert [r["version"] for r in listed["results"]] == ["1.0.0"]
+    assert api.post(reverse("api_release_publish", args=[10**9])).status_code == 404
+
+
 def test_create_release_command_writes_files_and_prints_checksums(finished_project, tmp_path):
     from io import StringIO
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
@@ -179,6 +180,71 @@ def test_api_round_trip_with_validation_errors(newsqa_project, workers, committe
     assert Submission.objects.filter(assignment_id=pk).count() == 1
 
 
+def test_an_api_submit_retried_after_its_answer_was_lost_gets_the_first_ones_answer(
+        newsqa_project, workers):
+    """A script whose submit timed out after the server recorded it sends it again: the
+    same payload is answered 200 with the submission the first made (and with ``next`` the
+    task the first claimed, not a second one); nothing is recorded twice. Another payload
+    for the submitted task is still a 409."""
+    api = APIClient()
+    api.force_authenticate(workers["questioner"])
+    payload = {"questions": [" Who opposed the plan? "]}
+    pk = api.post(reverse("api_task_next"), {"project": newsqa_project.pk},
+                  format="json").json()["id"]
+    first = api.post(reverse("api_task_submit", args=[pk]), {"payload": payload, "next": True},
+                     format="json")
+    assert first.status_code == 201, first.content
+    held = first.json()["next"]["id"]
+    for _ in range(2):
+        retry = api.post(reverse("api_task_submit", args=[pk]),
+                         {"payload": payload, "next": True}, format="json")
+        assert retry.status_code == 200, retry.content
+        assert retry.json()["submission"] == first.json()["submission"]
+        assert retry.json()["payload"] == {"questions": ["Who opposed the plan?"]}
+        assert retry.json()["next"]["id"] == held
+    plain = api.post(reverse("api_task_submit", args=[pk]), {"payload": payload},
+                     format="json")
+    assert plain.status_code == 200 and "next" not in plain.json()
+    other = api.post(reverse("api_task_submit", args=[pk]),
+                     {"payload": {"questions": ["Who backed the plan?"]}}, format="json")
+    assert other.status_code == 409 and "already submitted" in other.json()["errors"][0]
+    assert Submission.objects.filter(assignment_id=pk).count() == 1
+    assert list(Assignment.objects.filter(worker=workers["questioner"], status="active")
+                .values_list("pk", flat=True)) == [held]
+    # Someone else sending the same answer to that task is still refused.
+    ann = APIClient()
+    ann.force_authenticate(workers["ann1"])
+    assert ann.post(reverse("api_task_submit", args=[pk]), {"payload": payload},
+                    format="json").status_code == 403
+
+
+def test_an_api_submit_in_a_form_takes_its_payload_as_json_text(newsqa_project, workers):
+    """The schema offers the submit as a form too: ``payload`` is then the JSON text of
+    the answer, as the task pages post it (it was read as an empty object, refused with the
+    kind's message about a field the client had sent); text that is not a JSON object is a
+    400 naming ``payload``."""
+    api = APIClient()
+    api.force_authenticate(workers["questioner"])
+    pk = api.post(reverse("api_task_next"), {"project": newsqa_project.pk},
+                  format="json").json()["id"]
+    url = reverse("api_task_submit", args=[pk])
+    for bad in ("Who opposed the plan?", '{"questions": NaN}', '["Who?"]'):
+        refused = api.post(url, {"payload": bad})
+        assert refused.status_code == 400 and list(refused.json()) == ["payload"], bad
+    for encoding in ("multipart", "urlencoded"):  # the first is refused as already in
+        body = {"payload": json.dumps({"questions": ["Who opposed the plan?"]}),
+                "active_time_s": "0"}
+        if encoding == "urlencoded":
+            sent = api.post(url, urlencode(body),
+                            content_type="application/x-www-form-urlencoded")
+            assert sent.status_code == 200, sent.content  # the same answer again
+        else:
+            sent = api.post(url, body, format="multipart")
+            assert sent.status_code == 201, sent.content
+        assert sent.json()["payload"] == {"questions": ["Who opposed the plan?"]}
+    assert Submission.objects.filter(assignment_id=pk).count() == 1
+
+
 def test_api_submit_with_next_claims_the_next_task_in_the_same_request(newsqa_project,
                                                                        workers):
     api = APIClient()
@@ -203,7 +269,8 @@ def test_api_submit_with_next_claims_the_next_task_in_the_same_request(newsqa_pr
     ok = api.post(reverse("api_task_submit", args=[pk]), {"payload": payload}, format="json")
     assert ok.status_code == 201 and active() == []
     again = api.post(reverse("api_task_submit", args=[pk]),
-                     {"payload": payload, "next": True}, format="json")
+                     {"payload": {"questions": ["Who backed the plan?"]}, "next": True},
+                     format="json")
     assert again.status_code == 409
     assert active() == []  # questions are left, so a claim would have held one
 
