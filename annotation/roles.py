@@ -19,6 +19,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import AccessMixin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy
 from rest_framework.permissions import BasePermission
 
 
@@ -110,7 +111,7 @@ class HasRole(BasePermission):
     """DRF permission; subclass with ``roles`` or use the ready-made classes below."""
 
     roles: tuple[Role, ...] = ()
-    message = "Your account does not have the role this endpoint needs."
+    message = gettext_lazy("Your account does not have the role this endpoint needs.")
 
     def has_permission(self, request: Any, view: Any) -> bool:
         return has_role(request.user, *self.roles)

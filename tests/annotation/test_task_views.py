@@ -303,7 +303,12 @@ def test_checkers_and_anonymous_cannot_take_tasks(checker, name):
     api = APIClient()
     assert api.post(reverse(name)).status_code in (401, 403)
     api.force_authenticate(checker)
-    assert api.post(reverse(name)).status_code == 403
+    refused = api.post(reverse(name))
+    assert refused.status_code == 403
+    assert refused.json() == {
+        "detail": "Your account does not have the role this endpoint needs."}
+    refused = api.post(reverse(name), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert refused.json() == {"detail": "您的账号没有此接口所需的角色。"}
 
 
 def test_project_pages_are_admin_only_and_show_the_dashboard(
