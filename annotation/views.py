@@ -158,8 +158,18 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "field_errors": field_errors(errors),
         "form_values": form_values, "returned": returned,
         "guidelines": stage_guidelines_html(stage),
+        **_lease_renewal(assignment),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
+
+
+def _lease_renewal(assignment: Assignment) -> dict[str, int]:
+    """While the worker is at work, the task page renews the lease a third of it at a time;
+    the first time when half of what is left has passed, if that is sooner."""
+    every = max(30, int(engine.lease_duration().total_seconds()) // 3)
+    left = (every * 2 if assignment.lease_expires_at is None
+            else (assignment.lease_expires_at - timezone.now()).total_seconds())
+    return {"lease_renew_s": every, "lease_first_s": max(5, min(every, int(left) // 2))}
 
 
 def _saved_already(request: HttpRequest, assignment: Assignment) -> Assignment | None:
@@ -260,6 +270,22 @@ def task_release(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(_queue_home(role))
     messages.info(request, _("Task released: it went back to the pool."))
     return redirect(_queue_home(role))
+
+
+@role_required(Role.ANNOTATOR, Role.CHECKER)
+@require_POST
+def task_renew(request: HttpRequest, pk: int) -> HttpResponse:
+    """The task page, while its worker is at work, keeps the task's lease from running out
+    under them (``static/js/task.js``): 200 with the new expiry, or 409 with why not."""
+    from django.http import JsonResponse
+
+    try:
+        expires = engine.task_lease_renew(assignment_id=pk, worker=request.user)
+    except (engine.TaskNotFound, engine.TaskNotYours) as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except engine.TaskError as exc:
+        return JsonResponse({"error": str(exc)}, status=409)
+    return JsonResponse({"lease_expires_at": expires.isoformat()})
 
 
 @role_required(Role.ANNOTATOR)
