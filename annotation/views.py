@@ -105,6 +105,45 @@ def _assignment_or_403(request: HttpRequest, pk: int) -> Assignment:
         raise PermissionDenied(str(exc)) from exc
 
 
+UNSENT_ANSWER = "crowdqa_unsent_answer"
+UNSENT_ANSWER_MAX_CHARS = 200_000
+
+
+def _answer_kept_across_login(view: Any) -> Any:
+    """A task form sent after the worker's session had ended (logged out in another tab,
+    the password changed, the session's age) went to the login page, and the task page
+    after it was empty: the answer was lost. It is kept in the session, which logging in
+    carries over, and the task page fills it in again (``_unsent_answer``)."""
+    import json
+    from functools import wraps
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "POST" and not request.user.is_authenticated:
+            data = {key: request.POST.getlist(key) for key in request.POST
+                    if key not in ("csrfmiddlewaretoken", "active_time_s")}
+            if len(json.dumps(data)) <= UNSENT_ANSWER_MAX_CHARS:
+                request.session[UNSENT_ANSWER] = {"path": request.path, "data": data}
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _unsent_answer(request: HttpRequest) -> Any:
+    """The answer the worker sent to this task page while logged out, once (or None)."""
+    from django.http import QueryDict
+
+    unsent = request.session.get(UNSENT_ANSWER)
+    if request.method != "GET" or not unsent or unsent.get("path") != request.path:
+        return None
+    del request.session[UNSENT_ANSWER]
+    data = QueryDict(mutable=True)
+    for key, values in unsent["data"].items():
+        data.setlist(key, values)
+    return data
+
+
+@_answer_kept_across_login
 @role_required(Role.ANNOTATOR, Role.CHECKER)
 def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A task page (GET) and its submission (POST)."""
@@ -152,6 +191,11 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     form_values = spec.form_values(item, request.POST)
     if returned and returned["previous"] and request.method != "POST":
         form_values = spec.payload_form_values(item, returned["previous"].payload)
+    unsent = _unsent_answer(request)
+    if unsent is not None:
+        form_values = spec.form_values(item, unsent)
+        messages.warning(request, _("You had been logged out, so your answer was not saved. "
+                                    "Here it is again: check it and submit it."))
     return render(request, spec.template, {
         "assignment": assignment, "item": item, "stage": stage, "project": stage.project,
         "task": spec.context(item), "errors": errors,

@@ -446,3 +446,32 @@ def test_a_worker_at_work_keeps_the_task_past_its_first_lease(
     assert client.get(reverse("annotation:task_renew", args=[late.pk])).status_code == 405
     # someone else cannot keep a task for its worker
     assert client_for(workers["ann1"]).post(renew).status_code == 403
+
+
+def test_an_answer_sent_after_the_session_ended_comes_back_after_logging_in(
+    client, newsqa_project, workers, committed
+):
+    """The worker logged out in another tab (or their session ended) with a task open: the
+    submit went to the login page, and the task page after logging in was empty. Their
+    answer now comes back filled in, once, on that task's page only."""
+    from tests.factories import PASSWORD
+
+    client.force_login(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    client.logout()
+    sent = client.post(location, {"question": ["Who opposed the library plan?", ""],
+                                  "active_time_s": "40"})
+    assert sent.status_code == 302 and sent["Location"].startswith(reverse("login"))
+    assert not Submission.objects.exists()
+    back = client.post(sent["Location"], {"username": workers["questioner"].username,
+                                          "password": PASSWORD}, follow=True)
+    assert back.redirect_chain[-1][0] == location
+    page = back.content.decode()
+    assert 'value="Who opposed the library plan?"' in page
+    assert "You had been logged out, so your answer was not saved." in page
+    # once only
+    assert "Who opposed the library plan?" not in client.get(location).content.decode()
+    with committed():
+        assert client.post(location, {"question": ["Who opposed the library plan?"]}
+                           ).status_code == 302
+    assert Submission.objects.get().payload == {"questions": ["Who opposed the library plan?"]}
