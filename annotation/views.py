@@ -422,6 +422,7 @@ def batch_put_back(request: HttpRequest, pk: int) -> HttpResponse:
         f"?{request.POST['query']}" if request.POST.get("query") else ""))
 
 
+@_answer_kept_across_login
 @role_required(Role.CHECKER)
 def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Claim (action=claim) and inspect a batch's sample; Accept or Return it (action) with
@@ -493,16 +494,24 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     spec = inspection.batch.stage.kind_spec
     rules = [Violation(rule) for rule in spec.inspection_rules]
     samples = selectors.inspection_samples(inspection=inspection)
-    if errors:  # show the marks and comments the checker posted
+    posted = request.POST if errors else None
+    if (inspection.status == Inspection.Status.ACTIVE and not held_by_other
+            and request.method == "GET"):
+        unsent = _unsent_answer(request)
+        if unsent is not None and unsent.get("action") in batches.VERDICTS:
+            posted = unsent
+            messages.warning(request, _("You had been logged out, so your answer was not "
+                                        "saved. Here it is again: check it and submit it."))
+    if posted is not None:  # show the marks and comments the checker posted
         for s in samples:
-            s["marked"] = request.POST.getlist(f"rules-{s['item'].pk}")
-            s["comment"] = request.POST.get(f"comment-{s['item'].pk}", "")
+            s["marked"] = posted.getlist(f"rules-{s['item'].pk}")
+            s["comment"] = posted.get(f"comment-{s['item'].pk}", "")
     return render(request, "annotation/inspection_detail.html", {
         "inspection": inspection, "batch": inspection.batch, "errors": errors,
         "held_by_other": held_by_other,
         "rules": [(r.value, violation_label(r), 1.0 if r.strict else 0.5) for r in rules],
         "template": spec.inspection_template, "samples": samples,
-        "comment": request.POST.get("comment", inspection.comment) if errors
+        "comment": posted.get("comment", inspection.comment) if posted is not None
         else inspection.comment,
         "guidelines": stage_guidelines_html(inspection.batch.stage),
     }, status=400 if errors else 200)
