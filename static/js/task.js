@@ -15,12 +15,13 @@
 })();
 
 // Enter submits a form marked data-enter-submits from anywhere but a text area (there
-// Ctrl+Enter), a button or a link: "1 then Enter" picks the first answer and sends it.
+// Ctrl+Enter), a button, a link or a <summary> (Enter opens the guidelines there, it
+// does not send the answer): "1 then Enter" picks the first answer and sends it.
 (function () {
   document.addEventListener("keydown", function (e) {
     if (e.key !== "Enter" || e.defaultPrevented) return;
     var form = document.querySelector("form[data-enter-submits]"), t = e.target;
-    if (!form || t.tagName === "BUTTON" || t.tagName === "A") return;
+    if (!form || /^(BUTTON|A|SUMMARY|SELECT)$/.test(t.tagName) || t.isContentEditable) return;
     if (t.tagName === "TEXTAREA" && !(e.ctrlKey || e.metaKey)) return;
     e.preventDefault(); form.requestSubmit();
   });
