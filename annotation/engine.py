@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -501,6 +501,27 @@ def task_release(*, assignment_id: int, worker: Any) -> None:
         transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())
         _slot_replace(assignment)
         _count_return(assignment)
+
+
+def task_lease_renew(*, assignment_id: int, worker: Any) -> datetime:
+    """The worker is still at work on the task's page: its lease runs another
+    ``lease_duration()`` from now, so the answer they are writing is not refused as late.
+    A task whose lease already ran out (or that is no longer theirs to hold) is not revived:
+    TaskError says why. Returns the new expiry."""
+    now = timezone.now()
+    expires = now + lease_duration()
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
+        if assignment is None:
+            raise TaskNotFound(gettext("this task does not exist"))
+        if assignment.worker_id != worker.pk:
+            raise TaskNotYours(gettext("this task is not yours"))
+        if assignment.status != AS.ACTIVE:
+            raise _not_active(assignment)
+        if assignment.lease_expires_at is None or assignment.lease_expires_at <= now:
+            raise TaskError(gettext("your time for this task ran out; take the next task"))
+        Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=expires)
+    return expires
 
 
 def _slot_replace(assignment: Assignment) -> None:

@@ -12,6 +12,7 @@ urlpatterns = [
     path("tasks/answers/<id:pk>/correct/", views.submission_correct,
          name="submission_correct"),
     path("tasks/<id:pk>/release/", views.task_release, name="task_release"),
+    path("tasks/<id:pk>/renew/", views.task_renew, name="task_renew"),
     path("tasks/<id:pk>/check-question/", views.question_check, name="question_check"),
     path("tasks/<id:pk>/check-spelling/", views.spelling_check, name="spelling_check"),
     path("stages/<id:pk>/guidelines/", views.stage_guidelines, name="stage_guidelines"),

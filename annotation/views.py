@@ -104,6 +104,45 @@ def _assignment_or_403(request: HttpRequest, pk: int) -> Assignment:
         raise PermissionDenied(str(exc)) from exc
 
 
+UNSENT_ANSWER = "crowdqa_unsent_answer"
+UNSENT_ANSWER_MAX_CHARS = 200_000
+
+
+def _answer_kept_across_login(view: Any) -> Any:
+    """A task form sent after the worker's session had ended (logged out in another tab,
+    the password changed, the session's age) went to the login page, and the task page
+    after it was empty: the answer was lost. It is kept in the session, which logging in
+    carries over, and the task page fills it in again (``_unsent_answer``)."""
+    import json
+    from functools import wraps
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "POST" and not request.user.is_authenticated:
+            data = {key: request.POST.getlist(key) for key in request.POST
+                    if key not in ("csrfmiddlewaretoken", "active_time_s")}
+            if len(json.dumps(data)) <= UNSENT_ANSWER_MAX_CHARS:
+                request.session[UNSENT_ANSWER] = {"path": request.path, "data": data}
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _unsent_answer(request: HttpRequest) -> Any:
+    """The answer the worker sent to this task page while logged out, once (or None)."""
+    from django.http import QueryDict
+
+    unsent = request.session.get(UNSENT_ANSWER)
+    if request.method != "GET" or not unsent or unsent.get("path") != request.path:
+        return None
+    del request.session[UNSENT_ANSWER]
+    data = QueryDict(mutable=True)
+    for key, values in unsent["data"].items():
+        data.setlist(key, values)
+    return data
+
+
+@_answer_kept_across_login
 @role_required(Role.ANNOTATOR, Role.CHECKER)
 def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A task page (GET) and its submission (POST)."""
@@ -151,14 +190,29 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     form_values = spec.form_values(item, request.POST)
     if returned and returned["previous"] and request.method != "POST":
         form_values = spec.payload_form_values(item, returned["previous"].payload)
+    unsent = _unsent_answer(request)
+    if unsent is not None:
+        form_values = spec.form_values(item, unsent)
+        messages.warning(request, _("You had been logged out, so your answer was not saved. "
+                                    "Here it is again: check it and submit it."))
     return render(request, spec.template, {
         "assignment": assignment, "item": item, "stage": stage, "project": stage.project,
         "task": spec.context(item), "errors": errors,
         "field_errors": field_errors(errors),
         "form_values": form_values, "returned": returned,
         "guidelines": stage_guidelines_html(stage),
+        **_lease_renewal(assignment),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
+
+
+def _lease_renewal(assignment: Assignment) -> dict[str, int]:
+    """While the worker is at work, the task page renews the lease a third of it at a time;
+    the first time when half of what is left has passed, if that is sooner."""
+    every = max(30, int(engine.lease_duration().total_seconds()) // 3)
+    left = (every * 2 if assignment.lease_expires_at is None
+            else (assignment.lease_expires_at - timezone.now()).total_seconds())
+    return {"lease_renew_s": every, "lease_first_s": max(5, min(every, int(left) // 2))}
 
 
 def _saved_already(request: HttpRequest, assignment: Assignment) -> Assignment | None:
@@ -261,6 +315,22 @@ def task_release(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(_queue_home(role))
 
 
+@role_required(Role.ANNOTATOR, Role.CHECKER)
+@require_POST
+def task_renew(request: HttpRequest, pk: int) -> HttpResponse:
+    """The task page, while its worker is at work, keeps the task's lease from running out
+    under them (``static/js/task.js``): 200 with the new expiry, or 409 with why not."""
+    from django.http import JsonResponse
+
+    try:
+        expires = engine.task_lease_renew(assignment_id=pk, worker=request.user)
+    except (engine.TaskNotFound, engine.TaskNotYours) as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except engine.TaskError as exc:
+        return JsonResponse({"error": str(exc)}, status=409)
+    return JsonResponse({"lease_expires_at": expires.isoformat()})
+
+
 @role_required(Role.ANNOTATOR)
 @require_POST
 def question_check(request: HttpRequest, pk: int) -> HttpResponse:
@@ -351,6 +421,7 @@ def batch_put_back(request: HttpRequest, pk: int) -> HttpResponse:
         f"?{request.POST['query']}" if request.POST.get("query") else ""))
 
 
+@_answer_kept_across_login
 @role_required(Role.CHECKER)
 def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Claim (action=claim) and inspect a batch's sample; Accept or Return it (action) with
@@ -422,16 +493,24 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     spec = inspection.batch.stage.kind_spec
     rules = [Violation(rule) for rule in spec.inspection_rules]
     samples = selectors.inspection_samples(inspection=inspection)
-    if errors:  # show the marks and comments the checker posted
+    posted = request.POST if errors else None
+    if (inspection.status == Inspection.Status.ACTIVE and not held_by_other
+            and request.method == "GET"):
+        unsent = _unsent_answer(request)
+        if unsent is not None and unsent.get("action") in batches.VERDICTS:
+            posted = unsent
+            messages.warning(request, _("You had been logged out, so your answer was not "
+                                        "saved. Here it is again: check it and submit it."))
+    if posted is not None:  # show the marks and comments the checker posted
         for s in samples:
-            s["marked"] = request.POST.getlist(f"rules-{s['item'].pk}")
-            s["comment"] = request.POST.get(f"comment-{s['item'].pk}", "")
+            s["marked"] = posted.getlist(f"rules-{s['item'].pk}")
+            s["comment"] = posted.get(f"comment-{s['item'].pk}", "")
     return render(request, "annotation/inspection_detail.html", {
         "inspection": inspection, "batch": inspection.batch, "errors": errors,
         "held_by_other": held_by_other,
         "rules": [(r.value, violation_label(r), 1.0 if r.strict else 0.5) for r in rules],
         "template": spec.inspection_template, "samples": samples,
-        "comment": request.POST.get("comment", inspection.comment) if errors
+        "comment": posted.get("comment", inspection.comment) if posted is not None
         else inspection.comment,
         "guidelines": stage_guidelines_html(inspection.batch.stage),
     }, status=400 if errors else 200)

@@ -49,7 +49,7 @@
   var shown = { none: document.getElementById("evidence-none"), where: document.getElementById("evidence-where"),
                 text: document.getElementById("evidence-text"), clear: document.getElementById("evidence-clear") };
   var evidence = null;                    // {doc, first, last} token indexes
-  var active = 0, anchor = null, cursor = null, dragging = false;
+  var active = 0, anchor = null, cursor = null, dragging = false, touch = false;
 
   function tokensOf(n) { return Array.prototype.slice.call(tokenize(textOf(n)).querySelectorAll(".tok")); }
   function textOf(n) { return panels[n].querySelector(".doc-text"); }
@@ -115,16 +115,23 @@
   });
   panels.forEach(function (panel, n) {
     var text = textOf(n);
+    // A finger cannot drag over the text (it scrolls): on a touch screen the first tap
+    // marks where the evidence starts and the second where it ends; a third starts again.
+    text.addEventListener("pointerdown", function (e) { touch = e.pointerType !== "mouse"; });
     text.addEventListener("mousedown", function (e) {
       var i = indexOf(e.target);
       if (i === null) return;
       e.preventDefault();
-      text.focus();
-      if (e.shiftKey && anchor !== null) { cursor = i; } else { anchor = cursor = i; }
+      text.focus({ preventScroll: true });  // a scroll would move the text under the pointer
+      if (touch && anchor === null && evidence && evidence.doc === n &&
+          evidence.first === evidence.last) {
+        anchor = evidence.first;  // the first tap's token: this tap ends the evidence
+      }
+      if ((e.shiftKey || touch) && anchor !== null) { cursor = i; } else { anchor = cursor = i; }
       dragging = true; paint();
     });
     text.addEventListener("mouseover", function (e) {
-      if (!dragging) return;
+      if (!dragging || touch) return;
       var i = indexOf(e.target);
       if (i !== null) { cursor = i; paint(); }
     });

@@ -64,16 +64,21 @@
     return tok ? parseInt(tok.dataset.i, 10) : null;
   }
 
+  // A finger cannot drag over the words (it scrolls): on a touch screen the first tap
+  // marks where the span starts and the second where it ends; a third starts again.
+  var touch = false;
+  article.addEventListener("pointerdown", function (e) { touch = e.pointerType !== "mouse"; });
   article.addEventListener("mousedown", function (e) {
     var i = indexOf(e.target);
     if (i === null) return;
     e.preventDefault();
-    article.focus();
-    if (e.shiftKey && st.anchor !== null) { st.cursor = i; } else { st.anchor = st.cursor = i; }
+    article.focus({ preventScroll: true });  // a scroll would move the text under the pointer
+    var extend = e.shiftKey || (touch && st.anchor === st.cursor);
+    if (extend && st.anchor !== null) { st.cursor = i; } else { st.anchor = st.cursor = i; }
     dragging = true; paint();
   });
   article.addEventListener("mouseover", function (e) {
-    if (!dragging) return;
+    if (!dragging || touch) return;
     var i = indexOf(e.target);
     if (i !== null) { st.cursor = i; paint(); }
   });

@@ -15,12 +15,13 @@
 })();
 
 // Enter submits a form marked data-enter-submits from anywhere but a text area (there
-// Ctrl+Enter), a button or a link: "1 then Enter" picks the first answer and sends it.
+// Ctrl+Enter), a button, a link or a <summary> (Enter opens the guidelines there, it
+// does not send the answer): "1 then Enter" picks the first answer and sends it.
 (function () {
   document.addEventListener("keydown", function (e) {
     if (e.key !== "Enter" || e.defaultPrevented) return;
     var form = document.querySelector("form[data-enter-submits]"), t = e.target;
-    if (!form || t.tagName === "BUTTON" || t.tagName === "A") return;
+    if (!form || /^(BUTTON|A|SUMMARY|SELECT)$/.test(t.tagName) || t.isContentEditable) return;
     if (t.tagName === "TEXTAREA" && !(e.ctrlKey || e.metaKey)) return;
     e.preventDefault(); form.requestSubmit();
   });
@@ -63,3 +64,45 @@ document.addEventListener("keydown", function (e) {
     if (d) d.open = !d.open;
   }
 });
+
+// A worker at work keeps their task: while they do something on the page, it renews the
+// task's lease (every third of it), so the answer they are writing is not refused as late.
+// A page left alone lets the lease run out and the task go back to the pool. When the
+// task cannot be kept (its time ran out, it was released, the session ended) the page
+// says so at once, before the worker writes more.
+(function () {
+  var lease = document.getElementById("task-lease"), box = document.getElementById("lease-lost");
+  if (!lease || !box) return;
+  var gettext = window.gettext || function (s) { return s; };
+  var interpolate = window.interpolate || function (f, a) { return f.replace("%s", a[0]); };
+  // renewed every `every` ms; the first time sooner when the lease is half gone already
+  var every = parseInt(lease.dataset.renewS, 10) * 1000, lastInput = 0;
+  var renewed = Date.now() - every + parseInt(lease.dataset.firstS, 10) * 1000;
+  ["mousemove", "mousedown", "keydown", "scroll", "input", "touchstart"].forEach(function (name) {
+    document.addEventListener(name, function () { lastInput = Date.now(); }, { passive: true });
+  });
+  function lost(text) {
+    box.textContent = text; box.hidden = false; clearInterval(timer);
+  }
+  function renew() {
+    // not due yet, or nothing done since the last renewal
+    if (Date.now() - renewed < every || lastInput <= renewed) return;
+    var sent = Date.now(), token = "";
+    try { token = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"]; }
+    catch (err) { token = ""; }
+    fetch(lease.dataset.renewUrl, {
+      method: "POST", credentials: "same-origin",
+      headers: { "X-CSRFToken": token, "Accept": "application/json" },
+    }).then(function (response) {
+      if (response.ok && !response.redirected) { renewed = sent; return; }
+      if (response.redirected) {  // to the login page: the session ended
+        lost(gettext("You have been logged out: this answer cannot be saved. Log in again to go on working."));
+      } else if (response.status === 409) {
+        response.json().then(function (data) {
+          lost(interpolate(gettext("This answer can no longer be saved: %s."), [data.error]));
+        });
+      }
+    }).catch(function () { /* offline for now: the next tick tries again */ });
+  }
+  var timer = setInterval(renew, Math.min(every, 15000));
+})();

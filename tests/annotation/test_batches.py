@@ -791,3 +791,36 @@ def test_a_returned_batch_is_paid_for_both_rounds(project, people):
     assert relabelled >= 4
     earned = pay.worker_earnings(worker=alice, project=project)["total"]
     assert earned == {project.currency: Decimal("0.10") * (4 + relabelled)}
+
+
+def test_a_verdict_sent_after_the_session_ended_comes_back_after_logging_in(
+    project, people, client, committed
+):
+    """A checker's ticks and comments, sent after their session had ended, went to the
+    login page and were lost; they come back filled in on the inspection page."""
+    from django.urls import reverse
+
+    alice, carol = people["alice"], people["carol"]
+    for _ in range(4):
+        task = engine.task_claim(worker=alice, project=project)
+        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
+    inspection = Inspection.objects.get(batch__annotator=alice)
+    url = reverse("annotation:inspection_detail", args=[inspection.pk])
+    client.force_login(carol)
+    client.post(url, {"action": "claim"})
+    client.logout()
+    first = inspection.sample[0]
+    sent = client.post(url, {f"rules-{first}": ["answer_incorrect"], "action": "return",
+                             f"comment-{first}": "The text says no.", "comment": "Recheck."})
+    assert sent.status_code == 302 and sent["Location"].startswith(reverse("login"))
+    client.force_login(carol)
+    page = client.get(url).content.decode()
+    assert "You had been logged out, so your answer was not saved." in page
+    assert "The text says no.</textarea>" in page and "Recheck.</textarea>" in page
+    box = page.split(f'name="rules-{first}" value="answer_incorrect"', 1)[1].split(">", 1)[0]
+    assert "checked" in box
+    with committed():
+        assert client.post(url, {f"rules-{first}": ["answer_incorrect"], "action": "return",
+                                 "comment": "Recheck."}).status_code == 302
+    inspection.refresh_from_db()
+    assert inspection.passed is False and inspection.comment == "Recheck."

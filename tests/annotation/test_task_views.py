@@ -473,3 +473,77 @@ def test_taking_a_task_in_a_project_one_is_not_in_does_not_name_the_project(
     member = client_for(workers["ann1"])
     response = member.post(reverse("annotation:task_next"), {"project": newsqa_project.pk})
     assert response.status_code == 302
+
+
+def test_a_worker_at_work_keeps_the_task_past_its_first_lease(
+    client_for, newsqa_project, workers, committed
+):
+    """A task page open longer than the lease (30 min: a long article, a ReCO batch item)
+    lost the answer: the submit was refused as late and the page had said nothing. The
+    page now renews the lease while the worker is at work (static/js/task.js); a lease that
+    ran out, another's task or a submitted one is not renewed."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    task = Assignment.objects.get(worker=workers["questioner"], status="active")
+    renew = reverse("annotation:task_renew", args=[task.pk])
+    page = client.get(location).content.decode()
+    assert f'data-renew-url="{renew}"' in page and 'data-renew-s="600"' in page
+    # 29 minutes later, still typing: the page renews, and the submit after the first
+    # lease's end is saved.
+    almost = timezone.now() + timedelta(seconds=60)
+    Assignment.objects.filter(pk=task.pk).update(lease_expires_at=almost)
+    renewed = client.post(renew)
+    assert renewed.status_code == 200
+    task.refresh_from_db()
+    assert task.lease_expires_at > almost + timedelta(minutes=25)
+    with committed():
+        done = client.post(location, {"question": ["Who opposed the plan?"]})
+    assert done.status_code == 302
+    assert workers["questioner"].submissions.count() == 1
+    # submitted: nothing to renew, and the page is told why
+    said = client.post(renew)
+    assert said.status_code == 409
+    assert said.json() == {"error": "this task is already submitted"}
+    # a lease that ran out is not revived
+    late = Assignment.objects.get(worker=workers["questioner"], status="active")
+    Assignment.objects.filter(pk=late.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1))
+    said = client.post(reverse("annotation:task_renew", args=[late.pk]))
+    assert said.status_code == 409
+    assert said.json() == {"error": "your time for this task ran out; take the next task"}
+    assert client.get(reverse("annotation:task_renew", args=[late.pk])).status_code == 405
+    # someone else cannot keep a task for its worker
+    assert client_for(workers["ann1"]).post(renew).status_code == 403
+
+
+def test_an_answer_sent_after_the_session_ended_comes_back_after_logging_in(
+    client, newsqa_project, workers, committed
+):
+    """The worker logged out in another tab (or their session ended) with a task open: the
+    submit went to the login page, and the task page after logging in was empty. Their
+    answer now comes back filled in, once, on that task's page only."""
+    from tests.factories import PASSWORD
+
+    client.force_login(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    client.logout()
+    sent = client.post(location, {"question": ["Who opposed the library plan?", ""],
+                                  "active_time_s": "40"})
+    assert sent.status_code == 302 and sent["Location"].startswith(reverse("login"))
+    assert not Submission.objects.exists()
+    back = client.post(sent["Location"], {"username": workers["questioner"].username,
+                                          "password": PASSWORD}, follow=True)
+    assert back.redirect_chain[-1][0] == location
+    page = back.content.decode()
+    assert 'value="Who opposed the library plan?"' in page
+    assert "You had been logged out, so your answer was not saved." in page
+    # once only
+    assert "Who opposed the library plan?" not in client.get(location).content.decode()
+    with committed():
+        assert client.post(location, {"question": ["Who opposed the library plan?"]}
+                           ).status_code == 302
+    assert Submission.objects.get().payload == {"questions": ["Who opposed the library plan?"]}

@@ -1,0 +1,79 @@
+"""Selecting a span with a finger, on a phone-sized touch screen (375 x 812): a finger
+cannot drag over the words (it scrolls the page), so the first tap marks where the span
+starts and the second where it ends. Before, the second tap started again (only one-word
+spans, one-character evidence in Chinese), and the first tap's focus scrolled the page,
+so the finger's release landed on another word and selected a range nobody chose."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.annotation.test_reco import QINCAI_PARAPHRASE, doc
+from tests.e2e.conftest import watch_csp
+from tests.e2e.pages import reco_batch_project, submit, task_next
+from tests.e2e.test_keys_and_corrections import SENTENCES, project  # noqa: F401
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def phone(browser, live_server, csp_violations):
+    contexts = []
+
+    def open_as(username: str):
+        context = browser.new_context(base_url=live_server.url, has_touch=True,
+                                      is_mobile=True, viewport={"width": 375, "height": 812})
+        watch_csp(context, csp_violations)
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.goto("/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", PASSWORD)
+        submit(page, "button[type=submit]")
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+def test_a_span_is_two_taps_on_a_phone(project, phone):  # noqa: F811
+    reader = phone("reader1")
+    task_next(reader, '[data-testid="article"]')
+    expect(reader.get_by_test_id("touch-hint")).to_be_visible()
+    # the header wraps: nothing is wider than the phone (the page was zoomed out to fit a
+    # header 550 px wide, the language buttons were white on white, taps missed)
+    assert reader.evaluate("document.documentElement.scrollWidth") == 375
+    words = SENTENCES[1].rstrip(".").split(" ")
+    first = reader.locator('[data-testid="article"] .tok', has_text=words[0])
+    at = int(first.get_attribute("data-i"))  # w1x0: the one token of that text
+    last = reader.locator(f'[data-testid="article"] .tok[data-i="{at + 3}"]')
+    first.tap()
+    last.tap()
+    reader.get_by_test_id("add-span").tap()
+    assert reader.inner_text('[data-testid="spans"]').startswith(
+        "“" + " ".join(words[:4]) + "”")
+    # a third tap starts a new span
+    first.tap()
+    reader.get_by_test_id("add-span").tap()
+    assert f"“{words[0]}”" in reader.inner_text('[data-testid="spans"]')
+
+
+def test_reco_evidence_is_two_taps_on_a_phone(settings, monkeypatch, phone):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    text = "第一句。" + QINCAI_PARAPHRASE * 30
+    reco_batch_project(monkeypatch, name="ReCO phone", query="孕妇能吃芹菜吗",
+                       documents=[doc("long", text, "长文")], annotator="labeller")
+    page = phone("labeller")
+    task_next(page)
+    page.wait_for_selector('[data-testid="doc-0"] .tok')
+    start, end = len("第一句。"), len("第一句。") + 12
+    page.locator(f'[data-testid="doc-0"] .tok[data-s="{start}"]').tap()
+    page.locator(f'[data-testid="doc-0"] .tok[data-e="{end}"]').tap()
+    expect(page.get_by_test_id("evidence")).to_have_text(text[start:end])
+    assert (page.input_value("#ev-start"), page.input_value("#ev-end")) == (str(start), str(end))
+    page.locator(f'[data-testid="doc-0"] .tok[data-s="{start + 2}"]').tap()  # starts again
+    expect(page.get_by_test_id("evidence")).to_have_text(text[start + 2:start + 3])
