@@ -488,16 +488,23 @@ def _not_active(assignment: Assignment) -> TaskError:
                      % {"status": str(assignment.get_status_display()).lower()})
 
 
+def _held_locked(assignment_id: int, worker: Any) -> Assignment:
+    """The worker's active task, locked for the rest of the transaction; TaskError (its
+    subclasses) says why it is not that."""
+    assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
+    if assignment is None:
+        raise TaskNotFound(gettext("this task does not exist"))
+    if assignment.worker_id != worker.pk:
+        raise TaskNotYours(gettext("this task is not yours"))
+    if assignment.status != AS.ACTIVE:
+        raise _not_active(assignment)
+    return assignment
+
+
 def task_release(*, assignment_id: int, worker: Any) -> None:
     """The worker cannot do this task: the slot goes back to the pool."""
     with transaction.atomic():
-        assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
-        if assignment is None:
-            raise TaskNotFound(gettext("this task does not exist"))
-        if assignment.worker_id != worker.pk:
-            raise TaskNotYours(gettext("this task is not yours"))
-        if assignment.status != AS.ACTIVE:
-            raise _not_active(assignment)
+        assignment = _held_locked(assignment_id, worker)
         transition(assignment, AS.RELEASED, actor=worker, ended_at=timezone.now())
         _slot_replace(assignment)
         _count_return(assignment)
@@ -511,13 +518,7 @@ def task_lease_renew(*, assignment_id: int, worker: Any) -> datetime:
     now = timezone.now()
     expires = now + lease_duration()
     with transaction.atomic():
-        assignment = Assignment.objects.select_for_update().filter(pk=assignment_id).first()
-        if assignment is None:
-            raise TaskNotFound(gettext("this task does not exist"))
-        if assignment.worker_id != worker.pk:
-            raise TaskNotYours(gettext("this task is not yours"))
-        if assignment.status != AS.ACTIVE:
-            raise _not_active(assignment)
+        assignment = _held_locked(assignment_id, worker)
         if assignment.lease_expires_at is None or assignment.lease_expires_at <= now:
             raise TaskError(gettext("your time for this task ran out; take the next task"))
         Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=expires)

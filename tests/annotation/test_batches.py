@@ -187,10 +187,7 @@ def test_failed_inspection_returns_the_batch_to_its_annotator(project, people, c
 
 def test_annotator_cannot_inspect_own_batch(project, people):
     alice = people["alice"]
-    for _ in range(4):
-        task = engine.task_claim(worker=alice, project=project)
-        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
-    inspection = Inspection.objects.get(batch__annotator=alice)
+    inspection = finished_batch(project, alice)
     with pytest.raises(PermissionDenied, match="own batch"):
         batches.inspection_claim(inspection_id=inspection.pk, checker=alice)
 
@@ -199,10 +196,7 @@ def test_checker_pages(project, people, client_for, committed):
     from django.urls import reverse
 
     alice, carol = people["alice"], people["carol"]
-    for _ in range(4):
-        task = engine.task_claim(worker=alice, project=project)
-        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
-    inspection = Inspection.objects.get(batch__annotator=alice)
+    inspection = finished_batch(project, alice)
     url = reverse("annotation:inspection_detail", args=[inspection.pk])
     assert client_for(alice).get(url).status_code == 403  # annotators never inspect
     client = client_for(carol)
@@ -393,10 +387,7 @@ def test_a_failed_inspection_is_drawn_at_its_real_accuracy_on_the_checker_home(
     from django.urls import reverse
 
     alice, carol = people["alice"], people["carol"]
-    for _ in range(4):
-        task = engine.task_claim(worker=alice, project=project)
-        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
-    inspection = Inspection.objects.get(batch__annotator=alice)
+    inspection = finished_batch(project, alice)
     batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
     with committed():
         batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
@@ -801,10 +792,7 @@ def test_a_verdict_sent_after_the_session_ended_comes_back_after_logging_in(
     from django.urls import reverse
 
     alice, carol = people["alice"], people["carol"]
-    for _ in range(4):
-        task = engine.task_claim(worker=alice, project=project)
-        engine.task_submit(assignment_id=task.pk, worker=alice, payload={"label": "yes"})
-    inspection = Inspection.objects.get(batch__annotator=alice)
+    inspection = finished_batch(project, alice)
     url = reverse("annotation:inspection_detail", args=[inspection.pk])
     client.force_login(carol)
     client.post(url, {"action": "claim"})

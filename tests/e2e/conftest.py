@@ -120,13 +120,15 @@ def screenshot(page) -> Callable[..., None]:
 
 @pytest.fixture
 def as_user(browser, live_server, csp_violations) -> Iterator[Callable[..., Any]]:
-    """``as_user(username, password=PASSWORD)``: a new browser context logged in as that
-    user (several users side by side in one test)."""
+    """``as_user(username, password=PASSWORD, **context)``: a new browser context logged in
+    as that user (several users side by side in one test); ``context``: Playwright's context
+    options over a laptop's viewport (a phone's, touch)."""
     contexts = []
 
-    def open_as(username: str, password: str = PASSWORD):
-        context = browser.new_context(base_url=live_server.url,
-                                      viewport={"width": 1280, "height": 900})
+    def open_as(username: str, password: str = PASSWORD, **options: Any):
+        context = browser.new_context(**{"base_url": live_server.url,
+                                         "viewport": {"width": 1280, "height": 900},
+                                         **options})
         watch_csp(context, csp_violations)
         contexts.append(context)
         page = context.new_page()

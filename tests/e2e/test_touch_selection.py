@@ -10,34 +10,17 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.annotation.test_reco import QINCAI_PARAPHRASE, doc
-from tests.e2e.conftest import watch_csp
-from tests.e2e.pages import reco_batch_project, submit, task_next
+from tests.e2e.pages import reco_batch_project, task_next
 from tests.e2e.test_keys_and_corrections import SENTENCES, project  # noqa: F401
-from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def phone(browser, live_server, csp_violations):
-    contexts = []
-
-    def open_as(username: str):
-        context = browser.new_context(base_url=live_server.url, has_touch=True,
-                                      is_mobile=True, viewport={"width": 375, "height": 812})
-        watch_csp(context, csp_violations)
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        page.goto("/accounts/login/")
-        page.fill("#id_username", username)
-        page.fill("#id_password", PASSWORD)
-        submit(page, "button[type=submit]")
-        return page
-
-    yield open_as
-    for context in contexts:
-        context.close()
+def phone(as_user):
+    """``phone(username)``: a phone's browser (375 x 812, touch) logged in as that user."""
+    return lambda username: as_user(username, has_touch=True, is_mobile=True,
+                                    viewport={"width": 375, "height": 812})
 
 
 def test_a_span_is_two_taps_on_a_phone(project, phone):  # noqa: F811
