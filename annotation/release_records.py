@@ -411,10 +411,10 @@ def _int_id(value: Any, fallback: int, taken: dict[str, int] | None = None) -> i
     stable 31-bit number from it (``taken``: the ids :func:`query_int_ids` gave the
     external ids whose numbers collide)."""
     text = str(value)
-    if _numeric(text):
-        return int(text)
     if taken and text in taken:
         return taken[text]
+    if _numeric(text):
+        return int(text)
     return _hashed_id(text) or fallback
 
 
@@ -422,12 +422,14 @@ def query_int_ids(project: Project) -> dict[str, int]:
     """The integer ids of the project's final records whose 31-bit number collides with
     another record's (two records of one release must not share a ``query_id``: the
     official scorers key answers by it). Among the external ids sharing a number, a numeric
-    id keeps it, else the first in sorted order does; each other one takes the number of
-    ``"<id>#1"``, ``"<id>#2"``, ... that no record has. Decided over every split of the
+    id keeps it (the one written as that number first), else the first in sorted order
+    does; each other one takes the number of ``"<id>#1"``, ``"<id>#2"``, ... that no record
+    has. Decided over every split of the
     project, so a query keeps one id in every file and format of a release, and the same
     id in the next release unless a new colliding id sorts before it. The records' query
     ids are read alone, in one pass, their numbers kept in an array (8 bytes a record), and
-    the colliding ids only in a second pass."""
+    the colliding ids only in a second pass. Numeric ids written differently ("007", "7")
+    collide too: the one written as the number keeps it."""
     import numpy as np
     from django.db.models.fields.json import KT
 
@@ -435,7 +437,8 @@ def query_int_ids(project: Project) -> dict[str, int]:
             .values_list("query_id", flat=True))
 
     def number(key: Any) -> int:
-        return int(key) if _numeric(key := str(key)) else _hashed_id(key)
+        # A numeric id past 63 bits is compared by its low 63 (the array's width).
+        return int(key) % 2**63 if _numeric(key := str(key)) else _hashed_id(key)
 
     numbers = np.fromiter((number(k) for k in keys.iterator(chunk_size=CHUNK)),
                           dtype=np.int64)
@@ -449,10 +452,11 @@ def query_int_ids(project: Project) -> dict[str, int]:
             groups.setdefault(n, []).append(str(key))
     used = set(shared)
     taken: dict[str, int] = {}
-    for _, group in sorted(groups.items()):
-        hashed = sorted(k for k in group if not _numeric(k))
-        keeper = 1 if len(hashed) == len(group) else 0  # a numeric id keeps n
-        for key in hashed[keeper:]:
+    for n, group in sorted(groups.items()):
+        # One id keeps n: the numeric id written as n ("7", not "007"), else the first
+        # numeric one, else the first in sorted order; the others take new numbers.
+        ordered = sorted(set(group), key=lambda k: (k != str(n), not _numeric(k), k))
+        for key in ordered[1:]:
             probe = 1
             while True:
                 candidate = _hashed_id(f"{key}#{probe}")

@@ -482,7 +482,9 @@ def test_marco_release_gives_colliding_query_ids_distinct_numbers(db, settings, 
     shared = zlib.crc32(one.encode()) & 0x7FFFFFFF
     assert shared == zlib.crc32(two.encode()) & 0x7FFFFFFF == 108836082
     project = engine.project_create(name="MARCO ids", recipe="marco")
-    ids = [two, one, str(shared), "plain-id"]  # the third: a numeric id, the same number
+    # The third: a numeric id, the same number; then two ways of writing 7, and a numeric
+    # id past 64 bits (its low 63 are compared).
+    ids = [two, one, str(shared), "plain-id", "007", "7", str(2**64 + 5)]
     _final_items(project, [(marco_record({
         "query_id": qid, "query": f"query {qid}", "query_type": "DESCRIPTION",
         "question_type": "DESCRIPTION",
@@ -496,9 +498,11 @@ def test_marco_release_gives_colliding_query_ids_distinct_numbers(db, settings, 
              for line in (root / "train_v2.1.jsonl").read_text().splitlines()}
     dureader = {json.loads(line)["question"]: json.loads(line)["question_id"]
                 for line in (root / "dureader.train.jsonl").read_text().splitlines()}
-    assert len(set(marco.values())) == 4
+    assert len(set(marco.values())) == 7
     assert marco == dureader
     assert marco[f"query {shared}"] == shared  # a numeric id stays itself
+    assert marco["query 7"] == 7 and marco["query 007"] not in (7, shared)
+    assert marco[f"query {2**64 + 5}"] == 2**64 + 5
     assert marco["query plain-id"] == zlib.crc32(b"plain-id") & 0x7FFFFFFF
     assert shared not in (marco[f"query {one}"], marco[f"query {two}"])
 
