@@ -723,13 +723,19 @@ def chinese_plot_labels():
     zh_catalogue_holds(PLOT_LABELS_ZH)
 
 
-def test_project_page_plots_are_labelled_in_the_interface_language(
-        project, people, committed, client_for, admin_user, chinese_plot_labels):
-    """The plots' titles, axis names and bar tooltips were English in the Chinese page."""
+@pytest.fixture
+def chinese_project_page(project, people, committed, client_for, admin_user):
+    """The project page, a flagged query worked, read by its admin in Chinese."""
     flagged_query(project, people, committed)
     client = client_for(admin_user)
     client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
-    page = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    return client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+
+
+def test_project_page_plots_are_labelled_in_the_interface_language(
+        chinese_project_page, chinese_plot_labels):
+    """The plots' titles, axis names and bar tooltips were English in the Chinese page."""
+    page = chinese_project_page
 
     def plot(testid: str) -> str:
         start = page.index(f'data-testid="{testid}"')
@@ -749,13 +755,10 @@ def test_project_page_plots_are_labelled_in_the_interface_language(
 
 
 def test_project_page_names_the_stages_in_the_interface_language(
-        project, people, committed, client_for, admin_user):
+        chinese_project_page, project, admin_user):
     """The items-per-stage plot and the time-on-task plot and table named the stages in
     English in the Chinese interface; the API's figures keep the stored names."""
-    flagged_query(project, people, committed)
-    client = client_for(admin_user)
-    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
-    page = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    page = chinese_project_page
 
     def part(testid: str) -> str:
         start = page.index(f'data-testid="{testid}"')
