@@ -442,29 +442,47 @@ def _task_claim(
     # worker may take that nobody else holds.
     now = timezone.now()
     batched = _batched_kinds()
-    if sql.db().vendor == "postgresql":
-        # The live slot, the stages and the claim in one statement (batched stages aside).
-        got, slot, stages = slots.slot_claim_next(
-            worker=worker, now=now, lease=lease_duration(), batched_kinds=batched,
-            related=related, **_queue_scope(project, role),
-        )
-        if got:
-            return slot
-        if set(batched) & {stage.kind for stage in stages}:
-            slot = _claim_open_slot(worker, stages, batched)
-    else:
-        # The live slot and the stages in one query, then a claim per stage.
-        live_id, stages = worker_queue(worker=worker, project=project, role=role, now=now)
-        if live_id is not None:
-            current = slots.slot_get(live_id)
-            if current is not None:
-                return current
+    if sql.db().vendor != "postgresql":
+        # One transaction, which begins by taking SQLite's write lock (IMMEDIATE,
+        # config/settings): two claims of one worker at once (two tabs, a double click) run
+        # one after the other, and the second finds the first one's slot live instead of
+        # taking another.
+        with transaction.atomic():
+            return _task_claim_steps(worker=worker, project=project, role=role, now=now,
+                                     batched=batched)
+    # The live slot, the stages and the claim in one statement (batched stages aside).
+    got, slot, stages = slots.slot_claim_next(
+        worker=worker, now=now, lease=lease_duration(), batched_kinds=batched,
+        related=related, **_queue_scope(project, role),
+    )
+    if got:
+        return slot
+    if set(batched) & {stage.kind for stage in stages}:
         slot = _claim_open_slot(worker, stages, batched)
-    if slot is None and leases_expire(stage_ids=[stage.id for stage in stages]):
-        # Leases past their expiry are also checked here, not only by the periodic job;
-        # the slots they return are new, so every stage is tried again.
-        slot = _claim_open_slot(worker, stages, batched)
-    return slot
+    return slot or _claim_after_expiry(worker, stages, batched)
+
+
+def _task_claim_steps(
+    *, worker: Any, project: Project | None, role: Role | None, now: datetime,
+    batched: list[str],
+) -> Assignment | None:
+    """SQLite's claim: the live slot and the stages in one query, then a claim per stage."""
+    live_id, stages = worker_queue(worker=worker, project=project, role=role, now=now)
+    if live_id is not None:
+        current = slots.slot_get(live_id)
+        if current is not None:
+            return current
+    return (_claim_open_slot(worker, stages, batched)
+            or _claim_after_expiry(worker, stages, batched))
+
+
+def _claim_after_expiry(worker: Any, stages: list[QueueStage],
+                        batched: list[str]) -> Assignment | None:
+    """Nothing was open: leases past their expiry are also checked here, not only by the
+    periodic job; the slots they return are new, so every stage is tried again."""
+    if leases_expire(stage_ids=[stage.id for stage in stages]):
+        return _claim_open_slot(worker, stages, batched)
+    return None
 
 
 def _claim_open_slot(worker: Any, stages: list[QueueStage],
