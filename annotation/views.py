@@ -113,23 +113,41 @@ def _answer_kept_across_login(view: Any) -> Any:
     the password changed, the session's age) went to the login page, and the task page
     after it was empty: the answer was lost. It is kept in the session, which logging in
     carries over, and the task page fills it in again (``_unsent_answer``)."""
-    import json
     from functools import wraps
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method == "POST" and not request.user.is_authenticated:
-            data = {key: request.POST.getlist(key) for key in request.POST
-                    if key not in ("csrfmiddlewaretoken", "active_time_s")}
-            if len(json.dumps(data)) <= UNSENT_ANSWER_MAX_CHARS:
-                request.session[UNSENT_ANSWER] = {"path": request.path, "data": data}
+            answer_keep(request, path=request.path, data={
+                key: request.POST.getlist(key) for key in request.POST
+                if key not in ("csrfmiddlewaretoken", "active_time_s")})
         return view(request, *args, **kwargs)
 
     return wrapped
 
 
-def _unsent_answer(request: HttpRequest) -> Any:
-    """The answer the worker sent to this task page while logged out, once (or None)."""
+def answer_keep(request: HttpRequest, *, path: str, data: Any, logged_out: bool = True) -> bool:
+    """Keep a task page's unsent answer (``{field: [values]}``) in the session for the next
+    GET of ``path`` (``_unsent_answer``): sent while logged out, or carried by the language
+    switch (``config.i18n.language_set``; ``logged_out=False``). Anything else, or more
+    than ``UNSENT_ANSWER_MAX_CHARS``, is not kept; says whether it was."""
+    import json
+
+    if not (isinstance(data, dict) and all(
+            isinstance(key, str) and isinstance(values, list)
+            and all(isinstance(value, str) for value in values)
+            for key, values in data.items())):
+        return False
+    if len(json.dumps(data)) > UNSENT_ANSWER_MAX_CHARS:
+        return False
+    request.session[UNSENT_ANSWER] = {"path": path, "data": data, "logged_out": logged_out}
+    return True
+
+
+def _unsent_answer(request: HttpRequest, *, posted: Any = None) -> Any:
+    """The answer kept for this task page (``answer_keep``), once, or None. When the worker
+    had been logged out (not a language switch), a message says it was not saved; with
+    ``posted``, only an answer that ``posted(data)`` accepts is shown (and said so)."""
     from django.http import QueryDict
 
     unsent = request.session.get(UNSENT_ANSWER)
@@ -139,6 +157,12 @@ def _unsent_answer(request: HttpRequest) -> Any:
     data = QueryDict(mutable=True)
     for key, values in unsent["data"].items():
         data.setlist(key, values)
+    logged_out = unsent.get("logged_out", True)
+    if posted is not None and logged_out and not posted(data):
+        return None
+    if logged_out:
+        messages.warning(request, _("You had been logged out, so your answer was not saved. "
+                                    "Here it is again: check it and submit it."))
     return data
 
 
@@ -193,8 +217,6 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     unsent = _unsent_answer(request)
     if unsent is not None:
         form_values = spec.form_values(item, unsent)
-        messages.warning(request, _("You had been logged out, so your answer was not saved. "
-                                    "Here it is again: check it and submit it."))
     return render(request, spec.template, {
         "assignment": assignment, "item": item, "stage": stage, "project": stage.project,
         "task": spec.context(item), "errors": errors,
@@ -496,11 +518,11 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     posted = request.POST if errors else None
     if (inspection.status == Inspection.Status.ACTIVE and not held_by_other
             and request.method == "GET"):
-        unsent = _unsent_answer(request)
-        if unsent is not None and unsent.get("action") in batches.VERDICTS:
+        # a verdict sent while logged out, or the marks carried by the language switch
+        unsent = _unsent_answer(request,
+                                posted=lambda data: data.get("action") in batches.VERDICTS)
+        if unsent is not None:
             posted = unsent
-            messages.warning(request, _("You had been logged out, so your answer was not "
-                                        "saved. Here it is again: check it and submit it."))
     if posted is not None:  # show the marks and comments the checker posted
         for s in samples:
             s["marked"] = posted.getlist(f"rules-{s['item'].pk}")

@@ -76,4 +76,25 @@ def language_set(request: HttpRequest) -> HttpResponse:
         UserPreference.objects.update_or_create(user=request.user,
                                                 defaults={"language": language})
         request.session[SESSION_KEY] = language
+        _answer_carried(request, response)
     return response
+
+
+def _answer_carried(request: HttpRequest, response: HttpResponse) -> None:
+    """From a task or inspection page, the switch carries what the worker wrote so far
+    (``unsent_answer``, JSON, put in by static/js/crowdqa.js); the page it returns to shows
+    it again (``annotation.views.answer_keep``)."""
+    import json
+    from urllib.parse import urlsplit
+
+    from annotation.views import answer_keep
+
+    raw = request.POST.get("unsent_answer")
+    if not raw or response.status_code != 302:
+        return
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return
+    answer_keep(request, path=urlsplit(response["Location"]).path, data=data,
+                logged_out=False)

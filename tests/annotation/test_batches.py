@@ -812,3 +812,27 @@ def test_a_verdict_sent_after_the_session_ended_comes_back_after_logging_in(
                                  "comment": "Recheck."}).status_code == 302
     inspection.refresh_from_db()
     assert inspection.passed is False and inspection.comment == "Recheck."
+
+
+def test_the_language_switch_keeps_a_checker_s_marks_and_comments(project, people, client):
+    """A checker who switched language halfway through an inspection lost their ticks and
+    comments; the switch now carries them (no verdict button was pressed)."""
+    import json
+
+    from django.urls import reverse
+
+    alice, carol = people["alice"], people["carol"]
+    inspection = finished_batch(project, alice)
+    url = reverse("annotation:inspection_detail", args=[inspection.pk])
+    client.force_login(carol)
+    client.post(url, {"action": "claim"})
+    first = inspection.sample[0]
+    carried = {f"rules-{first}": ["answer_incorrect"], f"comment-{first}": ["The text says no."],
+               "comment": ["Recheck."]}
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": url,
+                                          "unsent_answer": json.dumps(carried)})
+    page = client.get(url).content.decode()
+    assert "The text says no.</textarea>" in page and "Recheck.</textarea>" in page
+    box = page.split(f'name="rules-{first}" value="answer_incorrect"', 1)[1].split(">", 1)[0]
+    assert "checked" in box
+    assert "You had been logged out" not in page

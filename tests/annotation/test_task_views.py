@@ -547,3 +547,41 @@ def test_an_answer_sent_after_the_session_ended_comes_back_after_logging_in(
         assert client.post(location, {"question": ["Who opposed the library plan?"]}
                            ).status_code == 302
     assert Submission.objects.get().payload == {"questions": ["Who opposed the library plan?"]}
+
+
+def test_the_language_switch_on_a_task_page_keeps_the_answer_written_so_far(
+    client, newsqa_project, workers
+):
+    """Switching to Chinese halfway through a question reloaded an empty task page: the
+    switch now carries the form's values (static/js/crowdqa.js puts them in), and the page
+    in the other language shows them again, once, with no word of a logout."""
+    client.force_login(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    switched = client.post(reverse("set_language"), {
+        "language": "zh-hans", "next": location,
+        "unsent_answer": json.dumps({"question": ["Who opposed the library plan?", ""]}),
+    })
+    assert switched.status_code == 302 and switched["Location"] == location
+    page = client.get(location).content.decode()
+    assert 'value="Who opposed the library plan?"' in page
+    assert '<html lang="zh-hans"' in page
+    assert "logged out" not in page and "登出" not in page
+    assert "Who opposed the library plan?" not in client.get(location).content.decode()
+    assert not Submission.objects.exists()
+
+
+@pytest.mark.parametrize("carried", [
+    "not json", None, "[1, 2]", '{"question": "not a list"}',
+    '{"question": [1]}',
+])
+def test_the_language_switch_ignores_what_is_not_a_form_s_values(
+    client, newsqa_project, workers, carried
+):
+    client.force_login(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    posted = {"language": "zh-hans", "next": location}
+    if carried is not None:
+        posted["unsent_answer"] = carried
+    assert client.post(reverse("set_language"), posted).status_code == 302
+    assert client.get(location).status_code == 200
+    assert "crowdqa_unsent_answer" not in client.session

@@ -166,3 +166,39 @@ def test_chinese_text_is_drawn_with_glyphs_not_tofu(reco_project, as_user, scree
     # and the boxes of two different missing characters are the same box
     assert difference(_shot(page, TOFU[1]), tofu) < 0.05
     screenshot("zh-glyphs-not-tofu", of=page)
+
+
+def test_switching_language_halfway_through_a_task_keeps_what_was_written(
+    reco_project, as_user
+):
+    """The language switch reloaded the task page empty: the alternatives typed and the
+    evidence selected were lost. They come back on the page in the other language."""
+    project, annotator = reco_project
+    page = as_user("labeller")
+    task_next(page, ready='[data-testid="doc-0"] .tok')
+    page.get_by_test_id("alt-positive").fill("能")
+    page.get_by_test_id("alt-negative").fill("不能")
+    page.get_by_test_id("answer-positive").check()
+    text = Item.objects.get(stage__kind="reco_evidence").data["documents"][0]["text"]
+    end = text.index("，")
+    page.locator('[data-testid="doc-0"] .tok[data-s="0"]').hover()
+    page.mouse.down()
+    page.locator(f'[data-testid="doc-0"] .tok[data-e="{end}"]').hover()
+    page.mouse.up()
+    expect(page.get_by_test_id("evidence")).to_have_text(text[:end])
+    task_url = page.url
+    _choose_chinese(page)
+    expect(page.get_by_test_id("submit")).to_contain_text("提交")
+    assert page.url == task_url
+    expect(page.get_by_test_id("alt-positive")).to_have_value("能")
+    expect(page.get_by_test_id("alt-negative")).to_have_value("不能")
+    expect(page.get_by_test_id("answer-positive")).to_be_checked()
+    expect(page.get_by_test_id("evidence")).to_have_text(text[:end])
+    expect(page.locator(".messages")).to_have_count(0)
+    page.get_by_test_id("alt-uncertain").fill("无法确定")
+    submit(page, '[data-testid="submit"]')
+    expect(page.locator(".messages")).to_contain_text("这是目前最后一个任务。")
+    payload = Submission.objects.get(worker=annotator).payload
+    assert payload["evidence_text"] == text[:end]
+    assert payload["alternatives"] == {"positive": "能", "negative": "不能",
+                                       "uncertain": "无法确定"}
