@@ -754,7 +754,7 @@ def inspection_samples(*, inspection: Any) -> list[dict[str, Any]]:
         s.item_id: s for s in Submission.objects.filter(
             item_id__in=inspection.sample, assignment__round=inspection.round,
             superseded_by__isnull=True,
-        ).order_by("id")
+        ).select_related("worker").order_by("id")
     }
     spec = inspection.batch.stage.kind_spec
     marks = inspection.marks or {}

@@ -532,6 +532,11 @@ def inspection_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "held_by_other": held_by_other,
         "rules": [(r.value, violation_label(r), 1.0 if r.strict else 0.5) for r in rules],
         "template": spec.inspection_template, "samples": samples,
+        # who labelled the inspected round: an earlier round's may not be the batch's
+        # annotator now (a returned batch goes to the next annotator when theirs is paused)
+        "round_annotators": sorted({s["submission"].worker.username for s in samples
+                                    if s["submission"] is not None})
+        or ([inspection.batch.annotator.username] if inspection.batch.annotator else []),
         "comment": posted.get("comment", inspection.comment) if posted is not None
         else inspection.comment,
         "guidelines": stage_guidelines_html(inspection.batch.stage),

@@ -693,6 +693,14 @@ def test_a_returned_batch_of_a_paused_member_goes_to_the_next_annotator(project,
     assert task.item.batch_id == batch.pk and task.round == 2
     feedback = batches.returned_feedback(assignment=task)
     assert feedback["batch_comment"] == "read the evidence again"
+    # The first round's inspection still names who labelled that round, not bob.
+    from django.test import Client
+    from django.urls import reverse
+
+    checker = Client()
+    checker.force_login(carol)
+    page = checker.get(reverse("annotation:inspection_detail", args=[inspection.pk]))
+    assert '<strong data-testid="batch-annotator">alice</strong>' in page.content.decode()
     # Paused first, returned after: the batch does not wait for alice either.
     engine.member_status_set(member=project.members.get(user=alice), status="active",
                              actor=None)
