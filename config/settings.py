@@ -302,9 +302,14 @@ CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = env.int("CROWDQA_STUDY_NEW_WORKERS_PER_HOUR
 CROWDQA_PREPARED_STATEMENTS = env.bool("CROWDQA_PREPARED_STATEMENTS", default=True)
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers "who are you?" (no credentials, a wrong, malformed or
+    # deactivated account's token) with the first class's challenge, a 401 with
+    # `WWW-Authenticate: Token`; session auth has none, which made those a 403. A request
+    # without `Authorization: Token` goes on to the session (the browser's calls, CSRF
+    # checked); 403 is left for a known user without the role, or a failed CSRF check.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "annotation.auth.CachedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": [
