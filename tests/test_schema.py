@@ -93,7 +93,9 @@ def test_every_operation_documents_its_request_and_responses(client, admin_user)
             codes = set(operation["responses"])
             success = sorted(code for code in codes if code.startswith("2"))
             assert success, where
-            assert {"400", "403", "404"} <= codes, where
+            assert {"400", "401", "403", "404"} <= codes, where
+            challenge = operation["responses"]["401"]["headers"]["WWW-Authenticate"]
+            assert challenge["required"] and challenge["schema"]["enum"] == ["Token"], where
             for code in success:
                 body = operation["responses"][code].get("content")
                 if code == "204":
