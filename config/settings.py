@@ -333,7 +333,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "CrowdQA API",
     "DESCRIPTION": "Tasks for annotators, projects and releases for admins, corpora and "
                    "passage search for every role. Sign in (session) or send "
-                   "`Authorization: Token <key>`.",
+                   "`Authorization: Token <key>`. A 401 (`WWW-Authenticate: Token`) "
+                   "means who asks is not known (no or a wrong token, a deactivated "
+                   "account); a 403, a known account refused (the role, or CSRF).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
