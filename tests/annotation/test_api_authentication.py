@@ -148,3 +148,12 @@ def test_a_session_of_a_deactivated_account_is_a_401(client_for):
     user.is_active = False
     user.save(update_fields=["is_active"])
     _unauthorized(client.get(reverse(ME)), NOT_PROVIDED)
+
+
+def test_a_session_call_to_the_api_reads_nothing_once_cached(client_for,
+                                                              django_assert_num_queries):
+    """The token class asked first costs a session call nothing: no token lookup."""
+    client = client_for(user_with_roles("ann-cost", Role.ANNOTATOR))
+    assert client.get(reverse(ME)).status_code == 200  # fills the caches
+    with django_assert_num_queries(0):
+        assert client.get(reverse(ME)).json()["username"] == "ann-cost"
