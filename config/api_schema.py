@@ -28,8 +28,20 @@ ERROR_COMPONENT = {
 _ERROR_REF = {"$ref": "#/components/schemas/Error"}
 _ERRORS = {
     "400": "Invalid input: the body names each field that is wrong.",
-    "403": "Not signed in, or the account lacks the role this operation needs.",
+    "401": "Who is asking is not known: no session or token, a malformed `Authorization` "
+           "header, an unknown or deleted token, or a deactivated account. Sign in, or send "
+           "`Authorization: Token <key>`.",
+    "403": "The account is known but lacks the role this operation needs, or a request "
+           "signed in by session failed its CSRF check.",
     "404": "No such object, or none visible to this account.",
+}
+#: What a 401 carries besides its body: the scheme to answer with (RFC 9110, 11.6.1).
+_HEADERS = {
+    "401": {"WWW-Authenticate": {
+        "description": "`Token`: send `Authorization: Token <key>`.",
+        "required": True,
+        "schema": {"type": "string", "enum": ["Token"]},
+    }},
 }
 
 
@@ -43,10 +55,12 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
                 continue
             responses = operation.setdefault("responses", {})
             for code, description in _ERRORS.items():
-                responses.setdefault(code, {
+                response = responses.setdefault(code, {
                     "description": description,
                     "content": {"application/json": {"schema": _ERROR_REF}},
                 })
+                if code in _HEADERS:
+                    response.setdefault("headers", _HEADERS[code])
     return result
 
 

@@ -308,9 +308,14 @@ CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = env.int("CROWDQA_STUDY_NEW_WORKERS_PER_HOUR
 CROWDQA_PREPARED_STATEMENTS = env.bool("CROWDQA_PREPARED_STATEMENTS", default=True)
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers "who are you?" (no credentials, a wrong, malformed or
+    # deactivated account's token) with the first class's challenge, a 401 with
+    # `WWW-Authenticate: Token`; session auth has none, which made those a 403. A request
+    # without `Authorization: Token` goes on to the session (the browser's calls, CSRF
+    # checked); 403 is left for a known user without the role, or a failed CSRF check.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "annotation.auth.CachedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": [
@@ -334,7 +339,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "CrowdQA API",
     "DESCRIPTION": "Tasks for annotators, projects and releases for admins, corpora and "
                    "passage search for every role. Sign in (session) or send "
-                   "`Authorization: Token <key>`.",
+                   "`Authorization: Token <key>`. A 401 (`WWW-Authenticate: Token`) "
+                   "means who asks is not known (no or a wrong token, a deactivated "
+                   "account); a 403, a known account refused (the role, or CSRF).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",

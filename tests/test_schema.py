@@ -67,7 +67,8 @@ def test_any_signed_in_user_gets_the_schema(client, roles):
 def test_the_schema_and_docs_are_refused_to_anonymous_visitors_in_json(client):
     for url in (SCHEMA, f"{SCHEMA}?format=json", DOCS):
         response = client.get(url)
-        assert response.status_code == 403, url
+        assert response.status_code == 401, url
+        assert response["WWW-Authenticate"] == "Token", url
         assert response["Content-Type"] == "application/json", url
         assert "credentials" in response.json()["detail"]
 
@@ -77,7 +78,8 @@ def test_an_inactive_account_gets_no_schema(client):
     user = user_with_roles("gone", Role.ADMIN)
     get_user_model().objects.filter(pk=user.pk).update(is_active=False)
     client.force_login(user)
-    assert client.get(SCHEMA).status_code == 403
+    response = client.get(SCHEMA)
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
 
 
 @pytest.mark.django_db
@@ -91,7 +93,9 @@ def test_every_operation_documents_its_request_and_responses(client, admin_user)
             codes = set(operation["responses"])
             success = sorted(code for code in codes if code.startswith("2"))
             assert success, where
-            assert {"400", "403", "404"} <= codes, where
+            assert {"400", "401", "403", "404"} <= codes, where
+            challenge = operation["responses"]["401"]["headers"]["WWW-Authenticate"]
+            assert challenge["required"] and challenge["schema"]["enum"] == ["Token"], where
             for code in success:
                 body = operation["responses"][code].get("content")
                 if code == "204":

@@ -3,7 +3,8 @@
 Every operation of the schema gets ``EXAMPLES`` generated requests per role (anonymous,
 annotator, checker, admin; token authentication) on a database with a real corpus, its
 search index and an active NewsQA project: no answer may be a server error, and every
-answer must match the schema (status code, content type and body).
+answer must match the schema (status code, content type, headers such as a 401's
+``WWW-Authenticate``, and body).
 
 It runs once in CI, in the PostgreSQL stage (production's database; about a minute): on
 SQLite it skips to keep the first stage short, and ``CROWDQA_REQUIRE_FUZZ=1`` (set in that
@@ -24,6 +25,7 @@ from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -44,7 +46,7 @@ from tests.factories import user_with_roles
 #: Generated requests per operation and role (explicit examples come on top).
 EXAMPLES = int(os.environ.get("CROWDQA_FUZZ_EXAMPLES", "12"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_schema_conformance]
+          response_headers_conformance, response_schema_conformance]
 ROLES = ("anonymous", "annotator", "checker", "admin")
 
 pytestmark = pytest.mark.usefixtures("isolated_storage")

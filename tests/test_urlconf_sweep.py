@@ -278,7 +278,10 @@ def role_users(db) -> dict[str, Any]:
 def _denied(response, rule: Rule, user: Any) -> bool:
     if rule.kind == "admin_site":
         return response.status_code == 302 and "/admin/login/" in response["Location"]
-    if rule.api:
+    if rule.api:  # who are you: 401 with the token challenge; known but refused: 403
+        if user is None:
+            return (response.status_code == 401
+                    and response.get("WWW-Authenticate") == "Token")
         return response.status_code == 403
     if user is None:
         return (response.status_code == 302

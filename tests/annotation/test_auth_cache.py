@@ -85,7 +85,8 @@ def test_deactivation_a_lost_role_and_a_deleted_token_take_effect_at_once(
     # A deleted token is refused at the next request.
     token.delete()
     refused = api.get(reverse("api_me"))
-    assert refused.status_code == 403 and refused.json()["detail"] == "Invalid token."
+    assert refused.status_code == 401 and refused.json()["detail"] == "Invalid token."
+    assert refused["WWW-Authenticate"] == "Token"
     # A deactivated account loses its session at the next page.
     client = client_for(annotator)
     assert client.get(reverse("annotation:annotator_home")).status_code == 200

@@ -294,7 +294,9 @@ def test_a_token_client_downloads_a_release_file_by_its_listed_url(
         assert len(body) == entry["bytes"] and body.startswith(b'{"version"')
     missing = api.get(entry["url"] + ".gz", HTTP_ACCEPT="application/octet-stream")
     assert missing.status_code == 404 and "detail" in missing.json()
-    assert APIClient().get(entry["url"]).status_code == 403
+    anonymous = APIClient().get(entry["url"], HTTP_ACCEPT="application/octet-stream")
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == "Token"
+    assert "detail" in anonymous.json()
 
 
 def test_an_admin_script_creates_and_publishes_a_release_through_the_api(

@@ -30,7 +30,7 @@ def test_anonymous_users_are_sent_to_login(client, name):
 @pytest.mark.parametrize("name", ["api_me", *CHECKER_API, *ADMIN_API])
 def test_anonymous_api_calls_are_refused(name):
     response = APIClient().get(reverse(name))
-    assert response.status_code in (401, 403)
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
 
 
 @pytest.mark.parametrize("name", CHECKER_PAGES + ADMIN_PAGES)
