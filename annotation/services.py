@@ -68,18 +68,24 @@ def _payment_rows_scrubbed(content: str, *, usernames: set[str], external: str,
 
 
 @transaction.atomic
-def worker_erase(*, user: Any) -> ErasureSummary:
+def worker_erase(*, user: Any, actor: Any = None) -> ErasureSummary:
     """Erase a worker's personal identifiers (a GDPR erasure request, e.g. through
     Prolific): their marketplace id, e-mail address, name, username and password, their
     marketplace session ids, the failed logins recorded with their network address, and
     their rows in recorded payment exports; the account is deactivated. Their answers stay,
     anonymised under the same account id, so releases (pseudonyms are derived from the
-    id), agreement and pay stay reproducible."""
+    id), agreement and pay stay reproducible. Their memberships are blocked, so their live
+    tasks and batches go to other workers at once."""
     from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 
-    from annotation.models import ExternalAccount, PaymentExport, StudySession
+    from annotation import engine
+    from annotation.models import ExternalAccount, PaymentExport, ProjectMember, StudySession
 
     user = User.objects.select_for_update().get(pk=user.pk)
+    for member in ProjectMember.objects.filter(user=user).exclude(
+            status=ProjectMember.Status.BLOCKED):
+        engine.member_status_set(member=member, status=ProjectMember.Status.BLOCKED,
+                                 actor=actor, reason="erased on the worker's request")
     old_names = {user.get_username()}
     erased = f"erased-{secrets.token_hex(5)}"
     summary = ErasureSummary(user_id=user.pk, username=erased)

@@ -204,7 +204,7 @@ def project_worker_erase(request: HttpRequest, pk: int, user_id: int) -> HttpRes
     if member.user_id == request.user.pk or has_role(member.user, Role.ADMIN):
         messages.error(request, _("Admins are not erased here: remove the admin role first."))
         return redirect(back)
-    summary = worker_erase(user=member.user)
+    summary = worker_erase(user=member.user, actor=request.user)
     messages.success(request, _(
         "Erased: %(removed)s. The account is now %(username)s and deactivated. Their answers "
         "stay, anonymised under the same account, so releases, agreement and payments stay "

@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 import tests.annotation.test_batches  # noqa: F401 (the batched test recipe)
 from annotation import engine, pay, studies
 from annotation.models import (
+    Assignment,
     ExternalAccount,
     Item,
     Project,
@@ -56,11 +57,13 @@ def worked(db, settings, committed, client):
         with committed():
             engine.task_submit(assignment_id=task.pk, worker=worker, payload={"label": "yes"})
     export = pay.payments_export(project=project)
+    held = engine.task_claim(worker=worker, project=project)  # of their second batch
     assert PID in export.content and worker.username in export.content
     client.post("/accounts/login/", {"username": worker.username, "password": "wrong"},
                 REMOTE_ADDR="203.0.113.9")
     assert AccessAttempt.objects.filter(username=worker.username).exists()
-    return {"project": project, "study": study, "worker": worker, "export": export}
+    return {"project": project, "study": study, "worker": worker, "export": export,
+            "held": held}
 
 
 def _everything_stored() -> str:
@@ -101,6 +104,12 @@ def test_erasure_removes_the_workers_identifiers_and_keeps_their_answers(worked,
     assert export.total > 0 and "2.00" in export.content
     assert pay.prolific_bonuses(export) == {}
     assert Item.objects.filter(stage__project=worked["project"], status="review").count() == 4
+    # What they held goes to other workers at once: the task and the batch it is of.
+    assert Assignment.objects.get(pk=worked["held"].pk).status != Assignment.Status.ACTIVE
+    other = user_with_roles("next-worker", Role.ANNOTATOR)
+    engine.project_member_add(project=worked["project"], user=other, role=Role.ANNOTATOR)
+    assert engine.task_claim(worker=other, project=worked["project"]).item.batch_id \
+        == worked["held"].item.batch_id
 
 
 def test_an_erased_worker_who_comes_back_is_a_stranger(worked):
