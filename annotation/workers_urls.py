@@ -11,4 +11,6 @@ urlpatterns = [
          name="project_worker"),
     path("manage/projects/<id:pk>/workers/<id:user_id>/standing/",
          workers_views.project_worker_standing, name="project_worker_standing"),
+    path("manage/projects/<id:pk>/workers/<id:user_id>/erase/",
+         workers_views.project_worker_erase, name="project_worker_erase"),
 ]

@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -181,3 +181,33 @@ def project_worker_standing(request: HttpRequest, pk: int, user_id: int) -> Http
                 "worker": worker.get_username(), "stage": stage.display_name,
                 "status": str(standing.get_status_display()).lower()})
     return redirect(_back(request, project))
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def project_worker_erase(request: HttpRequest, pk: int, user_id: int) -> HttpResponse:
+    """An admin erases a worker's personal identifiers on their request (``confirm`` must
+    be checked): ``services.worker_erase``; back to the worker's page, which says what was
+    removed and what stays."""
+    from annotation.services import worker_erase
+
+    project = get_object_or_404(Project, pk=pk)
+    member = (ProjectMember.objects.filter(project=project, user_id=user_id,
+                                           role__in=worker_stats.WORKER_ROLES)
+              .select_related("user").first())
+    if member is None:
+        raise Http404("Not a worker of this project.")
+    back = reverse("annotation:project_worker", args=[project.pk, user_id])
+    if request.POST.get("confirm") != "on":
+        messages.error(request, _("Check the box to confirm the erasure: it cannot be undone."))
+        return redirect(back)
+    if member.user_id == request.user.pk or has_role(member.user, Role.ADMIN):
+        messages.error(request, _("Admins are not erased here: remove the admin role first."))
+        return redirect(back)
+    summary = worker_erase(user=member.user, actor=request.user)
+    messages.success(request, _(
+        "Erased: %(removed)s. The account is now %(username)s and deactivated. Their answers "
+        "stay, anonymised under the same account, so releases, agreement and payments stay "
+        "reproducible.") % {"removed": ", ".join(str(r) for r in summary.removed),
+                            "username": summary.username})
+    return redirect(back)

@@ -317,3 +317,154 @@ def test_no_server_error_for_any_role_or_method(route: Route, variant: str, role
                 problems.append(f"{where}: {response.status_code}, but the view's rule "
                                 f"({rule.kind} {sorted(rule.roles)}) should refuse it")
     assert not problems, "\n".join(problems)
+
+
+# -- another project's objects ---------------------------------------------------------------
+#
+# The role rule lets every annotator or checker reach a view; the objects behind its ids are
+# their own projects' only. Two projects (A and B) of the batched test recipe, each with its
+# annotator and checker; annotator A and checker A (members of A only) try every URL with the
+# ids of B's objects and B's worker: each must refuse (403 or 404, never the object), show
+# nothing of B, and change nothing.
+
+#: Routes an annotator or a checker may use that take ids, each with the path values naming
+#: B's object. A new such route fails ``test_every_worker_route_with_ids_is_swept_across_
+#: projects`` until it has a row here (or in ``NOT_A_PROJECTS``).
+OTHER_PROJECT: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "tasks/<id:pk>/": lambda b: {"pk": b["task"].pk},
+    "tasks/<id:pk>/release/": lambda b: {"pk": b["task"].pk},
+    "tasks/<id:pk>/renew/": lambda b: {"pk": b["task"].pk},
+    "tasks/<id:pk>/check-question/": lambda b: {"pk": b["task"].pk},
+    "tasks/<id:pk>/check-spelling/": lambda b: {"pk": b["task"].pk},
+    "tasks/answers/<id:pk>/correct/": lambda b: {"pk": b["submission"].pk},
+    "stages/<id:pk>/guidelines/": lambda b: {"pk": b["stage"].pk},
+    "stages/<id:pk>/qualify/": lambda b: {"pk": b["stage"].pk},
+    "review/inspections/<id:pk>/": lambda b: {"pk": b["inspection"].pk},
+    "releases/<id:pk>/files/<path:path>": lambda b: {"pk": b["release"].pk,
+                                                     "path": "DATASHEET.md"},
+    "manage/projects/<id:pk>/workers/": lambda b: {"pk": b["project"].pk},
+    "manage/projects/<id:pk>/workers/<id:user_id>/": lambda b: {
+        "pk": b["project"].pk, "user_id": b["annotator"].pk},
+    "collector/jobs/<id:pk>/": lambda b: {"pk": b["job"].pk},
+    "api/v1/tasks/<id:pk>/": lambda b: {"pk": b["task"].pk},
+    "api/v1/tasks/<id:pk>/submit/": lambda b: {"pk": b["task"].pk},
+    "api/v1/tasks/<id:pk>/release/": lambda b: {"pk": b["task"].pk},
+    "api/v1/projects/<id:pk>/releases/": lambda b: {"pk": b["project"].pk},
+    "api/v1/releases/<id:pk>/files/<path:path>": lambda b: {"pk": b["release"].pk,
+                                                            "path": "DATASHEET.md"},
+    "api/v1/releases/<id:pk>/score/": lambda b: {"pk": b["release"].pk},
+}
+#: Routes with ids that name nothing of a project, and why.
+NOT_A_PROJECTS: dict[str, str] = {
+    "collector/documents/<id:pk>/": "corpora are shared by projects; an annotator sees the "
+                                    "documents of corpora opened to annotators "
+                                    "(collector/test_corpus_visibility.py)",
+}
+#: Routes that answer for any project, and why (they still show nothing of B's above).
+LISTED_FOR_ALL: dict[str, str] = {
+    "api/v1/projects/<id:pk>/releases/": "a project's published releases are everybody's "
+                                         "(selectors.releases_visible); unpublished ones, "
+                                         "as B's, are listed for admins only",
+}
+#: What of B may show on no page or answer of A's people (its annotator, its items, its
+#: unpublished release's version).
+B_MARKERS = ("sweep-ann-b", "project-b-query", "7.7.7")
+
+
+def _worker_routes_with_ids() -> list[Route]:
+    routes = []
+    for route in ROUTES:
+        rule = role_rule(route.callback)
+        if (route.has_int and rule is not None and rule.kind == "roles"
+                and rule.roles & {Role.ANNOTATOR, Role.CHECKER}):
+            routes.append(route)
+    return routes
+
+
+def _url_with(route: Route, values: dict[str, Any]) -> str:
+    def fill(part: Any) -> str:
+        return re.sub(r"<(?:(\w+):)?(\w+)>", lambda m: str(values[m.group(2)]), part._route)
+
+    return "/" + "".join(fill(part) for part in route.parts)
+
+
+def test_every_worker_route_with_ids_is_swept_across_projects():
+    routes = {route.route for route in _worker_routes_with_ids()}
+    missing = sorted(routes - set(OTHER_PROJECT) - set(NOT_A_PROJECTS))
+    assert not missing, ("routes an annotator or checker may use with ids, not swept with "
+                         "another project's ids:\n" + "\n".join(missing))
+    assert not (set(OTHER_PROJECT) | set(NOT_A_PROJECTS)) - routes, "stale rows"
+
+
+@pytest.fixture
+def two_projects(db, settings, django_capture_on_commit_callbacks):
+    """Projects A and B of the batched test recipe; B's annotator finished a batch (waiting
+    for inspection) and holds a task of the next; B has a job and an unpublished release."""
+    import tests.annotation.test_batches  # noqa: F401 (the batched test recipe)
+    from annotation import engine
+    from annotation.models import Inspection, Release, ReleaseFile, Submission
+    from annotation.stages import Emit
+    from collector.models import Job
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    people = {}
+    for side in ("a", "b"):
+        project = engine.project_create(name=f"Project {side.upper()}", recipe="test-batched",
+                                        params={2: {"batch_size": 4, "inspect_fraction": 0.5}})
+        type(project).objects.filter(pk=project.pk).update(status="active")
+        with django_capture_on_commit_callbacks(execute=True):
+            engine.items_emit(source_stage=project.stages.get(order=1), emits=[
+                Emit(kind="test_batched", key=f"q{n}",
+                     data={"query": f"project-{side}-query {n}"}) for n in range(10)])
+        annotator = user_with_roles(f"sweep-ann-{side}", Role.ANNOTATOR)
+        checker = user_with_roles(f"sweep-chk-{side}", Role.CHECKER)
+        engine.project_member_add(project=project, user=annotator, role=Role.ANNOTATOR)
+        engine.project_member_add(project=project, user=checker, role=Role.CHECKER)
+        people[side] = {"project": project, "annotator": annotator, "checker": checker}
+    b = people["b"]
+    for _ in range(4):  # a whole batch: it waits for a checker of B
+        task = engine.task_claim(worker=b["annotator"], project=b["project"])
+        engine.task_submit(assignment_id=task.pk, worker=b["annotator"],
+                           payload={"label": "yes"})
+    b["submission"] = Submission.objects.filter(worker=b["annotator"]).first()
+    b["inspection"] = Inspection.objects.get(batch__project=b["project"])
+    b["task"] = engine.task_claim(worker=b["annotator"], project=b["project"])
+    b["stage"] = b["project"].stages.get(order=2)
+    b["job"] = Job.objects.create(kind="selfcheck", created_by=b["annotator"])
+    b["release"] = Release.objects.create(project=b["project"], version="7.7.7",
+                                          status=Release.Status.READY, formats=["hf"],
+                                          pseudonym_salt="0" * 64)
+    ReleaseFile.objects.create(release=b["release"], format="datasheet", path="DATASHEET.md",
+                               records=0, sha256="0" * 64, bytes=0)
+    return people
+
+
+@pytest.mark.parametrize("route", sorted(OTHER_PROJECT))
+def test_another_projects_objects_are_refused(route: str, two_projects):
+    from annotation.models import Assignment, Inspection, Release
+
+    a, b = two_projects["a"], two_projects["b"]
+    target = next(r for r in ROUTES if r.route == route)
+    url = _url_with(target, OTHER_PROJECT[route](b))
+    problems = []
+    for who in ("annotator", "checker"):
+        client = Client(raise_request_exception=False)
+        client.force_login(a[who])
+        for method in ("get", "post"):
+            # A POST that would do its work on an object of one's own: claim, answer.
+            response = (client.get(url) if method == "get" else client.post(url, {
+                "action": "claim", "label": "yes", "payload": '{"label": "yes"}'}))
+            where = f"{method.upper()} {url} as {who} of project A"
+            refused = response.status_code in (403, 404, 405)
+            if not refused and not (route in LISTED_FOR_ALL and response.status_code == 200):
+                problems.append(f"{where}: {response.status_code}")
+            body = b"".join(response.streaming_content) if response.streaming \
+                else response.content
+            shown = [m for m in B_MARKERS if m.encode() in body]
+            if shown:
+                problems.append(f"{where}: shows {shown}")
+    assert not problems, "\n".join(problems)
+    # Nothing of B changed.
+    assert Assignment.objects.get(pk=b["task"].pk).status == Assignment.Status.ACTIVE
+    assert Inspection.objects.get(pk=b["inspection"].pk).checker_id is None
+    assert Release.objects.get(pk=b["release"].pk).status == Release.Status.READY
