@@ -253,6 +253,44 @@ def test_import_page_uploads_and_refuses_bad_files(draft, admin_user, client):
     assert Item.objects.filter(project=draft, stage__kind="judgment_sample").count() == 25
 
 
+def test_import_page_pairs_each_system_name_with_the_file_of_its_row(draft, admin_user,
+                                                                     client):
+    """A row with a name and no file next to a row with a file and no name is refused,
+    naming both rows, with the names kept: it must not give the second file the first
+    row's name (the study would report one system's answers under another's name)."""
+    client.force_login(admin_user)
+    url = reverse("annotation:judgment_import", args=[draft.pk])
+    refs = references_upload()
+    (first, first_upload), (second, second_upload) = system_uploads()
+
+    def upload(u: Upload) -> io.BytesIO:
+        f = io.BytesIO(u.text.encode())
+        f.name = u.name
+        return f
+
+    mixed = client.post(url, {"references": upload(refs), "system-1": first,
+                              "predictions-1": upload(first_upload),
+                              "system-2": "", "predictions-2": upload(second_upload),
+                              "system-3": "typo-name"})
+    assert mixed.status_code == 400
+    page = html.unescape(mixed.content.decode())
+    assert "System 2 (lead-sentence.jsonl): name the system" in page
+    assert 'name="system-3" value="typo-name"' in page
+    assert not Item.objects.filter(project=draft).exists()
+
+    # Rows 1 and 3 filled, row 2 left empty: each file keeps its own row's name.
+    good = client.post(url, {"references": upload(refs), "system-1": "sys-b",
+                             "predictions-1": upload(second_upload),
+                             "system-3": "sys-a", "predictions-3": upload(first_upload)})
+    assert good.status_code == 302
+    imported = {str(i.data["question_id"]): i.data["candidates"] for i in
+                Item.objects.filter(project=draft, stage__kind="judgment_sample")}
+    for system, source in {"sys-a": first_upload, "sys-b": second_upload}.items():
+        answers = {str(r["question_id"]): r["answers"][0]
+                   for r in map(json.loads, source.text.splitlines())}
+        assert {q: c[system]["answer"] for q, c in imported.items()} == answers
+
+
 DATASETS = Path(__file__).resolve().parents[2] / "data" / "datasets"
 
 
