@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -372,3 +373,18 @@ def test_the_report_csv_runs_no_imported_name_as_a_formula():
         "bootstrap": {}}))))
     assert rows[1][:2] == ["'=HYPERLINK(\"http://x\")", "'+sys"]
     assert rows[2][:3] == ["q7", "extractive", "ENTITY"]
+
+
+def test_the_report_names_each_score_chart_and_its_colours_on_the_page(
+        started, raters, admin_user, client, committed):
+    """The score charts are told apart by a visible caption (their type), not only by the
+    screen reader's label, and a legend says which colour is which score."""
+    with committed():
+        for rater in raters:
+            _rate_all(started, rater)
+    client.force_login(admin_user)
+    page = client.get(reverse("annotation:judgment_report", args=[started.pk])).content.decode()
+    visible = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html.unescape(page)))
+    for label in ("Yes-no", "Entity", "Description", "All types"):
+        assert f"Scores 1–5 per system: {label}" in visible, label
+    assert "score 1 · score 2 · score 3 · score 4 · score 5" in visible
