@@ -388,3 +388,26 @@ def test_the_report_names_each_score_chart_and_its_colours_on_the_page(
     for label in ("Yes-no", "Entity", "Description", "All types"):
         assert f"Scores 1–5 per system: {label}" in visible, label
     assert "score 1 · score 2 · score 3 · score 4 · score 5" in visible
+
+
+def test_a_second_score_sent_for_a_rated_candidate_is_said_to_be_lost(
+        started, raters, client, committed):
+    """A rater pressed 5, then 4 before the page changed: the second post found the task
+    submitted and said "Saved", while the 5 was kept and the 4 lost."""
+    rater = raters[0]
+    client.force_login(rater)
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    with committed():
+        first = client.post(location, {"score": "5"})
+    assert first.status_code == 302
+    again = client.post(location, {"score": "4"}, follow=True)
+    assert again.redirect_chain[0] == (first["Location"], 302)
+    message = [str(m) for m in again.context["messages"]][-1]
+    assert message.startswith("This task was already submitted with a different answer")
+    assert [s.payload for s in rater.submissions.all()] == [{"score": 5}]
+    # The same score sent twice (a double click) is saved, as it is.
+    with committed():
+        same = client.post(first["Location"], {"score": "3"})
+    assert same.status_code == 302
+    twice = client.post(first["Location"], {"score": "3"}, follow=True)
+    assert [str(m) for m in twice.context["messages"]][-1] == "Saved. Here is your next task."
