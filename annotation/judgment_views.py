@@ -35,6 +35,38 @@ def _upload(file: UploadedFile) -> Upload:
         raise ValidationError(_("%(file)s: not UTF-8 text") % {"file": file.name}) from exc
 
 
+#: Rows of the import form, each a system's name and its prediction file.
+SYSTEM_ROWS = 5
+
+
+def _systems(request: HttpRequest) -> tuple[list[str], list[UploadedFile]]:
+    """The systems' names and prediction files, paired as the form's rows pair them
+    (``system-N`` with ``predictions-N``); a row with a name and no file, or a file and no
+    name, is refused. A client posting lists ``system`` and ``predictions`` pairs them in
+    order."""
+    names: list[str] = []
+    files: list[UploadedFile] = []
+    for n in range(1, SYSTEM_ROWS + 1):
+        name, file = request.POST.get(f"system-{n}", "").strip(), request.FILES.get(
+            f"predictions-{n}")
+        if name and file is None:
+            raise ValidationError(_("System %(n)s (%(name)s): attach its prediction file")
+                                  % {"n": n, "name": name})
+        if file is not None and not name:
+            raise ValidationError(_("System %(n)s (%(file)s): name the system")
+                                  % {"n": n, "file": file.name})
+        if file is not None:
+            names.append(name)
+            files.append(file)
+    # The form's name fields left empty (it has several) name no file: a browser
+    # without JavaScript sends them, and sends no empty file field.
+    listed = [n for n in request.POST.getlist("system") if n.strip()]
+    listed_files = request.FILES.getlist("predictions")
+    if len(listed) != len(listed_files):
+        raise ValidationError(_("predictions: give one system name per prediction file"))
+    return names + listed, files + listed_files
+
+
 @role_required(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
@@ -57,13 +89,7 @@ def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 raise ValidationError(_("references: attach a reference file or choose a "
                                         "release"))
-            # The form's name fields left empty (it has several) name no file: a browser
-            # without JavaScript sends them, and sends no empty file field.
-            names = [n for n in request.POST.getlist("system") if n.strip()]
-            files = request.FILES.getlist("predictions")
-            if len(names) != len(files):
-                raise ValidationError(_("predictions: give one system name per prediction "
-                                        "file"))
+            names, files = _systems(request)
             result = import_questions(project=project, references=references,
                                       predictions=[(n, _upload(f))
                                                    for n, f in zip(names, files, strict=True)])
@@ -82,6 +108,8 @@ def judgment_import(request: HttpRequest, pk: int) -> HttpResponse:
             return redirect("annotation:project_detail", pk=project.pk)
     return render(request, "annotation/judgment/import.html", {
         "project": project, "releases": releases, "errors": errors,
+        "rows": [(n, request.POST.get(f"system-{n}", "")) for n in range(1, SYSTEM_ROWS + 1)],
+        "release_chosen": request.POST.get("release", ""),
         "imported": project.items.filter(stage__kind="judgment_sample").count(),
     }, status=400 if errors else 200)
 

@@ -187,7 +187,14 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         except engine.TaskError as exc:
             live = _saved_already(request, assignment)
             if live is not None:  # a second click, a resent form: the first one saved it
-                messages.success(request, _("Saved. Here is your next task."))
+                if _resent_differs(request, assignment, payload):
+                    # e.g. a rater pressed 5, then 4 before the page changed: the 4 is lost
+                    messages.warning(request, _(
+                        "This task was already submitted with a different answer, which is "
+                        "kept. Here is your next task; correct the answer under “Your recent "
+                        "answers” while its item waits for others."))
+                else:
+                    messages.success(request, _("Saved. Here is your next task."))
                 return redirect("annotation:task_detail", pk=live.pk)
             messages.error(request, str(exc))
             return redirect(home)
@@ -248,6 +255,21 @@ def _saved_already(request: HttpRequest, assignment: Assignment) -> Assignment |
         worker=request.user, status=Assignment.Status.ACTIVE,
         stage__project_id=assignment.stage.project_id, lease_expires_at__gt=timezone.now(),
     ).order_by("-claimed_at", "-pk").first())
+
+
+def _resent_differs(request: HttpRequest, assignment: Assignment,
+                    payload: dict[str, Any]) -> bool:
+    """Whether a resent form of a submitted task carries another answer than the one its
+    first post saved (compared as the stage cleans them)."""
+    from annotation.models import Submission
+
+    saved = (Submission.objects.filter(assignment=assignment, worker=request.user)
+             .order_by("-id").values_list("payload", flat=True).first())
+    try:
+        resent = assignment.stage.kind_spec.clean_payload(assignment.item, payload)
+    except ValidationError:
+        return True
+    return saved is not None and resent != saved
 
 
 def _earned(worker: Any, project: Project | None = None) -> dict[str, Any]:

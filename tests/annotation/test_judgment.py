@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -253,6 +254,44 @@ def test_import_page_uploads_and_refuses_bad_files(draft, admin_user, client):
     assert Item.objects.filter(project=draft, stage__kind="judgment_sample").count() == 25
 
 
+def test_import_page_pairs_each_system_name_with_the_file_of_its_row(draft, admin_user,
+                                                                     client):
+    """A row with a name and no file next to a row with a file and no name is refused,
+    naming both rows, with the names kept: it must not give the second file the first
+    row's name (the study would report one system's answers under another's name)."""
+    client.force_login(admin_user)
+    url = reverse("annotation:judgment_import", args=[draft.pk])
+    refs = references_upload()
+    (first, first_upload), (second, second_upload) = system_uploads()
+
+    def upload(u: Upload) -> io.BytesIO:
+        f = io.BytesIO(u.text.encode())
+        f.name = u.name
+        return f
+
+    mixed = client.post(url, {"references": upload(refs), "system-1": first,
+                              "predictions-1": upload(first_upload),
+                              "system-2": "", "predictions-2": upload(second_upload),
+                              "system-3": "typo-name"})
+    assert mixed.status_code == 400
+    page = html.unescape(mixed.content.decode())
+    assert "System 2 (lead-sentence.jsonl): name the system" in page
+    assert 'name="system-3" value="typo-name"' in page
+    assert not Item.objects.filter(project=draft).exists()
+
+    # Rows 1 and 3 filled, row 2 left empty: each file keeps its own row's name.
+    good = client.post(url, {"references": upload(refs), "system-1": "sys-b",
+                             "predictions-1": upload(second_upload),
+                             "system-3": "sys-a", "predictions-3": upload(first_upload)})
+    assert good.status_code == 302
+    imported = {str(i.data["question_id"]): i.data["candidates"] for i in
+                Item.objects.filter(project=draft, stage__kind="judgment_sample")}
+    for system, source in {"sys-a": first_upload, "sys-b": second_upload}.items():
+        answers = {str(r["question_id"]): r["answers"][0]
+                   for r in map(json.loads, source.text.splitlines())}
+        assert {q: c[system]["answer"] for q, c in imported.items()} == answers
+
+
 DATASETS = Path(__file__).resolve().parents[2] / "data" / "datasets"
 
 
@@ -334,3 +373,41 @@ def test_the_report_csv_runs_no_imported_name_as_a_formula():
         "bootstrap": {}}))))
     assert rows[1][:2] == ["'=HYPERLINK(\"http://x\")", "'+sys"]
     assert rows[2][:3] == ["q7", "extractive", "ENTITY"]
+
+
+def test_the_report_names_each_score_chart_and_its_colours_on_the_page(
+        started, raters, admin_user, client, committed):
+    """The score charts are told apart by a visible caption (their type), not only by the
+    screen reader's label, and a legend says which colour is which score."""
+    with committed():
+        for rater in raters:
+            _rate_all(started, rater)
+    client.force_login(admin_user)
+    page = client.get(reverse("annotation:judgment_report", args=[started.pk])).content.decode()
+    visible = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html.unescape(page)))
+    for label in ("Yes-no", "Entity", "Description", "All types"):
+        assert f"Scores 1–5 per system: {label}" in visible, label
+    assert "score 1 · score 2 · score 3 · score 4 · score 5" in visible
+
+
+def test_a_second_score_sent_for_a_rated_candidate_is_said_to_be_lost(
+        started, raters, client, committed):
+    """A rater pressed 5, then 4 before the page changed: the second post found the task
+    submitted and said "Saved", while the 5 was kept and the 4 lost."""
+    rater = raters[0]
+    client.force_login(rater)
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    with committed():
+        first = client.post(location, {"score": "5"})
+    assert first.status_code == 302
+    again = client.post(location, {"score": "4"}, follow=True)
+    assert again.redirect_chain[0] == (first["Location"], 302)
+    message = [str(m) for m in again.context["messages"]][-1]
+    assert message.startswith("This task was already submitted with a different answer")
+    assert [s.payload for s in rater.submissions.all()] == [{"score": 5}]
+    # The same score sent twice (a double click) is saved, as it is.
+    with committed():
+        same = client.post(first["Location"], {"score": "3"})
+    assert same.status_code == 302
+    twice = client.post(first["Location"], {"score": "3"}, follow=True)
+    assert [str(m) for m in twice.context["messages"]][-1] == "Saved. Here is your next task."

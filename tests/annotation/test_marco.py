@@ -778,6 +778,20 @@ def test_project_page_names_the_stages_in_the_interface_language(
         "Query judgment", "Passage curation", "Answer distillation"}
 
 
+def test_project_page_gives_the_checkers_decisions_in_the_interface_language(
+        project, people, committed, client_for, admin_user):
+    """The keep / drop badges by the weighed answers were the stored codes, in English,
+    on the Chinese page."""
+    flagged_query(project, people, committed)
+    task = claim(people["chk"], project, "marco_review", role=Role.CHECKER)
+    submit(people["chk"], task, {"decisions": {2: "drop"}}, committed)
+    client = client_for(admin_user)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    page = client.get(reverse("annotation:project_detail", args=[project.pk])).content.decode()
+    badges = re.findall(r'<span class="badge (?:failed|done)"[^>]*>([^<]+)</span>', page)
+    assert badges == ["丢弃"]
+
+
 # Engine: who is offered which stage ---------------------------------------------------------------
 
 def test_stages_are_offered_by_membership_role(project, people, committed, db):
