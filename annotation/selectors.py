@@ -186,7 +186,7 @@ def availability_why(*, worker: Any, project: Project,
                 member__project=project, member__user=worker, stage_id=stage.stage_id,
             ).exclude(status="active").first()
             if standing is not None and standing.status_reason:
-                text += f" ({standing.status_reason})"
+                text += f" ({standing.status_reason_shown})"
         reasons.append(text + ".")
     return reasons
 
