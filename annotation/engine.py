@@ -197,7 +197,8 @@ def stage_job_summary(job: Job) -> list[str]:
     elif dropped is not None:
         result["dropped"] = dropped
     result.pop("notes", None)
-    lines += [f"{note[0].upper()}{note[1:]}." for note in notes if note]
+    lines += [gettext("%(note)s.") % {"note": f"{note[0].upper()}{note[1:]}"}
+              for note in notes if note]
     return lines + result_in_words(result)
 
 
