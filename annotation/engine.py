@@ -41,7 +41,7 @@ from annotation.models import (
     WorkerStage,
 )
 from annotation.roles import Role
-from annotation.stages import Emit, stage_kind, stage_kinds
+from annotation.stages import Emit, run_texts, stage_kind, stage_kinds
 from annotation.workflow import (
     project_complete_if_done,
     project_reopen_if_pending,
@@ -184,6 +184,8 @@ def stage_job_summary(job: Job) -> list[str]:
     from collector.jobs import result_in_words
 
     result = dict(job.result)
+    dropped_shown, notes = run_texts(result)
+    result.pop("texts", None)
     lines = []
     if result.get("received") is not None:
         lines.append(gettext("Received %(received)s, passed on %(passed)s.") % {
@@ -191,10 +193,12 @@ def stage_job_summary(job: Job) -> list[str]:
     dropped = result.pop("dropped", None)
     if isinstance(dropped, dict):
         lines += [gettext("Dropped %(count)s: %(reason)s.") % {"count": f"{n:,}", "reason": reason}
-                  for reason, n in dropped.items()]
+                  for reason, n in dropped_shown]
     elif dropped is not None:
         result["dropped"] = dropped
-    lines += [f"{note[0].upper()}{note[1:]}." for note in result.pop("notes", None) or []]
+    result.pop("notes", None)
+    lines += [gettext("%(note)s.") % {"note": f"{note[0].upper()}{note[1:]}"}
+              for note in notes if note]
     return lines + result_in_words(result)
 
 

@@ -401,7 +401,7 @@ def qualification_start(*, stage: Stage, worker: Any) -> WorkerStage:
     if standing.status != WS.ACTIVE:
         raise ValidationError(gettext("you are %(status)s on '%(stage)s'") % {
             "status": str(WS(standing.status).label).lower(), "stage": name}
-            + (f": {standing.status_reason}" if standing.status_reason else ""))
+            + (f": {standing.status_reason_shown}" if standing.status_reason else ""))
     if _in_progress(standing):
         return standing
     if standing.qualification_tries >= _tries_allowed(stage):
@@ -613,6 +613,6 @@ def worker_accuracy(*, worker: Any, project: Project | None = None) -> list[dict
             "check_count": check.get("n", 0), "check_mean": check.get("mean"),
             "qualified": standing.qualified, "qualification_score":
             standing.qualification_score, "status": standing.status,
-            "status_reason": standing.status_reason,
+            "status_reason": standing.status_reason_shown,
         })
     return rows

@@ -16,6 +16,13 @@ from django.utils import timezone
 from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
+from collector.stored_text import (
+    StoredText,
+    stored_text_english,
+    stored_text_json,
+    stored_text_render,
+)
+
 
 def _status_check(name: str, values: list[str]) -> models.CheckConstraint:
     return models.CheckConstraint(condition=Q(status__in=values), name=name)
@@ -794,6 +801,9 @@ class WorkerStage(models.Model):
     gold_seen = models.PositiveIntegerField(default=0)
     gold_score_sum = models.FloatField(default=0)
     status_reason = models.CharField(max_length=300, blank=True)
+    # The reason as a stored text (``collector.stored_text``), shown in its reader's
+    # language; empty when the reason is words only (an admin's, or an older row's).
+    status_reason_text = models.JSONField(default=dict, blank=True)
     changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -809,6 +819,16 @@ class WorkerStage(models.Model):
     @property
     def gold_accuracy(self) -> float | None:
         return self.gold_score_sum / self.gold_seen if self.gold_seen else None
+
+    @property
+    def status_reason_shown(self) -> str:
+        """Why the worker stands as they do, in the active language."""
+        return stored_text_render(self.status_reason_text, self.status_reason)
+
+    def status_reason_set(self, reason: str | StoredText) -> None:
+        """Keep ``reason``: its English (cut to the field), and a stored text as it is."""
+        self.status_reason = stored_text_english(reason)[:300]
+        self.status_reason_text = stored_text_json(reason)
 
 
 class GoldAnswer(models.Model):

@@ -21,10 +21,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from annotation import sql
 from annotation.models import GoldAnswer, Item, ProjectMember, Stage, WorkerStage
+from collector.stored_text import StoredText
 
 WS = WorkerStage.Status
 
@@ -91,11 +92,14 @@ def gold_check_record(*, item: Item, worker: Any, payload: dict[str, Any]
                   and accuracy < p.get("gold_min_accuracy", 0.7))
     if paused:
         standing.status = WS.PAUSED
-        standing.status_reason = (f"gold accuracy {accuracy:.0%} below "
-                                  f"{p.get('gold_min_accuracy', 0.7):.0%} after "
-                                  f"{seen} checks{since}")
+        standing.status_reason_set(StoredText(
+            since or gettext_noop("gold accuracy %(accuracy)s below %(minimum)s after "
+                                  "%(seen)s checks"),
+            accuracy=f"{accuracy:.0%}", minimum=f"{p.get('gold_min_accuracy', 0.7):.0%}",
+            seen=seen))
         standing.changed_at = timezone.now()
-        standing.save(update_fields=["status", "status_reason", "changed_at"])
+        standing.save(update_fields=["status", "status_reason", "status_reason_text",
+                                     "changed_at"])
     return standing, paused
 
 
@@ -103,7 +107,7 @@ def _gold_window(standing: WorkerStage) -> tuple[int, float, str]:
     """The gold checks the pause rule judges: all of the worker's on the stage, or, once an
     admin resumed or retrained them (``changed_at``), those answered since, so that a
     resumed worker gets ``gold_min_items`` fresh checks (the record shown stays whole).
-    Returns how many, their mean score and the words saying which."""
+    Returns how many, their mean score and, for those since, the pause's msgid saying so."""
     if standing.changed_at is None:
         return standing.gold_seen, standing.gold_accuracy or 0.0, ""
     since = GoldAnswer.objects.filter(standing=standing, purpose="check",
@@ -111,7 +115,8 @@ def _gold_window(standing: WorkerStage) -> tuple[int, float, str]:
         n=Count("id"), total=Sum("score"))
     seen = since["n"]
     mean = (since["total"] or 0.0) / seen if seen else 0.0
-    return seen, mean, " since their standing last changed"
+    return seen, mean, gettext_noop("gold accuracy %(accuracy)s below %(minimum)s after "
+                                    "%(seen)s checks since their standing last changed")
 
 
 def _gold_count(*, item: Item, worker: Any, payload: dict[str, Any], score: float
@@ -156,17 +161,29 @@ def standing_set(*, standing: WorkerStage, action: str, actor: Any = None,
     kept), ``retrain`` (active, but must qualify again: tries and qualification reset),
     ``pause`` or ``block``."""
     standing = WorkerStage.objects.select_for_update().get(pk=standing.pk)
-    by = f" by {actor}" if getattr(actor, "pk", None) else ""
+    by = str(actor) if getattr(actor, "pk", None) else ""
+
+    def said(alone: str, with_actor: str) -> StoredText:
+        return StoredText(with_actor, actor=by) if by else StoredText(alone)
+
     if action == "resume":
-        standing.status, standing.status_reason = WS.ACTIVE, f"resumed{by}"
+        standing.status = WS.ACTIVE
+        standing.status_reason_set(said(gettext_noop("resumed"), gettext_noop("resumed by "
+                                                                              "%(actor)s")))
     elif action == "retrain":
-        standing.status, standing.status_reason = WS.ACTIVE, f"sent back to training{by}"
+        standing.status = WS.ACTIVE
+        standing.status_reason_set(said(gettext_noop("sent back to training"),
+                                        gettext_noop("sent back to training by %(actor)s")))
         standing.qualified, standing.qualification_tries = False, 0
         standing.training_items, standing.training_scores = [], []
     elif action == "pause":
-        standing.status, standing.status_reason = WS.PAUSED, reason or f"paused{by}"
+        standing.status = WS.PAUSED
+        standing.status_reason_set(reason or said(gettext_noop("paused"),
+                                                  gettext_noop("paused by %(actor)s")))
     elif action == "block":
-        standing.status, standing.status_reason = WS.BLOCKED, reason or f"blocked{by}"
+        standing.status = WS.BLOCKED
+        standing.status_reason_set(reason or said(gettext_noop("blocked"),
+                                                  gettext_noop("blocked by %(actor)s")))
     else:
         raise ValidationError(f"action: {action!r} is not one of resume, retrain, pause, "
                               "block")

@@ -186,7 +186,7 @@ def availability_why(*, worker: Any, project: Project,
                 member__project=project, member__user=worker, stage_id=stage.stage_id,
             ).exclude(status="active").first()
             if standing is not None and standing.status_reason:
-                text += f" ({standing.status_reason})"
+                text += f" ({standing.status_reason_shown})"
         reasons.append(text + ".")
     return reasons
 
@@ -349,7 +349,9 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
 def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
     """The last finished run of each automatic stage: when, its job, and what it
     received, passed on and dropped with the reasons, with its notes (the ``run`` result,
-    ``annotation.stages.run_result``), or the error of a failed run."""
+    ``annotation.stages.run_result``), or the error of a failed run; reasons, notes and
+    error in the reader's language."""
+    from annotation.stages import run_texts
     from collector.models import Job
 
     reports = {}
@@ -362,15 +364,16 @@ def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
         if job is None:
             continue
         result = job.result or {}
-        dropped = result.get("dropped")
-        if not isinstance(dropped, dict):  # a bare count (ReCO's document filter, before)
-            dropped = {"dropped by the stage": dropped} if isinstance(dropped, int) and \
-                dropped else {}
+        dropped, notes = run_texts(result)  # in the reader's language
+        if not isinstance(result.get("dropped"), dict):  # a bare count (ReCO's, before)
+            count = result.get("dropped")
+            dropped = [(gettext("dropped by the stage"), count)] if isinstance(count, int) \
+                and count else []
         reports[stage.pk] = {
-            "job": job, "failed": job.status == Job.Status.FAILED, "error": job.error,
+            "job": job, "failed": job.status == Job.Status.FAILED, "error": job.error_shown,
             "received": result.get("received"), "passed": result.get("passed"),
-            "dropped": sorted(dropped.items(), key=lambda kv: -kv[1]),
-            "notes": result.get("notes") or [],
+            "dropped": sorted(dropped, key=lambda kv: -kv[1]),
+            "notes": notes,
         }
     return reports
 
@@ -391,15 +394,18 @@ def project_stalled(*, project: Project, rows: list[dict[str, Any]]) -> dict[str
         return None
     causes = []
     if report is not None and report["failed"]:
-        causes.append(f"its run (job #{report['job'].pk}) failed: {report['error']}")
+        causes.append(gettext("its run (job #%(job)s) failed: %(error)s")
+                      % {"job": report["job"].pk, "error": report["error"]})
     elif report is not None:
         for reason, n in report["dropped"]:
-            causes.append(f"{n} of {report['received']} dropped: {reason}")
+            causes.append(gettext("%(count)s of %(received)s dropped: %(reason)s")
+                          % {"count": n, "received": report["received"], "reason": reason})
         if report["received"] == 0:
-            causes.append(f"the corpus {project.corpus.name} gave it nothing"
-                          if project.corpus_id else "the project has no corpus")
+            causes.append(gettext("the corpus %(corpus)s gave it nothing")
+                          % {"corpus": project.corpus.name}
+                          if project.corpus_id else gettext("the project has no corpus"))
     if not causes and not first["stage"].kind_spec.automatic:
-        causes.append("no item was sent to it")
+        causes.append(gettext("no item was sent to it"))
     return {"stage": first["stage"], "causes": causes,
             "imports": corpus_imports(corpus=project.corpus) if project.corpus_id else []}
 

@@ -70,6 +70,7 @@ from collector.metrics.competence import (
     spans_competence,
 )
 from collector.metrics.errors import MetricsInputError
+from collector.stored_text import stored_text_render
 
 log = logging.getLogger(__name__)
 
@@ -378,9 +379,12 @@ def project_workers(*, project: Project, stage: Stage | None = None,
     member_user = {m.pk: m.user_id for m in members}
     standings: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for row in (WorkerStage.objects.filter(member__project=project)
-                .values("member_id", "stage_id", "status", "status_reason", "gold_seen",
-                        "gold_score_sum", "qualified", "qualification_score")):
+                .values("member_id", "stage_id", "status", "status_reason", "status_reason_text",
+                        "gold_seen", "gold_score_sum", "qualified", "qualification_score")):
         if row["member_id"] in member_user and (stage is None or row["stage_id"] == stage.pk):
+            # The reason in the reader's language (words only: as they are).
+            row["status_reason"] = stored_text_render(row.pop("status_reason_text"),
+                                                      row["status_reason"])
             standings[member_user[row["member_id"]]].append(row)
 
     rows_all = list(Submission.objects.filter(stage_id__in=list(stage_of)).order_by()

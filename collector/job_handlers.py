@@ -118,7 +118,7 @@ def corpus_import_job(job: Job, progress: Progress) -> dict[str, Any]:
             )
     except ImportFailure as exc:
         upload_discard(params["upload"])
-        raise JobError(str(exc)) from exc
+        raise JobError(exc.text) from exc
     except IndexBusy as exc:
         raise JobError(str(exc)) from exc
     if report.run_id is None and params.get("index", True):
@@ -161,7 +161,7 @@ def queries_import_job(job: Job, progress: Progress) -> dict[str, Any]:
             )
     except ImportFailure as exc:
         upload_discard(params["upload"])
-        raise JobError(str(exc)) from exc
+        raise JobError(exc.text) from exc
     upload_discard(params["upload"])
     return report.as_dict()
 

@@ -42,6 +42,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from collector.models import Job
+from collector.stored_text import StoredText, stored_text_english, stored_text_json
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +84,18 @@ _LOCAL: set[int] = set()
 
 
 class JobError(Exception):
-    """A job failed for a reason its user should read (bad input, missing corpus...)."""
+    """A job failed for a reason its user should read (bad input, missing corpus...).
+
+    The reason is words, or a :class:`~collector.stored_text.StoredText` that the job keeps
+    as it is (``Job.error_text``) to show in each reader's language; ``str()`` is the
+    reason in the active language, ``Job.error`` keeps its English."""
+
+    def __init__(self, reason: str | StoredText) -> None:
+        self.reason = reason
+        super().__init__(stored_text_english(reason))
+
+    def __str__(self) -> str:
+        return str(self.reason)
 
 
 def job_handler(
@@ -354,18 +366,22 @@ def job_run(*, job_id: int) -> Job:
                 result = kind.handler(job, progress)
             result = result or {}
         except Exception as exc:
-            message = str(exc) if isinstance(exc, JobError) else f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, JobError):
+            if isinstance(exc, JobError):
+                message, text = stored_text_english(exc.reason), stored_text_json(exc.reason)
+            else:
+                message, text = f"{type(exc).__name__}: {exc}", {}
                 logger.exception("job %s (%s) failed", job_id, job.kind)
             failed = ours.update(
-                status=Job.Status.FAILED, error=message, finished_at=timezone.now(),
+                status=Job.Status.FAILED, error=message, error_text=text,
+                finished_at=timezone.now(),
                 progress_done=progress.done, progress_total=progress.total,
             )
             if failed:
                 _failed_hook(job, message)
         else:
             ours.update(
-                status=Job.Status.DONE, result=result, error="", finished_at=timezone.now(),
+                status=Job.Status.DONE, result=result, error="", error_text={},
+                finished_at=timezone.now(),
                 progress_done=progress.total if progress.total is not None else progress.done,
                 progress_total=progress.total,
             )
@@ -419,7 +435,7 @@ def _recover(job: Job, *, now: Any) -> str | None:
         reason = (f"{WORKER_LOST}: the worker{where} stopped while running this job "
                   f"({seen}){tried}; an admin can retry it")
         moved = Job.objects.filter(silent, pk=job.pk, status=Job.Status.RUNNING).update(
-            status=Job.Status.FAILED, error=reason, finished_at=now, claim=None,
+            status=Job.Status.FAILED, error=reason, error_text={}, finished_at=now, claim=None,
             history=_history(job, reason, now),
         )
     if moved:
@@ -468,7 +484,8 @@ def job_retry(*, job: Job, user: Any = None) -> Job:
     who = f" by {user.get_username()}" if getattr(user, "pk", None) else ""
     event = f"retried{who} after: {job.error[:300]}"
     moved = Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(
-        status=Job.Status.QUEUED, error="", result={}, finished_at=None, claim=None,
+        status=Job.Status.QUEUED, error="", error_text={}, result={}, finished_at=None,
+        claim=None,
         worker="", heartbeat_at=None, progress_done=0, progress_total=None,
         attempts=0, history=_history(job, event, now),
     )

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from collector.querysets import DocumentQuerySet
+from collector.stored_text import stored_text_render
 
 
 class Job(models.Model):
@@ -31,6 +32,9 @@ class Job(models.Model):
     params = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    # The error as a stored text (``collector.stored_text``): its msgid and parameters, so
+    # that its page shows it in its reader's language; empty for an error kept in words only.
+    error_text = models.JSONField(default=dict, blank=True)
     progress_done = models.BigIntegerField(default=0)
     progress_total = models.BigIntegerField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
@@ -72,6 +76,11 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def error_shown(self) -> str:
+        """The error in the active language (an error kept in words only: as it is)."""
+        return stored_text_render(self.error_text, self.error)
 
     @property
     def kind_label(self) -> str:

@@ -40,7 +40,10 @@ class TaskOutputSerializer(serializers.Serializer):
     # each task it writes (a fifth of the claim's serializing).
     id = serializers.IntegerField(read_only=True)
     project = serializers.CharField(source="stage.project.name")
-    stage = serializers.CharField(source="stage.name")
+    stage = serializers.CharField(source="stage.name")  # as stored: for programs
+    # The stage's name for people, in the request's language (a recipe's stage names are in
+    # the catalogue; a name an admin wrote is as written).
+    stage_label = serializers.CharField(source="stage.display_name", read_only=True)
     kind = serializers.CharField(source="stage.kind")
     status = serializers.ChoiceField(choices=Assignment.Status.choices, required=False)
     claimed_at = serializers.DateTimeField(allow_null=True, required=False)
@@ -136,7 +139,8 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 class StageSummaryOutputSerializer(serializers.Serializer):
     order = serializers.IntegerField()
     kind = serializers.CharField()
-    name = serializers.CharField()
+    name = serializers.CharField()  # as stored
+    label = serializers.CharField()  # the name for people, in the request's language
     params = serializers.DictField()
     counts = serializers.DictField(child=serializers.IntegerField())
     median_time_s = serializers.FloatField(allow_null=True)

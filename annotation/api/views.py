@@ -221,7 +221,8 @@ class ProjectDetailApi(APIView):
         project.figures = board["figures"]
         project.stages_summary = [{
             "order": row["stage"].order, "kind": row["stage"].kind,
-            "name": row["stage"].name, "params": row["stage"].params,
+            "name": row["stage"].name, "label": row["stage"].display_name,
+            "params": row["stage"].params,
             "counts": row["counts"], "median_time_s": row["median_time_s"],
         } for row in board["stage_rows"]]
         project.workers_summary = [{"username": name, "submissions": n}

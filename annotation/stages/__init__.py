@@ -11,9 +11,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.exceptions import ValidationError
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.roles import Role
+from collector.stored_text import (
+    StoredText,
+    stored_text_english,
+    stored_text_json,
+    stored_text_render,
+)
 from config.request_guards import nul_path
 
 NUL_REFUSED = "holds a NUL character (U+0000), which is not text"
@@ -253,16 +259,47 @@ class StageKind:
         raise NotImplementedError(f"{self.key} is not automatic")
 
 
-def run_result(*, received: int, passed: int, dropped: dict[str, int] | None = None,
-               notes: list[str] | None = None, **figures: Any) -> dict[str, Any]:
+TAKEN_BEFORE = gettext_noop("taken by an earlier run")
+
+
+def run_result(*, received: int, passed: int,
+               dropped: dict[str | StoredText, int] | None = None,
+               notes: list[str | StoredText] | None = None, **figures: Any) -> dict[str, Any]:
     """An automatic stage run's result as the project page reads it: the items (or, for a
     first stage, the corpus records) the run ``received``, those it ``passed`` on to the
     next stage (a last stage: the final records it wrote), those it ``dropped`` by reason
     (reason -> count; zero counts left out), ``notes`` in words, and the kind's own
-    ``figures``."""
-    return {**figures, "received": received, "passed": passed,
-            "dropped": {reason: n for reason, n in (dropped or {}).items() if n},
-            "notes": list(notes or [])}
+    ``figures``.
+
+    Reasons and notes are kept in English; those given as a
+    :class:`~collector.stored_text.StoredText` are kept as such too (``texts``), so that
+    :func:`run_texts` shows them in the reader's language."""
+    kept = {reason: n for reason, n in (dropped or {}).items() if n}
+    notes = list(notes or [])
+    result = {**figures, "received": received, "passed": passed,
+              "dropped": {stored_text_english(reason): n for reason, n in kept.items()},
+              "notes": [stored_text_english(note) for note in notes]}
+    texts = {"dropped": {stored_text_english(reason): stored_text_json(reason)
+                         for reason in kept if isinstance(reason, StoredText)},
+             "notes": [stored_text_json(note) for note in notes]}
+    if texts["dropped"] or any(texts["notes"]):
+        result["texts"] = texts
+    return result
+
+
+def run_texts(result: dict[str, Any]) -> tuple[list[tuple[str, int]], list[str]]:
+    """A run result's dropped reasons (with their counts, in the result's order) and notes,
+    in the active language; reasons and notes kept in words only (older runs) as they
+    are. A bare count of dropped items (older ReCO runs) is left to the caller."""
+    texts = result.get("texts") if isinstance(result.get("texts"), dict) else {}
+    dropped = result.get("dropped")
+    reasons = texts.get("dropped") or {}
+    shown = ([(stored_text_render(reasons.get(reason), reason), n)
+              for reason, n in dropped.items()] if isinstance(dropped, dict) else [])
+    stored = texts.get("notes") or []
+    notes = [stored_text_render(stored[i] if i < len(stored) else None, note)
+             for i, note in enumerate(result.get("notes") or [])]
+    return shown, notes
 
 
 SPLIT_SHARES = ("train", "dev", "test")
@@ -339,7 +376,8 @@ class CorpusQueriesKind(StageKind):
         received, dropped = len(rows), {}
         if stage.params["max_queries"]:
             limit = stage.params["max_queries"]
-            dropped[f"beyond max_queries ({limit})"] = max(received - limit, 0)
+            dropped[StoredText(gettext_noop("beyond max_queries (%(limit)s)"),
+                               limit=limit)] = max(received - limit, 0)
             rows = rows[:limit]
         progress.start(total=len(rows), message=gettext_lazy("taking queries"))
         taken = 0
@@ -353,7 +391,7 @@ class CorpusQueriesKind(StageKind):
                     item_finish(item=item, emits=[Emit(kind=self.next_kind, key=key, data=data)])
                     taken += 1
                 progress.advance()
-        dropped["taken by an earlier run"] = len(rows) - taken
+        dropped[StoredText(TAKEN_BEFORE)] = len(rows) - taken
         return run_result(received=received, passed=taken, dropped=dropped,
                           queries=len(rows), new=taken)
 

@@ -34,6 +34,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.http import whole_number
 from annotation.stages import Emit, Param, StageKind, register, run_result
+from collector.stored_text import StoredText
 
 if TYPE_CHECKING:
     from annotation.models import Item, Stage, Submission
@@ -130,15 +131,18 @@ class SampleKind(StageKind):
             for item in sorted(pending, key=lambda i: str(i.data["question_id"])):
                 by_type[item.data["question_type"]].append(item)
             chosen = set()
-            dropped: dict[str, int] = {}
+            dropped: dict[str | StoredText, int] = {}
             for qtype, items in sorted(by_type.items()):
                 take = min(wanted.get(qtype, 0), len(items))
                 chosen.update(i.pk for i in rng.sample(items, take))
                 if qtype not in wanted:
-                    dropped[f"question type {qtype} is not sampled"] = len(items)
+                    dropped[StoredText(gettext_noop("question type %(type)s is not sampled"),
+                                       type=qtype)] = len(items)
                 else:
-                    dropped[f"not sampled: {qtype} beyond the {wanted[qtype]} asked for"
-                            f" ({qtype.lower()})"] = len(items) - take
+                    dropped[StoredText(gettext_noop("not sampled: %(type)s beyond the "
+                                                    "%(wanted)s asked for (%(key)s)"),
+                                       type=qtype, wanted=wanted[qtype],
+                                       key=qtype.lower())] = len(items) - take
             sampled: dict[str, int] = defaultdict(int)
             emitted: list[str] = []
             for item in pending:
@@ -171,7 +175,8 @@ class SampleKind(StageKind):
         return run_result(received=len(pending), passed=len(chosen), dropped=dropped,
                           questions=len(pending), sampled=dict(sampled),
                           candidates=len(emitted),
-                          notes=[f"{len(emitted)} system answers to rate"] if emitted else [])
+                          notes=[StoredText(gettext_noop("%(count)s system answers to rate"),
+                                            count=len(emitted))] if emitted else [])
 
 
 # 2. Rating ------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from annotation.plots import Plot, hbar, line_plot
 from annotation.stages import run_result
 from annotation.stages.judgment import TYPE_LABELS, TYPES, text_level, token_level
 from collector.question_rules import starts_like_a_formula
+from collector.stored_text import StoredText
 
 METRIC_LABELS = {"adapted_rouge_l": "Adapted ROUGE-L", "rouge_l": "ROUGE-L",
                  "adapted_bleu_4": "Adapted BLEU-4", "bleu_4": "BLEU-4"}
@@ -63,14 +64,16 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
         progress.start(total=None, message=format_lazy(
             gettext_lazy("waiting: {count} item(s) not rated yet"), count=unrated))
         return run_result(received=0, passed=0, waiting=unrated,
-                          notes=[f"waiting: {unrated} item(s) not rated yet"])
+                          notes=[StoredText(gettext_noop("waiting: %(count)s item(s) not rated "
+                                                         "yet"), count=unrated)])
     items = list(Item.objects.filter(stage=stage, status__in=(
         Item.Status.PENDING, Item.Status.DONE)).order_by("id"))
     waiting = [i for i in items if i.status == Item.Status.PENDING]
     if not items or (not waiting and user is None and not getattr(
             progress.job, "created_by_id", None)):
         return run_result(received=0, passed=0, candidates=len(items), new=0,
-                          notes=["nothing new since the last report"] if items else [])
+                          notes=[StoredText(gettext_noop("nothing new since the last report"))]
+                          if items else [])
     steps = STUDY_STEPS
     progress.start(total=len(steps) + 1, message=gettext_lazy("reading the ratings"))
 

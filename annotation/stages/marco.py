@@ -40,6 +40,7 @@ from annotation.stages import (
     run_result,
 )
 from collector.metrics import PaScorer, flag_outliers, pa_tokens
+from collector.stored_text import StoredText
 
 if TYPE_CHECKING:
     from annotation.models import Item, Project, Stage, Submission
@@ -661,8 +662,9 @@ class ConsensusKind(StageKind):
             item_finish(item=item, result=result, emits=[emit])
         return run_result(
             received=weighed, passed=weighed, weighed=weighed, to_review=flagged_queries,
-            notes=[f"{flagged_queries} with an outlier answer: to a checker's review;"
-                   f" {weighed - flagged_queries} straight to the final records"]
+            notes=[StoredText(gettext_noop("%(flagged)s with an outlier answer: to a checker's "
+                                           "review; %(other)s straight to the final records"),
+                              flagged=flagged_queries, other=weighed - flagged_queries)]
             if weighed else [])
 
 

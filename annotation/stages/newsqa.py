@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks
 from annotation.stages import (
+    TAKEN_BEFORE,
     Emit,
     Param,
     StageKind,
@@ -29,6 +30,7 @@ from collector.consolidation import Answer, agreement, newsqa_question_record
 from collector.metrics.squad import f1_v2
 from collector.question_rules import check_question
 from collector.splits import split_assign
+from collector.stored_text import StoredText
 
 if TYPE_CHECKING:
     from annotation.models import Item, Stage, Submission
@@ -148,16 +150,18 @@ class ArticlesKind(StageKind):
         corpus_docs = Document.objects.filter(corpus_id=stage.project.corpus_id)
         received = corpus_docs.count()
         docs = corpus_docs.order_by("id")
-        dropped: dict[str, int] = {}
+        dropped: dict[str | StoredText, int] = {}
         if stage.params["require_highlights"]:
             docs = docs.exclude(highlights=[])
             without = received - docs.count()
             if without:
-                dropped["no highlights (require_highlights is on)"] = without
+                dropped[StoredText(gettext_noop("no highlights (require_highlights is "
+                                                "on)"))] = without
         if stage.params["max_articles"]:
             beyond = max(docs.count() - stage.params["max_articles"], 0)
             if beyond:
-                dropped[f"beyond max_articles ({stage.params['max_articles']})"] = beyond
+                dropped[StoredText(gettext_noop("beyond max_articles (%(limit)s)"),
+                                   limit=stage.params["max_articles"])] = beyond
             docs = docs[: stage.params["max_articles"]]
         rows = list(docs.values_list("id", "external_id"))
         progress.start(total=len(rows), message=gettext_lazy("taking articles"))
@@ -176,7 +180,7 @@ class ArticlesKind(StageKind):
                     )])
                     taken += 1
                 progress.advance()
-        dropped["taken by an earlier run"] = len(rows) - taken
+        dropped[StoredText(TAKEN_BEFORE)] = len(rows) - taken
         return run_result(received=received, passed=taken, dropped=dropped,
                           articles=len(rows), new=taken)
 
@@ -523,8 +527,9 @@ class AgreementKind(StageKind):
         return run_result(
             received=checked, passed=checked, checked=checked, agreed=agreed,
             to_validation=checked - agreed,
-            notes=[f"{agreed} agreed: to consolidation; {checked - agreed} without agreement:"
-                   " to validation"] if checked else [])
+            notes=[StoredText(gettext_noop("%(agreed)s agreed: to consolidation; %(other)s "
+                                           "without agreement: to validation"),
+                              agreed=agreed, other=checked - agreed)] if checked else [])
 
 
 @register

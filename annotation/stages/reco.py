@@ -47,6 +47,7 @@ from annotation.stages import (
     split_shares_clean,
 )
 from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
+from collector.stored_text import StoredText
 
 if TYPE_CHECKING:
     from annotation.models import Item, Project, Stage, Submission
@@ -522,12 +523,21 @@ class DocumentFilterKind(StageKind):
                     {k: a[k] for k in ("external_id", "title", "rule", "reason", "score")}
                     for a in dropped]),
             )])
-        documents = (f"documents: {kept_total} kept, {dropped_total} dropped for trivial overlap"
-                     + (" (" + ", ".join(f"rule {rule}: {n}" for rule, n in sorted(
-                         rules.items(), key=lambda kv: -kv[1])) + ")" if rules else ""))
+        documents = StoredText(gettext_noop("documents: %(kept)s kept, %(dropped)s dropped for "
+                                            "trivial overlap"),
+                               kept=kept_total, dropped=dropped_total)
+        if rules:
+            listed: StoredText | None = None
+            for rule, n in sorted(rules.items(), key=lambda kv: -kv[1]):
+                each = StoredText(gettext_noop("rule %(rule)s: %(count)s"), rule=rule, count=n)
+                listed = each if listed is None else StoredText(
+                    gettext_noop("%(list)s, %(item)s"), list=listed, item=each)
+            documents = StoredText(gettext_noop("%(documents)s (%(rules)s)"),
+                                   documents=documents, rules=listed)
         return run_result(
             received=queries, passed=queries - without,
-            dropped={"every retrieved document overlapped the query trivially": without},
+            dropped={StoredText(gettext_noop("every retrieved document overlapped the query "
+                                             "trivially")): without},
             notes=[documents] if queries else [], documents_kept=kept_total,
             documents_dropped=dropped_total, queries_without=without)
 

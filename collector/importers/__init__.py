@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from collector.importers.dureader import read_dureader
 from collector.importers.errors import ImportFailure
@@ -34,6 +35,7 @@ from collector.importers.records import (
 )
 from collector.importers.source import ByteCounter, Source, source_open
 from collector.importers.squad import read_squad
+from collector.stored_text import StoredText
 
 Reader = Callable[..., Iterator[ImportUnit]]
 
@@ -81,8 +83,9 @@ def units_read(fmt: Format, source: Source, *, counter: ByteCounter,
     if fmt.takes_mapping:
         kwargs["mapping"] = mapping or {}
     elif mapping:
-        raise ImportFailure(f"format {fmt.name!r} takes no --map (only jsonl, csv and tsv do)",
-                            file=source.name)
+        raise ImportFailure(StoredText(gettext_noop("format %(format)s takes no --map (only "
+                                                    "jsonl, csv and tsv do)"),
+                                       format=repr(fmt.name)), file=source.name)
     empty = True
     # Records name no file: a single file (maybe inside a zip) names itself; story folders
     # check their files as they read them.
@@ -92,7 +95,7 @@ def units_read(fmt: Format, source: Source, *, counter: ByteCounter,
         unit_check(unit, file=file)
         yield unit
     if empty:
-        raise ImportFailure("contains no records", file=source.name)
+        raise ImportFailure(StoredText(gettext_noop("contains no records")), file=source.name)
 
 
 def queries_read(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecord]:
@@ -102,7 +105,7 @@ def queries_read(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecor
         query_check(record, file=source.files[0].name)
         yield record
     if empty:
-        raise ImportFailure("contains no queries", file=source.name)
+        raise ImportFailure(StoredText(gettext_noop("contains no queries")), file=source.name)
 
 
 __all__ = [

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
+from collector.importers.errors import at_line
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
@@ -31,7 +32,7 @@ def read_dureader(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator
         for number, line in iter_lines(source_file, counter):
             if not line.strip():
                 continue
-            where = f"line {number}"
+            where = at_line(number)
             record = json_record(line, file=check.file, where=where)
             yield _record(record, where=where, check=check, source_type=source_type)
 

@@ -14,10 +14,19 @@ import csv
 from collections.abc import Iterator
 from typing import Any
 
-from collector.importers.errors import ImportFailure, shorten
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import (
+    COLUMNS_DIFFER,
+    SHOULD_BE_TEXT,
+    ImportFailure,
+    at_line,
+    shorten,
+)
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
 from collector.importers.source import ByteCounter, Source, iter_csv_rows, iter_lines
+from collector.stored_text import StoredText
 
 FIELDS = ("id", "body", "title", "url", "source_type", "highlights")
 REQUIRED = ("id", "body")
@@ -60,27 +69,30 @@ def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[st
               check: Checker, where: str, default_source_type: str) -> DocumentRecord:
     for field in REQUIRED:
         if values.get(field) is None:
-            raise check.fail(f"is missing (column {columns[field]!r})", where=where,
-                             field=field)
+            raise check.fail(StoredText(gettext_noop("is missing (column %(column)s)"),
+                                        column=repr(columns[field])), where=where, field=field)
     ident = check.identifier(values["id"], where=where, field="id")
     body = values["body"]
     if not isinstance(body, str):
-        raise check.fail(f"should be text, found {shorten(body)}", where=where, field="body")
+        raise check.fail(StoredText(SHOULD_BE_TEXT, found=shorten(body)), where=where,
+                         field="body")
     if not body.strip():
-        raise check.fail(f"is empty (column {columns['body']!r})", where=where, field="body")
+        raise check.fail(StoredText(gettext_noop("is empty (column %(column)s)"),
+                                    column=repr(columns["body"])), where=where, field="body")
     text_fields = {}
     for field in ("title", "url", "source_type"):
         value = values.get(field)
         if value is None:
             value = ""
         if not isinstance(value, str):
-            raise check.fail(f"should be text, found {shorten(value)}", where=where,
+            raise check.fail(StoredText(SHOULD_BE_TEXT, found=shorten(value)), where=where,
                              field=field)
         text_fields[field] = value.strip() if field != "title" else value
     url = check.url(text_fields["url"], where=where, field="url")
     source_type = text_fields["source_type"] or default_source_type
     if source_type and source_type not in SOURCE_TYPES:
-        raise check.fail(f"{source_type!r} is not one of {', '.join(SOURCE_TYPES)}",
+        raise check.fail(StoredText(gettext_noop("%(value)s is not one of %(choices)s"),
+                                    value=repr(source_type), choices=", ".join(SOURCE_TYPES)),
                          where=where, field="source_type")
     return DocumentRecord(
         external_id=ident, body=body, where=where, title=text_fields["title"],
@@ -96,11 +108,12 @@ def _highlights(value: Any, *, check: Checker, where: str) -> list[str]:
     if isinstance(value, str):
         if value.lstrip().startswith("["):
             value = json_record(value, file=check.file, where=where, field="highlights",
-                                invalid="is not a JSON list")
+                                invalid=gettext_noop("is not a JSON list"))
         else:
             return [line.strip() for line in value.splitlines() if line.strip()]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise check.fail("should be a list of strings", where=where, field="highlights")
+        raise check.fail(StoredText(gettext_noop("should be a list of strings")), where=where,
+                         field="highlights")
     return value
 
 
@@ -123,10 +136,11 @@ def read_jsonl(source: Source, *, counter: ByteCounter, mapping: dict[str, str] 
         for number, line in iter_lines(source_file, counter):
             if not line.strip():
                 continue
-            where = f"line {number}"
+            where = at_line(number)
             record = json_record(line, file=check.file, where=where)
             if not isinstance(record, dict):
-                raise check.fail("expected a JSON object on each line", where=where)
+                raise check.fail(StoredText(gettext_noop("expected a JSON object on each line")),
+                                 where=where)
             values = {field: record.get(path) if len(parts) == 1 else _dig(record, parts)
                       for field, path, parts in paths}
             extra = ({key: value for key, value in record.items() if key not in top_level_used}
@@ -148,8 +162,9 @@ def read_delimited(source: Source, *, counter: ByteCounter, delimiter: str,
         if positional:
             for field in REQUIRED:
                 if field not in columns:
-                    raise check.fail("is not in --map; a file mapped by column numbers needs "
-                                     "every required field mapped", field=field, where=None)
+                    raise check.fail(StoredText(gettext_noop(
+                        "is not in --map; a file mapped by column numbers needs every required "
+                        "field mapped")), field=field, where=None)
         header: list[str] | None = None
         index: dict[str, int] = {}
         for where, row in iter_csv_rows(source_file, counter, delimiter=delimiter,
@@ -160,13 +175,15 @@ def read_delimited(source: Source, *, counter: ByteCounter, delimiter: str,
                 for field in REQUIRED:
                     if columns[field] not in index:
                         raise check.fail(
-                            f"maps to column {columns[field]!r}, which the header does not "
-                            f"have (columns: {', '.join(header)})", where=where, field=field,
+                            StoredText(gettext_noop("maps to column %(column)s, which the header "
+                                                    "does not have (columns: %(columns)s)"),
+                                       column=repr(columns[field]), columns=", ".join(header)),
+                            where=where, field=field,
                         )
                 continue
             if header is not None and len(row) != len(header):
-                raise check.fail(f"has {len(row)} columns, the header has {len(header)}",
-                                 where=where)
+                raise check.fail(StoredText(COLUMNS_DIFFER, columns=len(row),
+                                            header=len(header)), where=where)
             if positional:
                 values = {field: row[int(col)] if int(col) < len(row) else None
                           for field, col in columns.items()}

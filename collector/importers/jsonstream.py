@@ -16,7 +16,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from collector.importers.errors import ImportFailure
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import ImportFailure, at_line
 from collector.importers.jsonvalues import (
     join_path,
     needs_check,
@@ -25,6 +27,7 @@ from collector.importers.jsonvalues import (
     value_problem,
 )
 from collector.importers.source import ByteCounter, SourceFile, not_utf8, record_too_big
+from collector.stored_text import StoredText
 
 _WS = re.compile(r"[ \t\r\n]*")
 _STRUCT = re.compile(r'[\[\]{}"]')
@@ -73,13 +76,14 @@ class JsonStream:
         self._lc_pos = pos
         return self._lines_dropped + self._lc_count + 1
 
-    def error(self, detail: str, *, pos: int | None = None) -> ImportFailure:
+    def error(self, detail: str | StoredText, *, pos: int | None = None) -> ImportFailure:
         pos = self._pos if pos is None else pos
         line = self._line_at(pos)
         newline = self._buf.rfind("\n", 0, pos)
         column = pos - newline if newline >= 0 else self._column_base + pos + 1
-        return ImportFailure(f"invalid JSON: {detail}", file=self.name,
-                             where=f"line {line}, column {column}")
+        return ImportFailure(StoredText(gettext_noop("invalid JSON: %(error)s"), error=detail),
+                             file=self.name,
+                             where=at_line(line, column))
 
     # -- buffer ---------------------------------------------------------------------
     def _read_more(self) -> bool:
@@ -89,7 +93,7 @@ class JsonStream:
             if (self._record_start is not None
                     and len(self._buf) - self._record_start > self._file.max_record_bytes):
                 raise record_too_big(self._file,
-                                     where=f"line {self._line_at(self._record_start)}")
+                                     where=at_line(self._line_at(self._record_start)))
             raw = self._fh.read(max(self._chunk, len(self._buf) - self._pos))
             if self._first_read:
                 self._first_read = False
@@ -132,7 +136,8 @@ class JsonStream:
     def _expect(self, char: str) -> None:
         found = self.peek()
         if found != char:
-            raise self.error(f"expected '{char}', found {_describe(found)}")
+            raise self.error(StoredText(gettext_noop("expected %(expected)s, found %(found)s"),
+                                        expected=f"'{char}'", found=_describe(found)))
         self._pos += 1
 
     # -- scanning -------------------------------------------------------------------
@@ -206,7 +211,7 @@ class JsonStream:
             self._record_start = None
         limit = self._file.max_record_bytes
         if (end - start) * 4 > limit and len(self._buf[start:end].encode()) > limit:
-            raise record_too_big(self._file, where=f"line {self._line_at(start)}")
+            raise record_too_big(self._file, where=at_line(self._line_at(start)))
         try:
             value, stop = _DECODER.raw_decode(self._buf, self._pos)
         except json.JSONDecodeError as exc:
@@ -215,13 +220,13 @@ class JsonStream:
             found = nesting_problem(self._buf, start)
             pos, field = (found[0], found[1].field) if found else (start, "")
             raise ImportFailure(too_deep(), file=self.name,
-                                where=f"line {self._line_at(pos)}",
+                                where=at_line(self._line_at(pos)),
                                 field=join_path(path or "", field) or None) from None
         if path is not None and needs_check(self._buf, start, stop):
             problem = value_problem(value)
             if problem is not None:
                 raise ImportFailure(problem.detail, file=self.name,
-                                    where=f"line {self._line_at(start)}",
+                                    where=at_line(self._line_at(start)),
                                     field=join_path(path, problem.field) or None)
         self._pos = stop
         return value
@@ -244,11 +249,15 @@ class JsonStream:
                 return
             if not first:
                 if char != ",":
-                    raise self.error(f"expected ',' or '}}', found {_describe(char)}")
+                    raise self.error(StoredText(gettext_noop("expected %(expected)s, found "
+                                                             "%(found)s"),
+                                                expected="',' or '}'", found=_describe(char)))
                 self._pos += 1
                 char = self.peek()
             if char != '"':
-                raise self.error(f"expected a key in double quotes, found {_describe(char)}")
+                raise self.error(StoredText(gettext_noop("expected a key in double quotes, "
+                                                         "found %(found)s"),
+                                            found=_describe(char)))
             key = self.read_value()
             self._expect(":")
             self._skip_ws()
@@ -270,7 +279,9 @@ class JsonStream:
                 return
             if index:
                 if char != ",":
-                    raise self.error(f"expected ',' or ']', found {_describe(char)}")
+                    raise self.error(StoredText(gettext_noop("expected %(expected)s, found "
+                                                             "%(found)s"),
+                                                expected="',' or ']'", found=_describe(char)))
                 self._pos += 1
             self._skip_ws()
             mark = self._pos
@@ -283,8 +294,9 @@ class JsonStream:
         """Check nothing but blanks follows the top-level value."""
         char = self.peek()
         if char:
-            raise self.error(f"unexpected {_describe(char)} after the end of the JSON value")
+            raise self.error(StoredText(gettext_noop("unexpected %(found)s after the end of the "
+                                                     "JSON value"), found=_describe(char)))
 
 
-def _describe(char: str) -> str:
-    return "the end of the file" if not char else repr(char)
+def _describe(char: str) -> StoredText | str:
+    return StoredText(gettext_noop("the end of the file")) if not char else repr(char)

@@ -15,7 +15,10 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from django.utils.translation import gettext_noop
+
 from collector.importers.errors import ImportFailure
+from collector.stored_text import StoredText
 
 MAX_DEPTH = 100
 
@@ -30,19 +33,21 @@ _RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 class Problem(NamedTuple):
     field: str  # path inside the value ("" for the value itself)
-    detail: str
+    detail: StoredText
 
 
-def text_problem(text: str) -> str | None:
+def text_problem(text: str) -> StoredText | None:
     """What makes ``text`` unstorable (a NUL, a lone surrogate), or None."""
     if "\x00" in text:
-        return "contains a NUL character (\\u0000), which cannot be stored"
+        return StoredText(gettext_noop("contains a NUL character (\\u0000), which cannot be "
+                                       "stored"))
     if not text.isascii():
         found = _SURROGATE.search(text)
         if found:
-            return (f"contains a lone surrogate (\\u{ord(found.group()):04x} at character "
-                    f"{found.start() + 1}), which is not valid Unicode: fix the text or its "
-                    "\\u escapes")
+            return StoredText(gettext_noop("contains a lone surrogate (%(escape)s at character "
+                                           "%(position)s), which is not valid Unicode: fix the "
+                                           "text or its \\u escapes"),
+                              escape=f"\\u{ord(found.group()):04x}", position=found.start() + 1)
     return None
 
 
@@ -56,8 +61,9 @@ def needs_check(text: str, start: int = 0, end: int | None = None) -> bool:
                 and _RISKY_ESCAPE.search(text, start, end) is not None))
 
 
-def too_deep() -> str:
-    return f"is nested more than {MAX_DEPTH} levels deep (lists and objects inside each other)"
+def too_deep() -> StoredText:
+    return StoredText(gettext_noop("is nested more than %(levels)s levels deep (lists and "
+                                   "objects inside each other)"), levels=MAX_DEPTH)
 
 
 def join_path(prefix: str, field: str) -> str:
@@ -95,7 +101,8 @@ def value_problem(value: Any, *, max_depth: int = MAX_DEPTH) -> Problem | None:
                 for key, child in node.items():
                     detail = text_problem(key)
                     if detail:
-                        return Problem(_render(_unlink(link)), f"has a key that {detail}")
+                        return Problem(_render(_unlink(link)), StoredText(
+                            gettext_noop("has a key that %(problem)s"), problem=detail))
                     children.append((child, depth + 1, (link, key)))
             else:
                 children = [(child, depth + 1, (link, i)) for i, child in enumerate(node)]
@@ -142,19 +149,22 @@ def nesting_problem(text: str, start: int = 0) -> tuple[int, Problem] | None:
     return None
 
 
-def json_record(text: str, *, file: str, where: str, field: str = "",
-                invalid: str = "invalid JSON") -> Any:
+def json_record(text: str, *, file: str, where: str | StoredText, field: str = "",
+                invalid: str = gettext_noop("invalid JSON")) -> Any:
     """``text`` (one whole JSON value, such as a JSON Lines line) decoded and checked.
 
     Bad JSON, a value nested too deep and text that cannot be stored raise
     :class:`ImportFailure` naming ``file``, ``where`` and the field inside the value
-    (below ``field``); ``invalid`` starts the message for malformed JSON.
+    (below ``field``); ``invalid`` (a msgid) starts the message for malformed JSON.
     """
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ImportFailure(f"{invalid}: {exc.msg} (column {exc.colno})", file=file,
-                            where=where, field=field or None) from None
+        raise ImportFailure(StoredText(gettext_noop("%(invalid)s: %(error)s (column "
+                                                    "%(column)s)"),
+                                       invalid=StoredText(invalid), error=exc.msg,
+                                       column=exc.colno),
+                            file=file, where=where, field=field or None) from None
     except RecursionError:
         found = nesting_problem(text)
         problem = found[1] if found else Problem("", too_deep())

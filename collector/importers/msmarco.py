@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
+from collector.importers.errors import TOP_LEVEL, at_line
 from collector.importers.jsonstream import JsonStream
 from collector.importers.jsonvalues import join_path, json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, SourceFile, iter_lines
+from collector.stored_text import StoredText
 
 NO_ANSWER = "No Answer Present."
 COLUMNS = ("query_id", "query", "passages", "answers", "wellFormedAnswers", "query_type")
@@ -46,7 +48,7 @@ def _read_rows(source_file: SourceFile, counter: ByteCounter) -> Iterator[Import
     for number, line in iter_lines(source_file, counter):
         if not line.strip():
             continue
-        where = f"line {number}"
+        where = at_line(number)
         record = json_record(line, file=check.file, where=where)
         yield _record(record, where=where, check=check)
 
@@ -56,7 +58,7 @@ def _read_columnar(source_file: SourceFile, counter: ByteCounter) -> Iterator[Im
     present = _columns(source_file)
     for column in REQUIRED_COLUMNS:
         if column not in present:
-            raise check.fail("column is missing", where="top level", field=column)
+            raise check.fail("column is missing", where=StoredText(TOP_LEVEL), field=column)
     wanted = [column for column in COLUMNS if column in present]
     with ExitStack() as stack:
         rows = {}

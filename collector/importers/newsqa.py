@@ -13,11 +13,27 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from collector.importers.errors import shorten
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import (
+    COLUMNS_DIFFER,
+    FILE_NAME,
+    TOP_LEVEL,
+    WHOLE_FILE,
+    at_line,
+    shorten,
+)
 from collector.importers.jsonstream import JsonStream
 from collector.importers.jsonvalues import json_record
-from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
+from collector.importers.records import (
+    IS_EMPTY,
+    Checker,
+    DocumentRecord,
+    ImportUnit,
+    QuestionRecord,
+)
 from collector.importers.source import ByteCounter, Source, iter_csv_rows, read_text
+from collector.stored_text import StoredText
 
 CSV_COLUMNS = ("story_id", "question", "answer_char_ranges", "story_text")
 
@@ -58,14 +74,17 @@ def read_story(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Im
         check = Checker(source_file.name)
         body, highlights = story_parse(read_text(source_file, counter))
         if not body:
-            raise check.fail("has no story text before the first @highlight", where="line 1",
+            raise check.fail(StoredText(gettext_noop("has no story text before the first "
+                                                     "@highlight")), where=at_line(1),
                              field="body")
         # The story's own file name (<sha1>.story), also inside a zip or gzipped: NewsQA's
         # story ids name it, and importing it again in another packing skips it.
         file_name = source_file.inner_name
-        key = check.identifier(story_key(file_name), where="file name", field="id")
+        key = check.identifier(story_key(file_name), where=StoredText(FILE_NAME),
+                               field="id")
         yield ImportUnit([DocumentRecord(
-            external_id=key, body=body, where="whole file", highlights=highlights,
+            external_id=key, body=body, where=StoredText(WHOLE_FILE),
+            highlights=highlights,
             source_type="news", metadata={"story_file": file_name},
         )])
 
@@ -83,8 +102,8 @@ def read_newsqa_json(source: Source, *, counter: ByteCounter, **_: Any) -> Itera
                 continue
             found = True
             if stream.peek() != "[":
-                raise check.fail("should be a list of stories", where="top level",
-                                 field="data")
+                raise check.fail(StoredText(gettext_noop("should be a list of stories")),
+                                 where=StoredText(TOP_LEVEL), field="data")
             for s in stream.iter_array():
                 line = stream.line()
                 path = f"data[{s}]"
@@ -92,8 +111,8 @@ def read_newsqa_json(source: Source, *, counter: ByteCounter, **_: Any) -> Itera
                                   check=check)
         stream.finish()
     if not found:
-        raise check.fail("is missing: this is not a NewsQA file", where="top level",
-                         field="data")
+        raise check.fail(StoredText(gettext_noop("is missing: this is not a NewsQA file")),
+                         where=StoredText(TOP_LEVEL), field="data")
 
 
 def _json_story(story: Any, *, path: str, line: int, check: Checker) -> ImportUnit:
@@ -199,12 +218,12 @@ def read_newsqa_csv(source: Source, *, counter: ByteCounter, **_: Any) -> Iterat
                                      where=where, field=column)
             continue
         if len(row) != len(header):
-            raise check.fail(f"has {len(row)} columns, the header has {len(header)}",
+            raise check.fail(StoredText(COLUMNS_DIFFER, columns=len(row), header=len(header)),
                              where=where)
         values = {name: row[i] for name, i in header.items()}
         story_id = values["story_id"].strip()
         if not story_id:
-            raise check.fail("is empty", where=where, field="story_id")
+            raise check.fail(StoredText(IS_EMPTY), where=where, field="story_id")
         key = check.identifier(story_key(story_id), where=where, field="story_id")
         text = values["story_text"]
         if current is None or current[0] != key:
@@ -217,7 +236,7 @@ def read_newsqa_csv(source: Source, *, counter: ByteCounter, **_: Any) -> Iterat
                     "one story must be consecutive", where=where, field="story_id",
                 )
             if not text.strip():
-                raise check.fail("is empty", where=where, field="story_text")
+                raise check.fail(StoredText(IS_EMPTY), where=where, field="story_text")
             current = (key, DocumentRecord(external_id=key, body=text, where=where,
                                            source_type="news",
                                            metadata={"story_id": story_id}), [])
@@ -234,7 +253,7 @@ def _csv_question(values: dict[str, str], *, key: str, index: int, body: str, wh
                   check: Checker) -> QuestionRecord:
     question = values["question"].strip()
     if not question:
-        raise check.fail("is empty", where=where, field="question")
+        raise check.fail(StoredText(IS_EMPTY), where=where, field="question")
     answers = []
     ranges = values["answer_char_ranges"].strip()
     for worker in ranges.split("|") if ranges else []:
@@ -278,7 +297,8 @@ def _range(part: str, *, where: str, field: str, check: Checker) -> tuple[int, i
 
 def _csv_validated(raw: str, *, body: str, where: str, check: Checker) -> list[dict[str, Any]]:
     field = "validated_answers"
-    choices = json_record(raw, file=check.file, where=where, field=field, invalid="is not JSON")
+    choices = json_record(raw, file=check.file, where=where, field=field,
+                          invalid=gettext_noop("is not JSON"))
     if not isinstance(choices, dict):
         raise check.fail("should be a JSON object", where=where, field=field)
     result = []

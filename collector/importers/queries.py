@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from collector.importers.errors import at_line
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, QueryRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
@@ -34,7 +35,7 @@ def read_queries(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecor
         stripped = line.strip()
         if not stripped:
             continue
-        where = f"line {number}"
+        where = at_line(number)
         if json_lines is None:
             json_lines = stripped.startswith("{")
         if not json_lines:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from collector.importers.errors import at_line
 from collector.importers.jsonstream import JsonStream
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
@@ -31,7 +32,7 @@ def read_reco(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Imp
     for number, line in iter_lines(source_file, counter):
         if not line.strip():
             continue
-        where = f"line {number}"
+        where = at_line(number)
         record = json_record(line, file=check.file, where=where)
         yield _record(record, where=where, check=check)
 

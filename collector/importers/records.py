@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.utils.translation import gettext_noop
+
 from collector.importers.errors import ImportFailure, shorten
 from collector.importers.jsonvalues import MAX_DEPTH, join_path, text_problem, value_problem
+from collector.stored_text import StoredText
 
 MAX_EXTERNAL_ID = 255
 
@@ -28,7 +31,7 @@ SOURCE_TYPES = ("news", "forum", "vertical", "encyclopedia", "web", "other")
 URL_SCHEMES = ("http", "https")
 
 
-def http_url_problem(url: str) -> str | None:
+def http_url_problem(url: str) -> StoredText | None:
     """Why ``url`` is not a plain http(s) link (None when it is one).
 
     Only these are stored and rendered as links: ``javascript:``, ``data:`` and other
@@ -36,19 +39,21 @@ def http_url_problem(url: str) -> str | None:
     browsers drop them (``java\tscript:`` is ``javascript:`` to a browser).
     """
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in url):
-        return "contains a control character (tab, newline, …)"
+        return StoredText(gettext_noop("contains a control character (tab, newline, …)"))
     try:
         parts = urlsplit(url.strip())
         host = parts.hostname
     except ValueError as exc:
-        return f"is not a valid URL ({exc})"
+        return StoredText(gettext_noop("is not a valid URL (%(error)s)"), error=str(exc))
     if not parts.scheme:
-        return f"{shorten(url)} is not an http(s) URL (it has no scheme such as https://)"
+        return StoredText(gettext_noop("%(url)s is not an http(s) URL (it has no scheme such as "
+                                       "https://)"), url=shorten(url))
     if parts.scheme.lower() not in URL_SCHEMES:
-        return (f"{shorten(url)} is not an http(s) URL (scheme {parts.scheme!r}); only "
-                "http:// and https:// links are accepted")
+        return StoredText(gettext_noop("%(url)s is not an http(s) URL (scheme %(scheme)s); only "
+                                       "http:// and https:// links are accepted"),
+                          url=shorten(url), scheme=repr(parts.scheme))
     if not host:
-        return f"{shorten(url)} has no host name"
+        return StoredText(gettext_noop("%(url)s has no host name"), url=shorten(url))
     return None
 
 
@@ -98,7 +103,8 @@ class Checker:
     def __init__(self, file: str) -> None:
         self.file = file
 
-    def fail(self, detail: str, *, where: str | None, field: str | None = None) -> ImportFailure:
+    def fail(self, detail: str | StoredText, *, where: str | StoredText | None,
+             field: str | None = None) -> ImportFailure:
         return ImportFailure(detail, file=self.file, where=where, field=field)
 
     def get(self, obj: Any, key: str, *, where: str, kind: type | tuple[type, ...],
@@ -106,18 +112,20 @@ class Checker:
         """``obj[key]`` checked for presence and type; ``prefix`` makes the field path."""
         name = f"{prefix}{key}"
         if not isinstance(obj, dict):
-            raise self.fail(f"expected a JSON object, found {_kind(obj)}", where=where)
+            raise self.fail(StoredText(gettext_noop("expected a JSON object, found %(found)s"),
+                                       found=_kind(obj)), where=where)
         if key not in obj or obj[key] is None:
             if required:
-                raise self.fail("is missing (required)", where=where, field=name)
+                raise self.fail(StoredText(gettext_noop("is missing (required)")), where=where,
+                                field=name)
             return default
         value = obj[key]
         if isinstance(value, bool) and bool not in _as_tuple(kind):
-            raise self.fail(f"should be {_kind_names(kind)}, found a boolean",
-                            where=where, field=name)
+            raise self.fail(StoredText(SHOULD_BE, kind=_kind_names(kind),
+                                       found=_kind(value)), where=where, field=name)
         if not isinstance(value, kind):
-            raise self.fail(f"should be {_kind_names(kind)}, found {_kind(value)}",
-                            where=where, field=name)
+            raise self.fail(StoredText(SHOULD_BE, kind=_kind_names(kind),
+                                       found=_kind(value)), where=where, field=name)
         return value
 
     def text(self, obj: Any, key: str, *, where: str, required: bool = True,
@@ -126,20 +134,23 @@ class Checker:
         value = self.get(obj, key, where=where, kind=str, required=required, default="",
                          prefix=prefix)
         if required and not value.strip():
-            raise self.fail("is empty", where=where, field=f"{prefix}{key}")
+            raise self.fail(StoredText(IS_EMPTY), where=where, field=f"{prefix}{key}")
         return value
 
     def identifier(self, value: Any, *, where: str, field: str) -> str:
         """An external id: a non-empty string or an integer, at most 255 characters."""
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise self.fail(f"should be a string or an integer, found {_kind(value)}",
+            raise self.fail(StoredText(gettext_noop("should be a string or an integer, found "
+                                                    "%(found)s"), found=_kind(value)),
                             where=where, field=field)
         ident = str(value).strip()
         if not ident:
-            raise self.fail("is empty", where=where, field=field)
+            raise self.fail(StoredText(IS_EMPTY), where=where, field=field)
         if len(ident) > MAX_EXTERNAL_ID:
-            raise self.fail(f"is {len(ident)} characters long; ids may have at most "
-                            f"{MAX_EXTERNAL_ID}", where=where, field=field)
+            raise self.fail(StoredText(gettext_noop("is %(length)s characters long; ids may have "
+                                                    "at most %(most)s"),
+                                       length=len(ident), most=MAX_EXTERNAL_ID),
+                            where=where, field=field)
         return ident
 
     def url(self, value: str, *, where: str, field: str) -> str:
@@ -155,18 +166,24 @@ class Checker:
         """A character span of ``body``: inside the text, and equal to ``expect`` if given."""
         for name, value in (("start", start), ("end", end)):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise self.fail(f"{name} offset should be an integer, found {_kind(value)}",
+                raise self.fail(StoredText(gettext_noop("%(name)s offset should be an integer, "
+                                                        "found %(found)s"),
+                                           name=name, found=_kind(value)),
                                 where=where, field=field)
         if not 0 <= start <= end <= len(body):
             raise self.fail(
-                f"offsets {start}..{end} are outside the text (length {len(body)})",
+                StoredText(gettext_noop("offsets %(start)s..%(end)s are outside the text "
+                                        "(length %(length)s)"),
+                           start=start, end=end, length=len(body)),
                 where=where, field=field,
             )
         text = body[start:end]
         if expect is not None and text != expect:
             raise self.fail(
-                f"answer text {shorten(expect)} does not match the text at offset {start} "
-                f"({shorten(text)})", where=where, field=field,
+                StoredText(gettext_noop("answer text %(answer)s does not match the text at "
+                                        "offset %(start)s (%(text)s)"),
+                           answer=shorten(expect), start=start, text=shorten(text)),
+                where=where, field=field,
             )
         return {"text": text, "start": start, "end": end}
 
@@ -212,18 +229,31 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
 
-_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a list",
-          dict: "an object", bool: "a boolean"}
+IS_EMPTY = gettext_noop("is empty")
+SHOULD_BE = gettext_noop("should be %(kind)s, found %(found)s")
+_NAMES = {str: gettext_noop("a string"), int: gettext_noop("an integer"),
+          float: gettext_noop("a number"), list: gettext_noop("a list"),
+          dict: gettext_noop("an object"), bool: gettext_noop("a boolean")}
 
 
-def _kind_names(kind: type | tuple[type, ...]) -> str:
-    return " or ".join(_NAMES.get(k, k.__name__) for k in _as_tuple(kind))
+def _kind_name(kind: type) -> StoredText | str:
+    return StoredText(_NAMES[kind]) if kind in _NAMES else kind.__name__
 
 
-def _kind(value: Any) -> str:
+def _kind_names(kind: type | tuple[type, ...]) -> StoredText | str:
+    """``a string`` or ``an integer or a number``."""
+    first, *rest = _as_tuple(kind)
+    names = _kind_name(first)
+    for other in rest:
+        names = StoredText(gettext_noop("%(one)s or %(other)s"), one=names,
+                           other=_kind_name(other))
+    return names
+
+
+def _kind(value: Any) -> StoredText | str:
     if value is None:
         return "null"
     for kind in (bool, str, int, float, list, dict):
         if isinstance(value, kind):
-            return _NAMES[kind]
+            return StoredText(_NAMES[kind])
     return type(value).__name__

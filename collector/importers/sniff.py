@@ -12,9 +12,12 @@ import json
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_noop
+
 from collector.importers.errors import ImportFailure
 from collector.importers.queries import TEXT_KEYS
 from collector.importers.source import ByteCounter, Source
+from collector.stored_text import StoredText
 
 HEAD_BYTES = 256 * 1024
 #: The query-list format of the upload form (not a corpus reader in ``FORMATS``).
@@ -90,8 +93,9 @@ def format_detect(source: Source) -> Detection:
                                  "query list")
             return Detection("jsonl", "JSON Lines of other records (fields: "
                              f"{', '.join(list(record)[:8])}); map them to id and body")
-        raise ImportFailure("is JSON, but not one of the known datasets (SQuAD, NewsQA, "
-                            "MS MARCO, DuReader, ReCO) nor JSON Lines", file=first.name)
+        raise ImportFailure(StoredText(gettext_noop("is JSON, but not one of the known datasets "
+                                                    "(SQuAD, NewsQA, MS MARCO, DuReader, ReCO) "
+                                                    "nor JSON Lines")), file=first.name)
     if "\n@highlight" in head:
         return Detection("story", "text with '@highlight' lines (a CNN story)")
     table = _table(head)

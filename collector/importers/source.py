@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from collector.importers.errors import ImportFailure
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import WHOLE_FILE, ImportFailure, at_line
+from collector.stored_text import StoredText
 
 DEFAULT_MAX_RECORD_BYTES = 32 * 1024**2
 
@@ -139,8 +142,9 @@ class _Decompressed(io.RawIOBase):
         self._total += n
         if self._total > self._file.max_bytes:
             raise ImportFailure(
-                f"decompresses to more than {self._file.max_bytes:,} bytes, over the import "
-                "limit (setting CROWDQA_IMPORT_MAX_BYTES)", file=self._file.name,
+                StoredText(gettext_noop("decompresses to more than %(limit)s bytes, over the "
+                                        "import limit (setting CROWDQA_IMPORT_MAX_BYTES)"),
+                           limit=f"{self._file.max_bytes:,}"), file=self._file.name,
             )
         return n
 
@@ -151,9 +155,10 @@ class _Decompressed(io.RawIOBase):
 
 
 def _corrupt(source_file: SourceFile, exc: BaseException) -> ImportFailure:
-    kind = "gzip file" if source_file.compression == GZIP else "zip archive"
-    return ImportFailure(f"is a damaged {kind}: cannot decompress it ({exc})",
-                         file=source_file.name)
+    detail = (gettext_noop("is a damaged gzip file: cannot decompress it (%(error)s)")
+              if source_file.compression == GZIP
+              else gettext_noop("is a damaged zip archive: cannot decompress it (%(error)s)"))
+    return ImportFailure(StoredText(detail, error=str(exc)), file=source_file.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,30 +185,38 @@ def _examine(source_file: SourceFile) -> SourceFile:
     unsupported = next((kind for magic, kind in _UNSUPPORTED if head.startswith(magic)), None)
     name = source_file.name
     if unsupported:
-        raise ImportFailure(f"is a {unsupported}-compressed file, which cannot be read: "
-                            "decompress it, or compress it with gzip (.gz) or zip", file=name)
+        raise ImportFailure(StoredText(gettext_noop("is a %(compression)s-compressed file, "
+                                                    "which cannot be read: decompress it, or "
+                                                    "compress it with gzip (.gz) or zip"),
+                                       compression=unsupported), file=name)
     if compression == ZIP:
         try:
             with zipfile.ZipFile(source_file.path) as archive:
                 members = [info for info in archive.infolist()
                            if not info.is_dir() and not _os_metadata(info.filename)]
         except (OSError, zipfile.BadZipFile) as exc:
-            raise ImportFailure(f"is a damaged zip archive ({exc})", file=name) from None
+            raise ImportFailure(StoredText(gettext_noop("is a damaged zip archive (%(error)s)"),
+                                           error=str(exc)), file=name) from None
         if len(members) != 1:
             listed = ", ".join(info.filename for info in members[:5])
             more = ", …" if len(members) > 5 else ""
             raise ImportFailure(
-                f"is a zip archive of {len(members)} files ({listed}{more}); an import reads "
-                "one file: unzip it and import its files one by one", file=name,
+                StoredText(gettext_noop("is a zip archive of %(count)s files (%(listed)s); an "
+                                        "import reads one file: unzip it and import its files "
+                                        "one by one"),
+                           count=len(members), listed=f"{listed}{more}"), file=name,
             )
         member = members[0]
         if member.flag_bits & 0x1:
-            raise ImportFailure("is an encrypted zip archive, which cannot be read", file=name)
+            raise ImportFailure(StoredText(gettext_noop("is an encrypted zip archive, which "
+                                                        "cannot be read")), file=name)
         if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED,
                                         zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
-            raise ImportFailure(f"is a zip archive compressed with method "
-                                f"{member.compress_type}, which cannot be read: re-create it "
-                                "with the usual (deflate) compression", file=name)
+            raise ImportFailure(StoredText(gettext_noop("is a zip archive compressed with "
+                                                        "method %(method)s, which cannot be "
+                                                        "read: re-create it with the usual "
+                                                        "(deflate) compression"),
+                                           method=member.compress_type), file=name)
         source_file = SourceFile(source_file.path, f"{name}/{member.filename}", ZIP,
                                  member.filename, source_file.max_bytes,
                                  source_file.max_record_bytes)
@@ -214,8 +227,9 @@ def _examine(source_file: SourceFile) -> SourceFile:
         with source_file.open(ByteCounter()) as stream:
             head = stream.read(_TAR_MAGIC_AT + 8)
     if head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + 5] == b"ustar":
-        raise ImportFailure("is a tar archive, which cannot be read: extract it and import "
-                            "its files one by one", file=name)
+        raise ImportFailure(StoredText(gettext_noop("is a tar archive, which cannot be read: "
+                                                    "extract it and import its files one by "
+                                                    "one")), file=name)
     return source_file
 
 
@@ -233,7 +247,8 @@ def source_open(path: Path, *, max_bytes: int, name: str | None = None,
     display = name or path.name
     if path.is_dir():
         if not folder_suffix:
-            raise ImportFailure("is a folder; this format reads a single file", file=display)
+            raise ImportFailure(StoredText(gettext_noop("is a folder; this format reads a single "
+                                                        "file")), file=display)
         files = tuple(
             SourceFile(child, f"{display}/{child.name}", max_bytes=max_bytes,
                        max_record_bytes=max_record_bytes)
@@ -241,22 +256,25 @@ def source_open(path: Path, *, max_bytes: int, name: str | None = None,
             if child.is_file() and child.name.endswith(folder_suffix)
         )
         if not files:
-            raise ImportFailure(f"the folder holds no {folder_suffix} files", file=display)
+            raise ImportFailure(StoredText(gettext_noop("the folder holds no %(suffix)s files"),
+                                           suffix=folder_suffix), file=display)
     elif path.is_file():
         files = (SourceFile(path, display, max_bytes=max_bytes,
                             max_record_bytes=max_record_bytes),)
     else:
-        raise ImportFailure("no such file or folder", file=display)
+        raise ImportFailure(StoredText(gettext_noop("no such file or folder")), file=display)
     total = 0
     for source_file in files:
         size = source_file.size
         if size == 0:
-            raise ImportFailure("is empty (0 bytes)", file=source_file.name)
+            raise ImportFailure(StoredText(gettext_noop("is empty (0 bytes)")),
+                                file=source_file.name)
         total += size
     if total > max_bytes:
         raise ImportFailure(
-            f"is {total:,} bytes, over the import limit of {max_bytes:,} bytes "
-            "(setting CROWDQA_IMPORT_MAX_BYTES)", file=display,
+            StoredText(gettext_noop("is %(size)s bytes, over the import limit of %(limit)s bytes "
+                                    "(setting CROWDQA_IMPORT_MAX_BYTES)"),
+                       size=f"{total:,}", limit=f"{max_bytes:,}"), file=display,
         )
     files = tuple(_examine(source_file) for source_file in files)
     if not path.is_dir():
@@ -266,15 +284,18 @@ def source_open(path: Path, *, max_bytes: int, name: str | None = None,
 
 def not_utf8(file: str, *, line: int, column: int) -> ImportFailure:
     return ImportFailure(
-        f"is not valid UTF-8 (bad byte at column {column}); convert the file to UTF-8",
-        file=file, where=f"line {line}",
+        StoredText(gettext_noop("is not valid UTF-8 (bad byte at column %(column)s); convert "
+                                "the file to UTF-8"), column=column),
+        file=file, where=at_line(line),
     )
 
 
-def record_too_big(source_file: SourceFile, *, where: str) -> ImportFailure:
+def record_too_big(source_file: SourceFile, *, where: str | StoredText) -> ImportFailure:
     return ImportFailure(
-        f"this record is over {source_file.max_record_bytes:,} bytes, the limit for one "
-        "record (setting CROWDQA_IMPORT_MAX_RECORD_BYTES)", file=source_file.name, where=where,
+        StoredText(gettext_noop("this record is over %(limit)s bytes, the limit for one record "
+                                "(setting CROWDQA_IMPORT_MAX_RECORD_BYTES)"),
+                   limit=f"{source_file.max_record_bytes:,}"),
+        file=source_file.name, where=where,
     )
 
 
@@ -290,7 +311,7 @@ def iter_lines(source_file: SourceFile, counter: ByteCounter) -> Iterator[tuple[
         while raw := handle.readline(limit + 1):
             number += 1
             if len(raw) > limit:
-                raise record_too_big(source_file, where=f"line {number}")
+                raise record_too_big(source_file, where=at_line(number))
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
             try:
@@ -307,7 +328,7 @@ def read_text(source_file: SourceFile, counter: ByteCounter) -> str:
     with source_file.open(counter) as handle:
         raw = handle.read(limit + 1)
     if len(raw) > limit:
-        raise record_too_big(source_file, where="whole file")
+        raise record_too_big(source_file, where=StoredText(WHOLE_FILE))
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8):]
     try:
@@ -318,8 +339,10 @@ def read_text(source_file: SourceFile, counter: ByteCounter) -> str:
     nul = raw.find(b"\x00")
     if nul >= 0:
         line, column = _line_column(raw, nul)
-        raise ImportFailure(f"contains a NUL character (at column {column}), which cannot be "
-                            "stored", file=source_file.name, where=f"line {line}")
+        raise ImportFailure(StoredText(gettext_noop("contains a NUL character (at column "
+                                                    "%(column)s), which cannot be stored"),
+                                       column=column),
+                            file=source_file.name, where=at_line(line))
     return text
 
 
@@ -341,7 +364,7 @@ def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: s
         for _, line in iter_lines(source_file, counter):
             pending[0] += len(line)
             if pending[0] > limit:
-                raise record_too_big(source_file, where=f"line {line_start}")
+                raise record_too_big(source_file, where=at_line(line_start))
             yield line
 
     reader = csv.reader(lines(), delimiter=delimiter, quoting=quoting, strict=True)
@@ -352,10 +375,11 @@ def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: s
         except StopIteration:
             return
         except csv.Error as exc:
-            raise ImportFailure(f"bad CSV: {exc}", file=source_file.name,
-                                where=f"line {line_start}") from None
+            raise ImportFailure(StoredText(gettext_noop("bad CSV: %(error)s"), error=str(exc)),
+                                file=source_file.name,
+                                where=at_line(line_start)) from None
         pending[0] = 0
-        where = f"line {line_start}"
+        where = at_line(line_start)
         line_start = reader.line_num + 1
         if not row or (len(row) == 1 and not row[0].strip()):
             continue

@@ -23,10 +23,15 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db import DatabaseError, connection
+from django.utils.translation import gettext_noop
 
 from collector.importers import DocumentRecord, ImportFailure, QuestionRecord
 from collector.importers.errors import shorten
 from collector.models import Corpus, Document, ImportRun, Passage, SourceQuestion
+from collector.stored_text import StoredText
+
+REFUSED = gettext_noop("the database refused the batch: %(detail)s")
+RECORDS_FROM = gettext_noop("records from %(first)s to %(last)s")
 
 
 @dataclass(slots=True)
@@ -82,8 +87,8 @@ class BulkWriter:
             first = documents[0].record.where if documents else questions[0].where
             last = documents[-1].record.where if documents else questions[-1].where
             detail = " ".join(str(exc).split())
-            raise ImportFailure(f"the database refused the batch: {detail}", file=self.file,
-                                where=f"records from {first} to {last}") from exc
+            raise ImportFailure(StoredText(REFUSED, detail=detail), file=self.file,
+                                where=StoredText(RECORDS_FROM, first=first, last=last)) from exc
         return counts
 
     def close(self) -> None:
@@ -120,8 +125,10 @@ class BulkWriter:
             ident = question.document_id
             if ident in needed and stored.get(ident) != records[ident].body:
                 raise ImportFailure(
-                    f"document {shorten(ident)} is already in corpus {self.corpus.name!r} "
-                    "with a different text, so this question's offsets would not fit it",
+                    StoredText(gettext_noop("document %(id)s is already in corpus %(corpus)s "
+                                            "with a different text, so this question's "
+                                            "offsets would not fit it"),
+                               id=shorten(ident), corpus=repr(self.corpus.name)),
                     file=self.file, where=question.where, field="document",
                 )
 
@@ -244,8 +251,8 @@ class PostgresCopyWriter(BulkWriter):
             return super().write(documents, questions)
         self._raise_failure()
         formatted = self._format_documents(documents)
-        where = (f"records from {documents[0].record.where} to {documents[-1].record.where}"
-                 if documents else "")
+        where = (StoredText(RECORDS_FROM, first=documents[0].record.where,
+                            last=documents[-1].record.where) if documents else "")
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="crowdqa-copy", daemon=True)
             self._thread.start()
@@ -277,7 +284,7 @@ class PostgresCopyWriter(BulkWriter):
     def _raise_failure(self) -> None:
         if self._failure is not None:
             detail = " ".join(str(self._failure).split())
-            raise ImportFailure(f"the database refused the batch: {detail}", file=self.file,
+            raise ImportFailure(StoredText(REFUSED, detail=detail), file=self.file,
                                 where=self._failed_at) from self._failure
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.text import format_lazy
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from collector.importers import (
     ByteCounter,
@@ -31,6 +31,7 @@ from collector.models import Corpus, ImportRun, Language, Query
 from collector.progress import NullProgress, ProgressSink
 from collector.services.bulk import ImportCounts, PreparedDocument, bulk_writer
 from collector.splitting import MODES, passage_spans
+from collector.stored_text import StoredText, stored_label
 
 DEFAULT_BATCH = 2000
 
@@ -93,11 +94,14 @@ def corpus_ensure(*, name: str, language: str, split: SplitOptions | None = None
     """
     split = split or SplitOptions()
     if language not in Language.values:
-        raise ImportFailure(f"unknown language {language!r} (languages: "
-                            f"{', '.join(Language.values)})", file=file)
-    if split.mode is not None and split.mode not in MODES:
-        raise ImportFailure(f"unknown split mode {split.mode!r} (modes: {', '.join(MODES)})",
+        raise ImportFailure(StoredText(gettext_noop("unknown language %(language)s (languages: "
+                                                    "%(known)s)"),
+                                       language=repr(language), known=", ".join(Language.values)),
                             file=file)
+    if split.mode is not None and split.mode not in MODES:
+        raise ImportFailure(StoredText(gettext_noop("unknown split mode %(mode)s (modes: "
+                                                    "%(known)s)"),
+                                       mode=repr(split.mode), known=", ".join(MODES)), file=file)
     corpus = Corpus.objects.select_for_update().filter(name=name).first()
     if corpus is None:
         corpus = Corpus(name=name, language=language, description=description,
@@ -110,29 +114,42 @@ def corpus_ensure(*, name: str, language: str, split: SplitOptions | None = None
             corpus.window_overlap = split.window_overlap
         # Before full_clean, whose check constraint would say only its own name.
         if corpus.window_tokens < 1:
-            raise ImportFailure(f"window_tokens: a window of {corpus.window_tokens} tokens; it "
-                                "needs at least 1", file=file)
+            raise ImportFailure(StoredText(gettext_noop("window_tokens: a window of %(tokens)s "
+                                                        "tokens; it needs at least 1"),
+                                           tokens=corpus.window_tokens), file=file)
         if corpus.window_overlap >= corpus.window_tokens:
-            raise ImportFailure(f"window overlap ({corpus.window_overlap}) must be smaller "
-                                f"than the window ({corpus.window_tokens} tokens)", file=file)
+            raise ImportFailure(StoredText(gettext_noop("window overlap (%(overlap)s) must be "
+                                                        "smaller than the window (%(tokens)s "
+                                                        "tokens)"),
+                                           overlap=corpus.window_overlap,
+                                           tokens=corpus.window_tokens), file=file)
         try:
             corpus.full_clean()
         except ValidationError as exc:
             problems = "; ".join(f"{key}: {' '.join(msgs)}"
                                  for key, msgs in exc.message_dict.items())
-            raise ImportFailure(f"cannot create corpus {name!r}: {problems}", file=file) from None
+            raise ImportFailure(StoredText(gettext_noop("cannot create corpus %(name)s: "
+                                                        "%(problems)s"),
+                                           name=repr(name), problems=problems),
+                                file=file) from None
         corpus.save()
         return corpus
     if corpus.language != language:
-        raise ImportFailure(f"corpus {name!r} is in {corpus.get_language_display()} "
-                            f"({corpus.language}), not {language}", file=file)
+        raise ImportFailure(StoredText(gettext_noop("corpus %(name)s is in %(language)s "
+                                                    "(%(code)s), not %(wanted)s"),
+                                       name=repr(name),
+                                       language=stored_label(Language(corpus.language).label),
+                                       code=corpus.language, wanted=language), file=file)
     for option, current in (("mode", corpus.split_mode),
                             ("window_tokens", corpus.window_tokens),
                             ("window_overlap", corpus.window_overlap)):
         wanted = getattr(split, option)
         if wanted is not None and wanted != current:
-            raise ImportFailure(f"corpus {name!r} already has split {option} {current!r}; "
-                                "splitting is fixed when a corpus is created", file=file)
+            raise ImportFailure(StoredText(gettext_noop("corpus %(name)s already has split "
+                                                        "%(option)s %(current)s; splitting is "
+                                                        "fixed when a corpus is created"),
+                                           name=repr(name), option=option,
+                                           current=repr(current)), file=file)
     return corpus
 
 
@@ -147,29 +164,33 @@ class _Preparer:
     def document(self, record: DocumentRecord, *, file: str) -> PreparedDocument:
         first = self.documents.get(record.external_id)
         if first is not None:
-            raise ImportFailure(f"duplicate document id {shorten(record.external_id)} "
-                                f"(first used at {first})", file=file, where=record.where,
-                                field="id")
+            raise ImportFailure(StoredText(gettext_noop("duplicate document id %(id)s (first "
+                                                        "used at %(first)s)"),
+                                           id=shorten(record.external_id), first=first),
+                                file=file, where=record.where, field="id")
         self.documents[record.external_id] = record.where
         corpus = self.corpus
         spans = passage_spans(record.body, mode=corpus.split_mode, size=corpus.window_tokens,
                               overlap=corpus.window_overlap, language=corpus.language,
                               paragraphs=record.paragraphs)
         if not spans:
-            raise ImportFailure("has no text", file=file, where=record.where, field="body")
+            raise ImportFailure(StoredText(gettext_noop("has no text")), file=file,
+                                where=record.where, field="body")
         return PreparedDocument(record=record, spans=spans)
 
     def question(self, record: QuestionRecord, *, file: str, unit_ids: set[str]) -> None:
         first = self.questions.get(record.external_id)
         if first is not None:
-            raise ImportFailure(f"duplicate question id {shorten(record.external_id)} "
-                                f"(first used at {first})", file=file, where=record.where,
-                                field="id")
+            raise ImportFailure(StoredText(gettext_noop("duplicate question id %(id)s (first "
+                                                        "used at %(first)s)"),
+                                           id=shorten(record.external_id), first=first),
+                                file=file, where=record.where, field="id")
         self.questions[record.external_id] = record.where
         if record.document_id is not None and record.document_id not in unit_ids:
-            raise ImportFailure(f"refers to document {shorten(record.document_id)}, which is "
-                                "not in the same record", file=file, where=record.where,
-                                field="document")
+            raise ImportFailure(StoredText(gettext_noop("refers to document %(id)s, which is "
+                                                        "not in the same record"),
+                                           id=shorten(record.document_id)),
+                                file=file, where=record.where, field="document")
 
 
 def _forget_queries() -> None:
@@ -311,9 +332,11 @@ def queries_import(*, path: Path, corpus: str, language: str, source_name: str |
         for record in queries_read(source, counter=counter):
             first = seen.get(record.external_id)
             if first is not None:
-                what = "query" if record.external_id.startswith("sha1:") else "query id"
-                raise ImportFailure(f"duplicate {what} {shorten(record.external_id)} "
-                                    f"(first at {first})", file=source.name,
+                what = (gettext_noop("duplicate query %(id)s (first at %(first)s)")
+                        if record.external_id.startswith("sha1:")
+                        else gettext_noop("duplicate query id %(id)s (first at %(first)s)"))
+                raise ImportFailure(StoredText(what, id=shorten(record.external_id),
+                                               first=first), file=source.name,
                                     where=record.where, field="id")
             seen[record.external_id] = record.where
             batch.append(record)

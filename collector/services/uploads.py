@@ -12,7 +12,7 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from collector.importers import (
     ByteCounter,
@@ -27,6 +27,7 @@ from collector.importers import (
 from collector.importers.sniff import QUERIES, Detection, format_detect
 from collector.jobs import job_create
 from collector.models import Job
+from collector.stored_text import StoredText
 from collector.upload_files import UploadRefused, upload_exists, upload_local, upload_save
 
 
@@ -111,7 +112,8 @@ def import_preview(*, relative: str, original: str, fmt: str = "",
     try:
         local = upload_local(relative)
     except (UploadRefused, FileNotFoundError) as exc:
-        raise ImportFailure("is no longer on the server: upload it again", file=original) from exc
+        raise ImportFailure(StoredText(gettext_noop("is no longer on the server: upload it "
+                                                    "again")), file=original) from exc
     with local as path:
         source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=original,
                              folder_suffix=chosen.folder_suffix if chosen else None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from html import unescape
 
+import pytest
 from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy, override
@@ -13,6 +14,7 @@ from django.utils.translation import gettext_lazy, override
 from collector.jobs import Progress, job_describe, job_progress
 from collector.models import Job
 from tests.collector.corpus_support import NEWSQA_CSV
+from tests.stored_text_support import stored_texts_in_chinese  # noqa: F401 (fixture)
 
 
 def _text(html: str) -> str:
@@ -93,3 +95,61 @@ def test_the_import_form_names_its_formats_in_the_readers_language(client_for, a
     page = client.get(reverse("collector:import")).content.decode()
     assert "NewsQA 合并 CSV" in page and "带表头的 CSV（需字段映射）" in page
     assert "NewsQA combined CSV" not in page
+
+
+def _failed_import(client, tmp_path, django_capture_on_commit_callbacks) -> Job:
+    bad = tmp_path / "books.jsonl"
+    bad.write_text('{"id": "a", "body": "Some text."}\n{"id": "b", "body": 7}\n',
+                   encoding="utf-8")
+    with bad.open("rb") as upload, django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("collector:import"), {
+            "file": upload, "corpus": "books", "language": "en", "format": "jsonl",
+        })
+    return Job.objects.get(kind="corpus_import")
+
+
+@pytest.mark.usefixtures("stored_texts_in_chinese")
+def test_a_failed_import_reads_in_the_readers_language(
+        django_capture_on_commit_callbacks, client_for, admin_user, tmp_path):
+    """The failure is kept once, by a worker, and read in each reader's language: the file
+    name, the line number and the field exactly as given."""
+    client = client_for(admin_user)
+    job = _failed_import(client, tmp_path, django_capture_on_commit_callbacks)
+    assert job.status == Job.Status.FAILED
+    english = "books.jsonl: line 2: field 'body': should be text, found '7'"
+    assert job.error == english  # the row keeps its English (logs, programs)
+    url = reverse("collector:job_detail", args=[job.pk])
+    assert english in _text(client.get(url).content.decode())
+
+    _in_chinese(client)
+    page = _text(client.get(url).content.decode())
+    assert "books.jsonl：第 2 行：字段 'body'：应为文本，实际为 '7'" in page
+    assert "should be text" not in page and "line 2" not in page
+
+
+@pytest.mark.usefixtures("stored_texts_in_chinese")
+def test_a_failure_kept_in_words_only_shows_as_it_was(client_for, admin_user):
+    """A job that failed before failures were kept as stored texts shows its English."""
+    job = Job.objects.create(kind="corpus_import", status=Job.Status.FAILED,
+                             error="old.jsonl: line 3: field 'body': is missing",
+                             params={"corpus": "old"})
+    client = client_for(admin_user)
+    _in_chinese(client)
+    page = _text(client.get(reverse("collector:job_detail", args=[job.pk])).content.decode())
+    assert "old.jsonl: line 3: field 'body': is missing" in page
+
+
+@pytest.mark.usefixtures("stored_texts_in_chinese")
+def test_the_import_page_names_a_bad_file_in_the_readers_language(
+        client_for, admin_user, tmp_path):
+    """The preview refuses a file in the request's language."""
+    bad = tmp_path / "books.jsonl"
+    bad.write_text('{"id": "a", "body": "Some text."}\n{"id": "b"\n', encoding="utf-8")
+    client = client_for(admin_user)
+    _in_chinese(client)
+    with bad.open("rb") as upload:
+        page = client.post(reverse("collector:import"), {
+            "file": upload, "corpus": "books", "language": "en", "format": "jsonl",
+            "action": "preview"}).content.decode()
+    refusal = _text(re.search(r'data-testid="error-format">(.*?)</p>', page, re.S).group(1))
+    assert refusal.startswith("books.jsonl：第 2 行：无效的 JSON："), refusal
