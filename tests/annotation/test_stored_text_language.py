@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from html import unescape
 
-import pytest
 from django.urls import reverse
 from django.utils.translation import gettext_noop, override
 from rest_framework.test import APIClient
@@ -20,7 +19,6 @@ from collector.models import Job
 from collector.stored_text import StoredText
 from tests.annotation.test_gold import build
 from tests.annotation.test_quality import answer_claims, gold_item, weiss
-from tests.stored_text_support import stored_texts_in_chinese  # noqa: F401 (fixture)
 
 
 def _text(html: str) -> str:
@@ -31,7 +29,6 @@ def _in_chinese(client) -> None:
     client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_a_stage_runs_dropped_reasons_and_notes_read_in_the_readers_language(
         news_corpus, admin_user, committed, settings, client_for):
     settings.CELERY_TASK_ALWAYS_EAGER = True
@@ -68,7 +65,6 @@ def test_a_stage_runs_dropped_reasons_and_notes_read_in_the_readers_language(
     assert "2 个一致：进入合并；1 个不一致：进入验证。" in job_page
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_a_run_kept_in_words_only_shows_as_it_was(
         newsqa_project, client_for, admin_user):
     consolidate = newsqa_project.stages.get(kind="newsqa_consolidate")
@@ -85,7 +81,6 @@ def test_a_run_kept_in_words_only_shows_as_it_was(
     assert "2 agreed: to consolidation; 1 without agreement: to validation" in page
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_a_paused_workers_reason_reads_in_the_readers_language(
         news_corpus, workers, admin_user, committed, settings, client_for):
     project, answer = build(news_corpus, workers, admin_user, committed, settings,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from html import unescape
 
-import pytest
 from django.urls import reverse
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy, override
@@ -14,7 +13,6 @@ from django.utils.translation import gettext_lazy, override
 from collector.jobs import Progress, job_describe, job_progress
 from collector.models import Job
 from tests.collector.corpus_support import NEWSQA_CSV
-from tests.stored_text_support import stored_texts_in_chinese  # noqa: F401 (fixture)
 
 
 def _text(html: str) -> str:
@@ -108,7 +106,6 @@ def _failed_import(client, tmp_path, django_capture_on_commit_callbacks) -> Job:
     return Job.objects.get(kind="corpus_import")
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_a_failed_import_reads_in_the_readers_language(
         django_capture_on_commit_callbacks, client_for, admin_user, tmp_path):
     """The failure is kept once, by a worker, and read in each reader's language: the file
@@ -127,7 +124,6 @@ def test_a_failed_import_reads_in_the_readers_language(
     assert "should be text" not in page and "line 2" not in page
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_a_failure_kept_in_words_only_shows_as_it_was(client_for, admin_user):
     """A job that failed before failures were kept as stored texts shows its English."""
     job = Job.objects.create(kind="corpus_import", status=Job.Status.FAILED,
@@ -139,7 +135,6 @@ def test_a_failure_kept_in_words_only_shows_as_it_was(client_for, admin_user):
     assert "old.jsonl: line 3: field 'body': is missing" in page
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_the_import_page_names_a_bad_file_in_the_readers_language(
         client_for, admin_user, tmp_path):
     """The preview refuses a file in the request's language."""

@@ -17,10 +17,8 @@ from collector.stored_text import (
     stored_text_json,
     stored_text_render,
 )
-from tests.stored_text_support import stored_texts_in_chinese  # noqa: F401 (fixture)
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_a_stored_text_goes_through_json_and_renders_in_the_active_language():
     text = StoredText(gettext_noop("%(where)s: %(detail)s"), where=at_line(3),
                       detail=StoredText(gettext_noop("is empty")))
@@ -54,7 +52,6 @@ def test_a_label_is_kept_by_its_english():
         assert stored_label(Language("en").label).msgid == "English"
 
 
-@pytest.mark.usefixtures("stored_texts_in_chinese")
 def test_an_import_failure_reads_in_the_active_language_with_file_place_and_field_exact():
     failure = ImportFailure(StoredText(gettext_noop("is missing (required)")),
                             file="книги.jsonl", where=at_line(12), field="passages[0].url")
