@@ -359,8 +359,11 @@ def project_pay(*, project: Project) -> dict[str, Any]:
     work_total = sum((w["earned"] for w in workers), ZERO)
     bonus_total = sum((w["bonuses"] for w in workers), ZERO)
     total = work_total + bonus_total
-    done = (Item.objects.filter(stage=human[-1], status=Item.Status.DONE).count()
-            if human else 0)
+    # A finished item is a record: an item the pipeline's last stage finished (NewsQA's
+    # consolidated question), not one of the last stage people work, which may see only
+    # some of them (NewsQA's validation, the questions without agreement).
+    final = stages[-1] if stages else None
+    done = Item.objects.filter(stage=final, status=Item.Status.DONE).count() if final else 0
     series = _series(project, stages, rates, work, bonuses, shares)
     mturk = [w for w in workers if w["platform"] == Platform.MTURK]
     # Prolific takes a bulk bonus per study: each export lists its studies, so the CSVs
@@ -374,7 +377,7 @@ def project_pay(*, project: Project) -> dict[str, Any]:
         "work_total": work_total, "bonus_total": bonus_total, "total": total,
         "paid_total": sum(paid.values(), ZERO),
         "owed_total": sum((max(w["owed"], ZERO) for w in workers), ZERO),
-        "items_done": done, "last_stage": human[-1] if human else None,
+        "items_done": done, "last_stage": final,
         "cost_per_item": cents(total / done) if done else None,
         "workers": workers,
         "below_minimum": sum(1 for w in workers if w["below_minimum"]),

@@ -440,9 +440,12 @@ def _newsqa_figures(project: Project) -> dict[str, Any]:
         Item.objects.filter(project=project, stage__kind="newsqa_consolidate", status=IS.DONE)
         .values_list("result", flat=True)
     )
+    # The answers that count: a corrected answer once (its correction), none set aside.
     answers = list(
         Item.objects.filter(project=project, stage__kind="newsqa_answer", status=IS.DONE)
-        .annotate(n=Count("submissions")).values_list("n", flat=True)
+        .annotate(n=Count("submissions", filter=Q(submissions__superseded_by__isnull=True,
+                                                  submissions__set_aside=False)))
+        .values_list("n", flat=True)
     )
     checked = len(agreement_results)
     agreed_first = sum(1 for r in agreement_results if r.get("agreed"))
@@ -452,7 +455,8 @@ def _newsqa_figures(project: Project) -> dict[str, Any]:
 
     distribution = Counter(answers)
     return {
-        "questions": Item.objects.filter(project=project, stage__kind="newsqa_answer").count(),
+        "questions": Item.objects.filter(project=project, stage__kind="newsqa_answer",
+                                         gold="").count(),
         "checked": checked,
         "agreement_rate": share(agreed_first, checked),
         "needed_validation": share(checked - agreed_first, checked),

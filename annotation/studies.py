@@ -44,6 +44,7 @@ from annotation.models import (
     Study,
     StudySession,
     Submission,
+    WorkerStage,
 )
 from annotation.pay import MTURK_CURRENCY
 from annotation.roles import Role
@@ -319,6 +320,19 @@ def session_current(*, worker: Any, session_id: Any = None) -> StudySession | No
         if chosen is not None:
             return chosen
     return current.order_by("-started_at", "-id").first()
+
+
+def member_stopped(*, member: ProjectMember) -> bool:
+    """Whether the member may take no more work as a whole (blocked or paused by an admin)
+    or on a stage: paused by the gold checks there, or paused or blocked there by an admin
+    (their standing, ``WorkerStage``). A session that ends with no work left for a member
+    stopped on a stage is screened out, not given the no-work code: the work left is what
+    they were stopped from."""
+    if member.status != ProjectMember.Status.ACTIVE:
+        return True
+    return WorkerStage.objects.filter(
+        member=member, status__in=(WorkerStage.Status.PAUSED, WorkerStage.Status.BLOCKED),
+    ).exists()
 
 
 def session_submitted(session: StudySession) -> int:

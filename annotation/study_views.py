@@ -145,10 +145,14 @@ def next_page(request: HttpRequest) -> HttpResponse:
                if row["state"] in ("todo", "failed", "in_progress")]
     if quota_done:
         studies.session_finish(session=session, outcome=StudySession.Outcome.QUOTA)
-    elif member.status != member.Status.ACTIVE:  # blocked, or paused by the gold checks
+    elif member.status != member.Status.ACTIVE:  # blocked or paused in the project
         studies.session_finish(session=session, outcome=StudySession.Outcome.SCREENED_OUT)
     elif not qualify and not engine.work_waiting(worker=request.user, project=project):
-        studies.session_finish(session=session, outcome=StudySession.Outcome.NO_WORK)
+        # Paused by the gold checks (or an admin) on a stage, and nothing else is left for
+        # them: screened out, as a paused member is, with no code.
+        studies.session_finish(session=session, outcome=(
+            StudySession.Outcome.SCREENED_OUT if studies.member_stopped(member=member)
+            else StudySession.Outcome.NO_WORK))
     else:  # work came back after none was left: carry on
         studies.session_resume(session=session)
     finished = session.outcome != StudySession.Outcome.WORKING

@@ -456,16 +456,16 @@ class AgreementKind(StageKind):
         an answerer without an estimate weighs the mean of the estimated answerers (1.0
         when there are none).
 
-        A question without agreement goes to validators other than its answerers and the
-        workers its answer item excluded (the questioners of its article, its author among
-        them): validation is a third group of workers (section 3.4).
+        A question without agreement goes to validators other than its answerers (one whose
+        answer was set aside or corrected too) and the workers its answer item excluded
+        (the questioners of its article, its author among them): validation is a third
+        group of workers (section 3.4).
         """
         from annotation.engine import item_finish, items_pending_locked
-        from annotation.models import ItemExclusion
+        from annotation.models import ItemExclusion, Submission
 
         competence: dict[int, float] | None = None
         if stage.params.get("weight_by_competence"):
-            from annotation.models import Submission
             from collector.metrics.competence import spans_competence
             from collector.models import Document
 
@@ -507,12 +507,17 @@ class AgreementKind(StageKind):
             else:
                 questioners = (ItemExclusion.objects.filter(item_id=item.parent_id)
                                .values_list("user_id", flat=True)) if item.parent_id else ()
+                # Everyone who answered it, an answer set aside (its worker paused by the
+                # gold checks) or corrected included: validators are a third group.
+                answerers = (Submission.objects.filter(item_id=item.parent_id)
+                             .values_list("worker_id", flat=True)) if item.parent_id else ()
                 emit = Emit(
                     kind="newsqa_validate", key=item.key, document_id=item.document_id,
                     split=item.split,
                     data={**base, "unique_answers": [a.to_record() for a in result.unique_answers
                                                      if not a.bad_question]},
-                    exclude_user_ids=(*item.data.get("answerer_ids", ()), *questioners),
+                    exclude_user_ids=(*item.data.get("answerer_ids", ()), *answerers,
+                                      *questioners),
                     exclusion_reason=gettext_noop("wrote questions on this article or "
                                                   "answered this question"),
                 )

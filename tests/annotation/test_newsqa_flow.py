@@ -330,3 +330,49 @@ def test_a_question_that_would_run_as_a_formula_is_refused_under_it(
         engine.task_submit(assignment_id=task.pk, worker=questioner,
                            payload={"questions": ["Who pays for the library?"]})
     assert Submission.objects.filter(worker=questioner).count() == 1
+
+
+def test_the_project_figures_count_questions_and_answers_that_count(
+        newsqa_project, workers, committed, admin_user, client_for):
+    """The project page's figures (and the API's): gold items of the answer stage are not
+    questions, and an answer its worker corrected counts once (the correction), as in the
+    record agreement and the release read."""
+    import json
+
+    from django.urls import reverse
+
+    from annotation import gold, selectors
+
+    article = _write_questions(newsqa_project, workers["questioner"], committed)
+    answer_stage = stage(newsqa_project, "newsqa_answer")
+    gold.gold_items_import(stage=answer_stage, name="gold.jsonl", purpose="check", text="\n".join(
+        json.dumps({"key": f"g{n}", "data": {"question": "Who voted against the plan?"},
+                    "document": article.document.external_id,
+                    "expected": {"spans": [phrase_span(article, "Dario Weiss")]},
+                    "reason": "The article says so."}) for n in range(2)))
+    gold.gold_items_import(stage=answer_stage, name="training.jsonl", purpose="training",
+                           text=json.dumps({
+                               "key": "t1", "data": {"question": "When will work begin?"},
+                               "document": article.document.external_id,
+                               "expected": {"spans": [phrase_span(article, "in March")]},
+                               "reason": "The article says so."}))
+    when = Item.objects.get(stage=answer_stage, gold="",
+                            data__question="When will the builders begin work?")
+    march = {"spans": [phrase_span(when, "in March")]}
+    first = engine.task_submit(assignment_id=claim_item(workers["ann1"], newsqa_project, when).pk,
+                               worker=workers["ann1"], payload={"no_answer": True})
+    engine.submission_correct(submission_id=first.pk, worker=workers["ann1"], payload=march)
+    with committed():
+        engine.task_submit(assignment_id=claim_item(workers["ann2"], newsqa_project, when).pk,
+                           worker=workers["ann2"], payload=march)
+    when.refresh_from_db()
+    assert when.status == "done" and when.submissions.count() == 3
+
+    figures = selectors.project_dashboard(project=newsqa_project)["figures"]
+    assert figures["questions"] == 2  # the two written, not the three gold items
+    assert figures["answers_per_question"] == 2.0
+    assert figures["answers_distribution"] == [(2, 1)]
+    page = client_for(admin_user).get(
+        reverse("annotation:project_detail", args=[newsqa_project.pk])).content.decode()
+    stats = page.split('data-testid="figures"', 1)[1].split("</section>", 1)[0]
+    assert '<div class="value">2</div>questions' in stats.replace("\n", "")

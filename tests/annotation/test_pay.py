@@ -151,10 +151,32 @@ def test_per_submission_and_hourly_pay_use_active_time_or_time_on_task(
     summary = pay.project_pay(project=paid_project)
     assert summary["total"] == Decimal("9.75")
     assert summary["items_done"] == 1 and summary["cost_per_item"] == Decimal("9.75")
-    assert summary["last_stage"].kind == "newsqa_validate"
+    assert summary["last_stage"].kind == "newsqa_consolidate"
     assert sum(p["submissions"] for p in summary["series"]["points"]) == 4
     assert sum(p["cost"] for p in summary["series"]["points"]) == Decimal("9.75")
     assert summary["series"]["unit"] == "hour"
+
+
+def test_cost_per_finished_item_counts_the_records_agreed_without_validation(
+        paid_project, workers, committed, client_for, admin_user):
+    """NewsQA's finished item is the consolidated question, whether agreed at answer
+    sourcing or after validation: validation, the last stage people work, sees only the
+    questions without agreement (none here), so counting its items showed no cost per
+    finished item for a finished dataset (or many times the cost where few needed it)."""
+    item = _ask(paid_project, workers["questioner"], committed)
+    weiss = {"spans": [phrase_span(item, "Dario Weiss")]}
+    for name in ("ann1", "ann2"):
+        _work(paid_project, workers[name], item, weiss, committed, minutes=30, active_s=900)
+    assert not Item.objects.filter(project=paid_project, stage__kind="newsqa_validate").exists()
+    assert Item.objects.get(project=paid_project, stage__kind="newsqa_consolidate").status \
+        == "done"
+    summary = pay.project_pay(project=paid_project)
+    assert summary["total"] == Decimal("6.50")  # 0.50 + 2 x 15 active minutes at 12.00
+    assert summary["items_done"] == 1 and summary["cost_per_item"] == Decimal("6.50")
+    page = client_for(admin_user).get(reverse("annotation:project_pay",
+                                              args=[paid_project.pk])).content.decode()
+    assert 'data-testid="cost-per-item">6.50<' in page
+    assert "1 done in Cleanup and consolidation" in page
 
 
 # Active time: what hourly pay is paid on -------------------------------------------------

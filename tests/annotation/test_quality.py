@@ -223,3 +223,41 @@ def test_a_gold_check_looks_like_any_task_in_the_recent_answers_and_its_correcti
     assert list(GoldAnswer.objects.filter(item=gold).values_list("score", flat=True)) == [0.0]
     standing = WorkerStage.objects.get(member__user=worker, stage=answer)
     assert (standing.gold_seen, standing.gold_accuracy) == (1, 0.0)
+
+
+def test_an_answerer_whose_answer_was_set_aside_does_not_validate_that_question(
+        news_corpus, workers, admin_user, committed, settings):
+    """Validators are a third group (NewsQA 3.4): a worker who answered the question is
+    refused its validation, and so is one whose answer was set aside when the gold checks
+    paused them (their answer is out of the record, but they read the question, marked an
+    answer and would now judge the others' answers to it)."""
+    from tests.annotation.test_newsqa_flow import claim_item
+
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            gold_rate=0.0, gold_min_items=1, gold_min_accuracy=0.7,
+                            gold_set_aside=True, max_extra_answers=0)
+    check = gold_item(project, answer, "g1", expected=weiss(project))
+    item = Item.objects.filter(stage=answer, gold="").order_by("id").first()
+    dropped = workers["ann3"]
+    with committed():
+        engine.task_submit(assignment_id=claim_item(dropped, project, item).pk,
+                           worker=dropped, payload={"no_answer": True})
+    answer.params["gold_rate"] = 1.0  # their next claim is the gold check
+    answer.save(update_fields=["params"])
+    with committed():
+        engine.task_submit(assignment_id=claim_item(dropped, project, check).pk,
+                           worker=dropped, payload={"no_answer": True})  # fails: paused
+    assert Submission.objects.get(worker=dropped, item=item).set_aside
+    for name, payload in (("ann1", weiss(project)), ("ann2", {"no_answer": True})):
+        with committed():
+            engine.task_submit(assignment_id=claim_item(workers[name], project, item).pk,
+                               worker=workers[name], payload=payload)
+    validation = Item.objects.get(project=project, stage__kind="newsqa_validate",
+                                  parent__parent=item)
+    assert set(validation.exclusions.values_list("user__username", flat=True)) >= {
+        "ann1", "ann2", "ann3"}
+    offered = []  # every task ann3 is given, each handed back
+    while (task := engine.task_claim(worker=dropped, project=project)) is not None:
+        offered.append(task.item_id)
+        engine.task_release(assignment_id=task.pk, worker=dropped)
+    assert validation.pk not in offered

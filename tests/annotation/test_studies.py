@@ -20,9 +20,12 @@ from annotation.models import (
     ProjectMember,
     Study,
     StudySession,
+    WorkerStage,
 )
 from annotation.roles import Role
 from annotation.stages import Emit
+from tests.annotation.test_gold import build
+from tests.annotation.test_quality import gold_item, weiss
 
 PID = "5f1a2b3c4d5e6f708192a3b4"
 
@@ -543,6 +546,54 @@ def test_a_worker_blocked_or_paused_gets_no_completion_code_and_no_new_session(
     work_through_the_api(client, 3)
     assert "MTDONE" in client.get("/tasks/next/").content.decode()
     assert StudySession.objects.get().outcome == StudySession.Outcome.QUOTA
+
+
+def test_a_worker_the_gold_checks_paused_gets_no_completion_code(
+        news_corpus, workers, admin_user, committed, settings):
+    """The gold checks pause a worker on the stage they failed (their standing there; their
+    membership stays active): they go on with the other stages' work, and when none is
+    left they are screened out, told to return the study, with no code, as a worker the
+    admin paused is; a new session of theirs gets no code either. Resumed on the stage, the
+    same session works on to its code."""
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            gold_rate=1.0, gold_min_items=1, gold_min_accuracy=0.7)
+    gold_item(project, answer, "g1", expected=weiss(project))
+    study = studies.study_create(project=project, platform="prolific",
+                                 completion_code="DONE1", no_work_code="NONE1")
+    client = csrf_client()
+    arrive(client, study, prolific())
+    kinds = []
+    while (task := api(client, "post", "/api/v1/tasks/next/")).status_code == 200:
+        kind = task.json()["kind"]
+        kinds.append(kind)
+        payload = ({"questions": ["Who voted against the plan?"]}
+                   if kind == "newsqa_question" else {"no_answer": True})
+        with committed():
+            done = api(client, "post", f"/api/v1/tasks/{task.json()['id']}/submit/",
+                       {"payload": payload})
+        assert done.status_code == 201, done.content
+    assert task.status_code == 204
+    # The gold check first (rate 1), failed: paused on answering; then the two articles'
+    # questions, and nothing is left for them.
+    assert kinds == ["newsqa_answer", "newsqa_question", "newsqa_question"]
+    standing = WorkerStage.objects.get(member__source="prolific", stage=answer)
+    assert standing.status == "paused"
+    assert ProjectMember.objects.get(source="prolific").status == "active"
+    assert Assignment.objects.filter(item__project=project, item__gold="",
+                                     stage=answer, status="open").exists()
+    page = client.get("/tasks/next/").content.decode()
+    assert 'data-testid="screened-out"' in page
+    assert "DONE1" not in page and "NONE1" not in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.SCREENED_OUT
+    # A new session of the same worker ends the same way.
+    again = csrf_client()
+    arrive(again, study, prolific(session="sess2"))
+    page = again.get("/tasks/next/").content.decode()
+    assert 'data-testid="screened-out"' in page
+    assert "DONE1" not in page and "NONE1" not in page
+    # Resumed on the stage by the admin: work again, to the completion code.
+    engine.standing_decide(standing=standing, action="resume", actor=admin_user)
+    assert 'data-testid="next-task"' in again.get("/tasks/next/").content.decode()
 
 
 def test_a_session_that_started_goes_on_to_its_code_after_the_study_closes(study_project):

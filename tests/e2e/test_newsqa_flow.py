@@ -122,3 +122,44 @@ def test_questions_answers_validation_and_dashboard(project, as_user, screenshot
     expect(marked).to_be_visible()
     assert marked.inner_text() in body
     screenshot("item-answer-spans", of=boss)
+
+
+HEBREW = "מי התנגד לתוכנית?"  # "Who opposed the plan?", as a questioner may write it
+
+
+def _question_mark_ends_the_line(page) -> bool:
+    """Whether the question's final "?" is drawn where its sentence ends: left of its last
+    word for a right-to-left question. In a left-to-right paragraph the browser draws it
+    right of the Hebrew run, before the first word as a reader of Hebrew reads."""
+    return page.evaluate("""() => {
+      const node = document.querySelector('[data-testid="question"]').firstChild;
+      const text = node.data.trim(), start = node.data.indexOf(text);
+      const left = (from, to) => { const range = document.createRange();
+        range.setStart(node, start + from); range.setEnd(node, start + to);
+        return range.getBoundingClientRect().left; };
+      const last = text.lastIndexOf(' ') + 1;
+      return left(text.length - 1, text.length) < left(last, text.length - 1);
+    }""")
+
+
+def test_a_right_to_left_question_reads_right_to_left(project, as_user):
+    """A question written in Hebrew (or Arabic) in an English project: the answer and the
+    validation pages show it in its own direction, its "?" at its end."""
+    from annotation.stages import Emit
+
+    question_stage = project.stages.get(kind="newsqa_question")
+    doc = project.items.get(stage=question_stage).document
+    engine.items_emit(source_stage=question_stage, emits=[Emit(
+        kind="newsqa_answer", key="rtl", data={"question": HEBREW}, document_id=doc.pk)])
+    answers = [{"spans": [[0, 8]]}, {"no_answer": True}]
+    engine.items_emit(source_stage=project.stages.get(kind="newsqa_agreement"), emits=[Emit(
+        kind="newsqa_validate", key="rtl-v", document_id=doc.pk,
+        data={"question": HEBREW, "answers": answers, "unique_answers": answers})])
+    judge = as_user("judge")
+    task_next(judge, '[data-testid="choice-0"]')  # the latest stage first: the validation
+    assert judge.inner_text('[data-testid="question"]') == HEBREW
+    assert _question_mark_ends_the_line(judge)
+    reader = as_user("reader1")  # the judge holds the only validation slot
+    task_next(reader, '[data-testid="article"]')
+    assert reader.inner_text('[data-testid="question"]') == HEBREW
+    assert _question_mark_ends_the_line(reader)
