@@ -198,17 +198,17 @@ def pick_sql(*, worker_id: int, stage: str, roll: float, lock: str
              ) -> tuple[str, list[Any]]:
     """One row whose ``id`` is the first slot of a stage (``stage``: SQL of a ``stages_sql``
     row's alias) the worker may take, NULL when none: a gold check when ``roll`` (uniform
-    in [0, 1)) falls under the stage's ``gold_rate`` and one is open for them, else work.
-    ``lock``: the row-lock clause. (Row locks are not allowed under UNION: the two probes
-    are lateral joins, the second skipped when the first found a slot.)"""
+    in [0, 1)) falls under the stage's ``gold_rate``, one is open for them and so is work
+    (gold is mixed into work: a stage with nothing else for them would give it away),
+    else work. ``lock``: the row-lock clause. (Row locks are not allowed under UNION: the
+    two probes are lateral joins, the second skipped when the first found nothing.)"""
+    work, work_params = candidates_sql(worker_id=worker_id, stage=f"{stage}.id")
     gold, gold_params = candidates_sql(worker_id=worker_id, stage=f"{stage}.id", gold=True,
-                                       extra=f" AND %s < {stage}.gold_rate")
-    work, work_params = candidates_sql(worker_id=worker_id, stage=f"{stage}.id",
-                                       extra=" AND g.id IS NULL")
+                                       extra=f" AND w.id IS NOT NULL AND %s < {stage}.gold_rate")
     return (f"SELECT COALESCE(g.id, w.id) AS id FROM (SELECT 1) one"
-            f" LEFT JOIN LATERAL ({gold} LIMIT 1{lock}) g ON true"
-            f" LEFT JOIN LATERAL ({work} LIMIT 1{lock}) w ON true",
-            [*gold_params, roll, *work_params])
+            f" LEFT JOIN LATERAL ({work} LIMIT 1{lock}) w ON true"
+            f" LEFT JOIN LATERAL ({gold} LIMIT 1{lock}) g ON true",
+            [*work_params, *gold_params, roll])
 
 
 def _count_update(source: str) -> str:

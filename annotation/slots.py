@@ -163,9 +163,12 @@ def slot_claim(
     against a limit is counted first, in the same transaction, and nothing is claimed
     when the limit is reached.
     """
-    # A gold check first when this claim's roll falls under the stage's gold rate.
+    # A gold check first when this claim's roll falls under the stage's gold rate, and
+    # only while the stage has work for the worker too: gold is mixed into work, and a
+    # stage with nothing else for them would give it away (``eligibility.pick_sql``).
     gold = (not reserved and limits is not None
-            and random.random() < limits.gold_rate)  # noqa: S311
+            and random.random() < limits.gold_rate  # noqa: S311
+            and _work_open(worker=worker, stage_id=stage_id))
     if limits is None or not limits.counted:
         return _slot_claim(worker=worker, stage_id=stage_id, now=now, lease=lease,
                            reserved=reserved, gold=gold)
@@ -177,6 +180,14 @@ def slot_claim(
         if slot is None:
             transaction.set_rollback(True)
         return slot
+
+
+def _work_open(*, worker: Any, stage_id: int) -> bool:
+    """Whether the stage has a work slot (not a gold check) this worker may take."""
+    candidates, params = eligibility.candidates_sql(worker_id=worker.pk)
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, f"{candidates} LIMIT 1", [stage_id, *params])
+        return cursor.fetchone() is not None
 
 
 def _slot_claim(

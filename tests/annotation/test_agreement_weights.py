@@ -70,11 +70,15 @@ def _answer(project, worker, item, phrase, committed, task=None):
                            payload=_payload(item, phrase))
 
 
-def _run(project, workers, committed, *, before_last=None) -> dict[str, dict]:
+def _run(project, workers, committed, *, before_last=None,
+         after_questions=None) -> dict[str, dict]:
     """On "when" the pairs (ann1, ann2) and (ann3, val1) agree with each other, ann1's pair
     answering first; val1 answers last, after "who", where ann3 and val2 agree while ann1
-    and ann2 do not. val1 holds the last "when" slot meanwhile, so nobody releases it."""
+    and ann2 do not. val1 holds the last "when" slot meanwhile, so nobody releases it.
+    ``after_questions`` runs once the questions wait for answers."""
     items = _questions(project, workers, committed)
+    if after_questions is not None:
+        after_questions()
     when, who = items[WHEN], items[WHO]
     for name, phrase in (("ann1", "on Tuesday"), ("ann2", "on Tuesday"), ("ann3", "in March")):
         _answer(project, workers[name], when, phrase, committed)
@@ -160,12 +164,13 @@ def test_answers_to_gold_checks_do_not_count_towards_competence(project_with, wo
         priority=GOLD_PRIORITY, overlap=2,
         result={"expected": _payload(Item(document=doc), "Dario Weiss"), "reason": "-"})
     engine.slots_add(item=gold, n=2)
-    # ann1 and ann2 agree on the gold check: counted, they would weigh 1/3 each and
-    # "on Tuesday" would win.
-    for name in ("ann1", "ann2"):
-        _answer(project, workers[name], gold, "Dario Weiss", committed)
-    assert Submission.objects.filter(item=gold).count() == 2
+    # ann1 and ann2 agree on the gold check (served once the answer stage has work): counted,
+    # they would weigh 1/3 each and "on Tuesday" would win.
+    def gold_answers() -> None:
+        for name in ("ann1", "ann2"):
+            _answer(project, workers[name], gold, "Dario Weiss", committed)
+        assert Submission.objects.filter(item=gold).count() == 2
 
-    when = _run(project, workers, committed)[WHEN]
+    when = _run(project, workers, committed, after_questions=gold_answers)[WHEN]
     assert _consensus_text(when) == "in March"
     assert when.result["weights"] == pytest.approx([0, 0, 1 / 6, 0])

@@ -261,3 +261,34 @@ def test_an_answerer_whose_answer_was_set_aside_does_not_validate_that_question(
         offered.append(task.item_id)
         engine.task_release(assignment_id=task.pk, worker=dropped)
     assert validation.pk not in offered
+
+
+def test_no_gold_check_while_its_stage_has_no_work_for_the_worker(
+        news_corpus, workers, admin_user, committed, settings):
+    """At the start only questions are written; the answer stage holds a gold check and no
+    work yet. The first worker was given that gold check (an obvious one, and a task
+    counted against a marketplace quota). Gold is mixed into work: questions come first,
+    and the gold check once the answer stage has work for them."""
+    from annotation.roles import Role
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    project = engine.project_create(name="Gold first", recipe="newsqa", corpus=news_corpus)
+    answer = project.stages.get(kind="newsqa_answer")
+    engine.stage_params_update(stage=answer, params={"gold_rate": 1.0, "gold_min_items": 50})
+    for user in workers.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=project, actor=admin_user)
+    gold = gold_item(project, answer, "g1", expected=weiss(project))
+    assert not Assignment.objects.filter(stage=answer, status="open",
+                                         priority__gt=GOLD_PRIORITY).exists()
+    questioner, answerer = workers["questioner"], workers["ann1"]
+    first = engine.task_claim(worker=answerer, project=project)
+    assert first.stage.kind == "newsqa_question" and not first.item.gold
+    engine.task_release(assignment_id=first.pk, worker=answerer)
+    # Once a question is written, the answer stage has work, and the gold check comes.
+    with committed():
+        while (task := engine.task_claim(worker=questioner, project=project)) is not None:
+            engine.task_submit(assignment_id=task.pk, worker=questioner,
+                               payload={"questions": ["Who voted against the plan?"]})
+    assert engine.task_claim(worker=answerer, project=project).item_id == gold.pk
