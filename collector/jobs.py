@@ -357,6 +357,8 @@ def job_run(*, job_id: int) -> Job:
             message = str(exc) if isinstance(exc, JobError) else f"{type(exc).__name__}: {exc}"
             if not isinstance(exc, JobError):
                 logger.exception("job %s (%s) failed", job_id, job.kind)
+            else:  # bad input and the like: no traceback, but the worker's log says why
+                logger.warning("job %s (%s) failed: %s", job_id, job.kind, message)
             failed = ours.update(
                 status=Job.Status.FAILED, error=message, finished_at=timezone.now(),
                 progress_done=progress.done, progress_total=progress.total,
@@ -369,6 +371,7 @@ def job_run(*, job_id: int) -> Job:
                 progress_done=progress.total if progress.total is not None else progress.done,
                 progress_total=progress.total,
             )
+            logger.info("job %s (%s) done", job_id, job.kind)
     progress.flush()
     job.refresh_from_db()
     return job

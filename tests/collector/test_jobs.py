@@ -56,6 +56,21 @@ def test_failure_keeps_the_readable_error(db):
     assert job.error == "line 3: field 'x' is missing"
 
 
+def test_the_log_names_each_job_and_why_it_failed(db, caplog):
+    """The worker's own log line says only that a task returned 'failed': the job's id,
+    kind and error are logged too (no traceback for an expected failure)."""
+    ok = Job.objects.create(kind="test-count", params={"n": 2})
+    bad = Job.objects.create(kind="test-count", params={"n": 3, "fail": True})
+    with caplog.at_level("INFO", logger="collector.jobs"):
+        job_run(job_id=ok.pk)
+        job_run(job_id=bad.pk)
+    assert f"job {ok.pk} (test-count) done" in caplog.messages
+    failed = [r for r in caplog.records if r.getMessage().startswith(f"job {bad.pk} ")]
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in failed] == [
+        ("WARNING", f"job {bad.pk} (test-count) failed: line 3: field 'x' is missing", None)
+    ]
+
+
 def test_unknown_kind_is_refused(db):
     with pytest.raises(JobError, match="unknown job kind 'nope'"):
         job_create(kind="nope")
