@@ -51,6 +51,8 @@ def test_production_with_safe_settings_starts():
         ({"DEBUG": None}, None),  # production defaults DEBUG to off
         ({"SECRET_KEY": None}, "SECRET_KEY is the built-in default: set SECRET_KEY"),
         ({"SECRET_KEY": DEFAULT_SECRET_KEY}, "SECRET_KEY is the built-in default"),
+        ({"SECRET_KEY": ""}, "SECRET_KEY is empty: set SECRET_KEY"),
+        ({"SECRET_KEY": "   "}, "SECRET_KEY is empty: set SECRET_KEY"),
         ({"ALLOWED_HOSTS": None}, "ALLOWED_HOSTS is empty: set ALLOWED_HOSTS"),
         ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS is empty: set ALLOWED_HOSTS"),
     ],
