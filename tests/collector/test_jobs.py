@@ -99,3 +99,32 @@ def test_job_page_polls_until_finished(client_for, admin_user, annotator):
     assert b'value="100"' in done.content
     other = client_for(annotator).get(reverse("collector:job_detail", args=[job.pk]))
     assert other.status_code == 403
+
+
+def test_a_job_the_broker_never_got_fails_saying_so_and_can_be_retried(
+    db, settings, monkeypatch, caplog, admin_user
+):
+    """With the broker down, creating a job answered 500 and left the job queued for ever:
+    no worker would hear of it, and a queued job has no Retry."""
+    from kombu.exceptions import OperationalError
+
+    from collector import tasks
+    from collector.jobs import job_enqueue, job_retry
+
+    def refused(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setattr(tasks.job_run_task, "apply_async", refused)
+    job = Job.objects.create(kind="test-count", params={"n": 2}, created_by=admin_user)
+    with caplog.at_level("ERROR", logger="collector.jobs"):
+        job_enqueue(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert job.error.startswith("the broker could not be reached (Error 111 connecting")
+    assert f"job {job.pk} could not be sent to the broker" in caplog.text
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.CROWDQA_JOBS_IN_THREAD = False
+    job_retry(job=job, user=admin_user)
+    job.refresh_from_db()
+    assert job.status == Job.Status.QUEUED
