@@ -77,6 +77,9 @@ if PRODUCTION:
     if not SECURE_SSL_REDIRECT:
         # check --deploy's "SECURE_SSL_REDIRECT is not True": the proxy redirects instead.
         SILENCED_SYSTEM_CHECKS.append("security.W008")
+# The load balancer's health check asks over plain HTTP: answered, not redirected, when
+# SECURE_SSL_REDIRECT is on (a 301 counts as unhealthy for most balancers).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 # Behind a proxy that terminates TLS: SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https
 if _proxy_ssl_header := env.tuple("SECURE_PROXY_SSL_HEADER", default=()):
     SECURE_PROXY_SSL_HEADER = _proxy_ssl_header

@@ -75,3 +75,12 @@ def test_healthz_reports_unreachable_cache_and_logs_why(client, settings, caplog
 def test_healthz_checks_the_shared_cache(client):
     body = client.get(reverse("healthz")).json()
     assert body["cache"]["ok"] is True
+
+
+@pytest.mark.django_db
+def test_healthz_answers_plain_http_when_django_redirects_to_https(client, settings):
+    """With SECURE_SSL_REDIRECT on, a load balancer's plain-HTTP health check got a 301 and
+    took every web host for unhealthy."""
+    settings.SECURE_SSL_REDIRECT = True
+    assert client.get(reverse("healthz")).status_code == 200
+    assert client.get(reverse("login")).status_code == 301
