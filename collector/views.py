@@ -48,8 +48,9 @@ def _check_broker() -> dict:
 def _check_cache() -> dict:
     """The shared cache (CACHE_URL): sessions, signed-in users and job progress go through
     it, so a site whose cache is down cannot sign anyone in."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
+    cache = caches["default"]
     try:
         cache.set("crowdqa:healthz", 1, timeout=10)
         cache.get("crowdqa:healthz")

@@ -75,6 +75,7 @@ def test_healthz_reports_unreachable_cache_and_logs_why(client, settings, caplog
 def test_healthz_checks_the_shared_cache(client):
     body = client.get(reverse("healthz")).json()
     assert body["cache"]["ok"] is True
+    assert body["cache"]["backend"] != "ConnectionProxy"  # the backend, not the proxy
 
 
 @pytest.mark.django_db
