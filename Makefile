@@ -28,7 +28,7 @@ migrate: install
 
 demo: migrate
 	$(PY) manage.py load_demo
-	@echo "Serving CrowdQA on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
+	@echo "Serving CrowdQA on http://$(HOST):$(PORT)/ (log in at http://$(HOST):$(PORT)/accounts/login/; Ctrl-C stops it)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 serve: migrate

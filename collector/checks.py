@@ -10,6 +10,9 @@ and ``check --deploy`` too; docs/deployment.md).
   valid in the other processes. A file cache is shared by the processes of one host only:
   a warning of ``check --deploy`` (on one host with a broker it is right, and every
   management command would print it).
+- The search backend (``CROWDQA_SEARCH_BACKEND``) can be made, and
+  ``CROWDQA_SEARCH_PRELOAD`` is one of its modes: either misspelt passed every check and
+  then failed each search (or the preload at each process start).
 """
 
 from __future__ import annotations
@@ -105,3 +108,28 @@ def progress_cache_across_hosts(app_configs: Any = None,
              "redis://... (docs/deployment.md).",
         id="crowdqa.W003",
     )]
+
+
+@checks.register("crowdqa")
+def search_settings_valid(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    from collector.search import search_backend
+    from collector.search.preload import MODES
+
+    errors = []
+    try:
+        search_backend()
+    except Exception as exc:  # noqa: BLE001 (an unknown name, an import error: named)
+        errors.append(checks.Error(
+            f"the search backend cannot be made ({type(exc).__name__}: {exc})",
+            hint="Set CROWDQA_SEARCH_BACKEND to whoosh, postgres or the dotted path of a "
+                 "collector.search.base.SearchBackend subclass.",
+            id="crowdqa.E004",
+        ))
+    preload = settings.CROWDQA_SEARCH_PRELOAD
+    if preload not in MODES:
+        errors.append(checks.Error(
+            f"CROWDQA_SEARCH_PRELOAD={preload!r} is not one of {', '.join(MODES)}",
+            hint="auto (the corpora's languages, the default), all or none.",
+            id="crowdqa.E005",
+        ))
+    return errors

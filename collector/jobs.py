@@ -242,7 +242,19 @@ def job_enqueue(*, job_id: int, queue: str = "default") -> None:
     from collector.tasks import job_run_task
 
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        job_run_task.apply_async((job_id,), queue=queue)
+        from kombu.exceptions import OperationalError as BrokerUnreachable
+
+        try:
+            job_run_task.apply_async((job_id,), queue=queue)
+        except BrokerUnreachable as exc:
+            # The job is recorded but no worker will hear of it: fail it, saying why, so
+            # that its page offers Retry (the request that made it goes on, no 500).
+            logger.error("job %s could not be sent to the broker: %s", job_id, exc)
+            reason = _("the broker could not be reached (%(error)s); press Retry once it "
+                       "is back") % {"error": exc}
+            if Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+                    status=Job.Status.FAILED, error=reason, finished_at=timezone.now()):
+                _failed_hook(Job.objects.get(pk=job_id), reason)
     elif getattr(settings, "CROWDQA_JOBS_IN_THREAD", True):
         with _eager_pool_lock:
             _LOCAL.add(job_id)
@@ -371,6 +383,8 @@ def job_run(*, job_id: int) -> Job:
             else:
                 message, text = f"{type(exc).__name__}: {exc}", {}
                 logger.exception("job %s (%s) failed", job_id, job.kind)
+            else:  # bad input and the like: no traceback, but the worker's log says why
+                logger.warning("job %s (%s) failed: %s", job_id, job.kind, message)
             failed = ours.update(
                 status=Job.Status.FAILED, error=message, error_text=text,
                 finished_at=timezone.now(),
@@ -385,6 +399,7 @@ def job_run(*, job_id: int) -> Job:
                 progress_done=progress.total if progress.total is not None else progress.done,
                 progress_total=progress.total,
             )
+            logger.info("job %s (%s) done", job_id, job.kind)
     progress.flush()
     job.refresh_from_db()
     return job

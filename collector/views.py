@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -15,6 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.roles import Role, has_role, role_required
 from collector.models import Corpus, Job
+
+logger = logging.getLogger(__name__)
 
 
 def _check_database() -> dict:
@@ -42,6 +45,20 @@ def _check_broker() -> dict:
     return {"ok": True, "mode": scheme}
 
 
+def _check_cache() -> dict:
+    """The shared cache (CACHE_URL): sessions, signed-in users and job progress go through
+    it, so a site whose cache is down cannot sign anyone in."""
+    from django.core.cache import caches
+
+    cache = caches["default"]
+    try:
+        cache.set("crowdqa:healthz", 1, timeout=10)
+        cache.get("crowdqa:healthz")
+    except Exception as exc:
+        return {"ok": False, "backend": type(cache).__name__, "error": str(exc)}
+    return {"ok": True, "backend": type(cache).__name__}
+
+
 def _check_index() -> dict:
     from collector.search import search_backend
 
@@ -66,13 +83,19 @@ def _check_index() -> dict:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness and readiness: database, broker (or eager), index directory."""
+    """Liveness and readiness: database, broker (or eager), shared cache, index directory."""
     checks = {
         "database": _check_database(),
         "broker": _check_broker(),
+        "cache": _check_cache(),
         "index": _check_index(),
     }
     ok = all(check["ok"] for check in checks.values())
+    if not ok:
+        logger.error("health check failed: %s", "; ".join(
+            f"{name}: {check.get('error', 'failed')}"
+            for name, check in checks.items() if not check["ok"]
+        ))
     return JsonResponse({"status": "ok" if ok else "error", **checks}, status=200 if ok else 503)
 
 

@@ -17,7 +17,9 @@ def production_problems(
     problems = []
     if debug:
         problems.append("DEBUG is on: set DEBUG=false")
-    if not secret_key or secret_key == DEFAULT_SECRET_KEY:
+    if not secret_key.strip():
+        problems.append("SECRET_KEY is empty: set SECRET_KEY to a long random value")
+    elif secret_key == DEFAULT_SECRET_KEY:
         problems.append("SECRET_KEY is the built-in default: set SECRET_KEY to a long random value")
     if not [host for host in allowed_hosts if host.strip()]:
         problems.append(

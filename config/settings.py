@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from csp.constants import NONE, SELF
@@ -23,7 +24,24 @@ from config.storage import storages_from_env
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
-env = environ.Env()
+
+
+class _Env(environ.Env):
+    """django-environ, naming the variable whose value is not of its setting's type (a bare
+    "invalid literal for int()" traceback says neither which variable nor what to set)."""
+
+    def get_value(self, var: str, cast: Any = None, default: Any = environ.Env.NOTSET,
+                  parse_default: bool = False) -> Any:
+        try:
+            return super().get_value(var, cast=cast, default=default,
+                                     parse_default=parse_default)
+        except ValueError as exc:
+            raise ImproperlyConfigured(
+                f"{var}={self.ENVIRON.get(var)!r} cannot be read: {exc}"
+            ) from None
+
+
+env = _Env()
 
 CROWDQA_ENV = env.str("CROWDQA_ENV", default="development")
 if CROWDQA_ENV not in ("development", "production"):
@@ -60,6 +78,9 @@ if PRODUCTION:
     if not SECURE_SSL_REDIRECT:
         # check --deploy's "SECURE_SSL_REDIRECT is not True": the proxy redirects instead.
         SILENCED_SYSTEM_CHECKS.append("security.W008")
+# The load balancer's health check asks over plain HTTP: answered, not redirected, when
+# SECURE_SSL_REDIRECT is on (a 301 counts as unhealthy for most balancers).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 # Behind a proxy that terminates TLS: SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https
 if _proxy_ssl_header := env.tuple("SECURE_PROXY_SSL_HEADER", default=()):
     SECURE_PROXY_SSL_HEADER = _proxy_ssl_header

@@ -54,3 +54,34 @@ def test_healthz_reports_unreachable_broker(client, settings):
     response = client.get(reverse("healthz"))
     assert response.status_code == 503
     assert response.json()["broker"]["ok"] is False
+
+
+@pytest.mark.django_db
+def test_healthz_reports_unreachable_cache_and_logs_why(client, settings, caplog):
+    """Sessions and signed-in users go through the shared cache: with it down nobody can
+    sign in, so the load balancer must see the host as unhealthy, and the log say why."""
+    settings.CACHES = {"default": {"BACKEND": "config.cache.RedisCache",
+                                   "LOCATION": "redis://127.0.0.1:1/0"}}
+    with caplog.at_level("ERROR", logger="collector.views"):
+        response = client.get(reverse("healthz"))
+    assert response.status_code == 503
+    body = response.json()
+    assert body["cache"]["ok"] is False
+    assert body["database"]["ok"] is True
+    assert any("health check failed: cache:" in message for message in caplog.messages)
+
+
+@pytest.mark.django_db
+def test_healthz_checks_the_shared_cache(client):
+    body = client.get(reverse("healthz")).json()
+    assert body["cache"]["ok"] is True
+    assert body["cache"]["backend"] != "ConnectionProxy"  # the backend, not the proxy
+
+
+@pytest.mark.django_db
+def test_healthz_answers_plain_http_when_django_redirects_to_https(client, settings):
+    """With SECURE_SSL_REDIRECT on, a load balancer's plain-HTTP health check got a 301 and
+    took every web host for unhealthy."""
+    settings.SECURE_SSL_REDIRECT = True
+    assert client.get(reverse("healthz")).status_code == 200
+    assert client.get(reverse("login")).status_code == 301

@@ -56,6 +56,21 @@ def test_failure_keeps_the_readable_error(db):
     assert job.error == "line 3: field 'x' is missing"
 
 
+def test_the_log_names_each_job_and_why_it_failed(db, caplog):
+    """The worker's own log line says only that a task returned 'failed': the job's id,
+    kind and error are logged too (no traceback for an expected failure)."""
+    ok = Job.objects.create(kind="test-count", params={"n": 2})
+    bad = Job.objects.create(kind="test-count", params={"n": 3, "fail": True})
+    with caplog.at_level("INFO", logger="collector.jobs"):
+        job_run(job_id=ok.pk)
+        job_run(job_id=bad.pk)
+    assert f"job {ok.pk} (test-count) done" in caplog.messages
+    failed = [r for r in caplog.records if r.getMessage().startswith(f"job {bad.pk} ")]
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in failed] == [
+        ("WARNING", f"job {bad.pk} (test-count) failed: line 3: field 'x' is missing", None)
+    ]
+
+
 def test_unknown_kind_is_refused(db):
     with pytest.raises(JobError, match="unknown job kind 'nope'"):
         job_create(kind="nope")
@@ -84,3 +99,32 @@ def test_job_page_polls_until_finished(client_for, admin_user, annotator):
     assert b'value="100"' in done.content
     other = client_for(annotator).get(reverse("collector:job_detail", args=[job.pk]))
     assert other.status_code == 403
+
+
+def test_a_job_the_broker_never_got_fails_saying_so_and_can_be_retried(
+    db, settings, monkeypatch, caplog, admin_user
+):
+    """With the broker down, creating a job answered 500 and left the job queued for ever:
+    no worker would hear of it, and a queued job has no Retry."""
+    from kombu.exceptions import OperationalError
+
+    from collector import tasks
+    from collector.jobs import job_enqueue, job_retry
+
+    def refused(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setattr(tasks.job_run_task, "apply_async", refused)
+    job = Job.objects.create(kind="test-count", params={"n": 2}, created_by=admin_user)
+    with caplog.at_level("ERROR", logger="collector.jobs"):
+        job_enqueue(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert job.error.startswith("the broker could not be reached (Error 111 connecting")
+    assert f"job {job.pk} could not be sent to the broker" in caplog.text
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.CROWDQA_JOBS_IN_THREAD = False
+    job_retry(job=job, user=admin_user)
+    job.refresh_from_db()
+    assert job.status == Job.Status.QUEUED

@@ -51,6 +51,8 @@ def test_production_with_safe_settings_starts():
         ({"DEBUG": None}, None),  # production defaults DEBUG to off
         ({"SECRET_KEY": None}, "SECRET_KEY is the built-in default: set SECRET_KEY"),
         ({"SECRET_KEY": DEFAULT_SECRET_KEY}, "SECRET_KEY is the built-in default"),
+        ({"SECRET_KEY": ""}, "SECRET_KEY is empty: set SECRET_KEY"),
+        ({"SECRET_KEY": "   "}, "SECRET_KEY is empty: set SECRET_KEY"),
         ({"ALLOWED_HOSTS": None}, "ALLOWED_HOSTS is empty: set ALLOWED_HOSTS"),
         ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS is empty: set ALLOWED_HOSTS"),
     ],
@@ -159,3 +161,16 @@ def test_production_silences_only_what_its_deployment_answers(overrides, silence
                     "print(sorted(settings.SILENCED_SYSTEM_CHECKS))")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == repr(silenced)
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    ("CROWDQA_LEASE_MINUTES", "thirty"),
+    ("CROWDQA_LOGIN_FAILURE_LIMIT", "ten"),
+    ("CONN_MAX_AGE", "1m"),
+])
+def test_a_variable_of_the_wrong_type_is_named(variable, value):
+    """A number setting given a word stopped the process with a bare "invalid literal for
+    int()" traceback naming no variable."""
+    result = _start({variable: value})
+    assert result.returncode != 0, result.stdout
+    assert f"ImproperlyConfigured: {variable}={value!r} cannot be read" in result.stderr

@@ -149,3 +149,21 @@ def test_the_storage_options_check_in_process(settings, tmp_path):
     errors = checks.storages_importable()
     assert [m.id for m in errors] == ["crowdqa.E003"]
     assert "Check CROWDQA_RELEASE_STORAGE_OPTIONS" in errors[0].hint
+
+
+def test_a_misspelt_search_backend_is_a_check_error(tmp_path):
+    """CROWDQA_SEARCH_BACKEND=postgresql (Django's engine name) passed `check --deploy` and
+    then failed every search with a 500."""
+    result = _check(CROWDQA_SEARCH_BACKEND="postgresql", CROWDQA_SEARCH_PRELOAD="yes")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("(crowdqa.E004) the search backend cannot be made (ImproperlyConfigured: "
+            "CROWDQA_SEARCH_BACKEND='postgresql': use one of") in result.stderr
+    assert ("(crowdqa.E005) CROWDQA_SEARCH_PRELOAD='yes' is not one of auto, all, none"
+            in result.stderr)
+
+
+def test_the_search_settings_check_in_process(settings):
+    assert checks.search_settings_valid() == []
+    settings.CROWDQA_SEARCH_BACKEND = "collector.search.nosuch.Backend"
+    settings.CROWDQA_SEARCH_PRELOAD = "none"
+    assert [m.id for m in checks.search_settings_valid()] == ["crowdqa.E004"]

@@ -43,7 +43,8 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo users' password (demo mode only): {password}\n"
-                "Log in at http://127.0.0.1:8000/accounts/login/"
+                "Log in at /accounts/login/ of the server (runserver: http://127.0.0.1:8000 "
+                "unless given another address)"
             )
         )
 
