@@ -549,6 +549,42 @@ def test_the_page_runs_a_bounded_number_of_queries(crowd, client_for, admin_user
         assert client.get(url).status_code == 200
 
 
+def test_new_work_recomputes_only_the_competence_it_changes(crowd, committed, monkeypatch):
+    """While a crowd works every view sees new submissions: the estimate after new work
+    starts from what the last one computed per item and per worker, with the same
+    figures as an estimate made from scratch."""
+    from collector.metrics import competence
+
+    project = crowd["project"]
+    cache.clear()
+    before = by_name(worker_stats.project_workers(project=project))
+    calls = {"loo": 0}
+    loo = competence.leave_one_out_f1
+
+    def counted(*args, **kwargs):
+        calls["loo"] += 1
+        return loo(*args, **kwargs)
+
+    monkeypatch.setattr(competence, "leave_one_out_f1", counted)
+    # New work (a gold check: counted in the fingerprint, not in the estimate).
+    item = gold_check(project, crowd["stages"]["newsqa_answer"], "late")
+    late = user_with_roles("late", Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=late, role=Role.ANNOTATOR)
+    task = claim_item(late, project, item)
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=late, payload={"no_answer": True})
+    after = by_name(worker_stats.project_workers(project=project))
+    assert calls["loo"] == 0
+    for name in ("ann1", "ann2", "ann3", "val1", "val2"):
+        assert after[name]["competence"] == before[name]["competence"]
+        assert after[name]["agreement"] == before[name]["agreement"]
+    cache.clear()
+    fresh = by_name(worker_stats.project_workers(project=project))
+    assert calls["loo"] == 3  # the three questions, from scratch
+    assert [fresh[n]["competence"] for n in ("ann1", "ann2", "ann3")] == \
+        [after[n]["competence"] for n in ("ann1", "ann2", "ann3")]
+
+
 # ReCO: batch inspections -----------------------------------------------------------------------
 
 RECO_DOCS = {
