@@ -26,9 +26,9 @@ from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.core.paginator import Page, Paginator
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.core.paginator import Page, Paginator
 from django.db.models import Count, Prefetch
 from django.db.models.functions import Lower
 from django.urls import reverse
