@@ -585,6 +585,43 @@ def test_new_work_recomputes_only_the_competence_it_changes(crowd, committed, mo
         [after[n]["competence"] for n in ("ann1", "ann2", "ann3")]
 
 
+def test_the_project_page_plots_the_busiest_workers_and_counts_in_the_database(
+        crowd, client_for, admin_user, monkeypatch, django_assert_max_num_queries):
+    """A crowd of hundreds: the project page's submissions-per-worker plot shows the
+    busiest workers and one bar for the rest; its figures come from the database's counts
+    (no row per submission), in the same queries whatever the crowd."""
+    from annotation import selectors
+
+    monkeypatch.setattr(selectors, "WORKERS_PLOTTED", 3)
+    project = crowd["project"]
+    client = client_for(admin_user)
+    url = reverse("annotation:project_detail", args=[project.pk])
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url).status_code == 200
+    item = gold_check(project, crowd["stages"]["newsqa_answer"], "crowd")
+    engine.slots_add(item=item, n=5)
+    for n in range(6):
+        late = user_with_roles(f"late{n}", Role.ANNOTATOR)
+        engine.project_member_add(project=project, user=late, role=Role.ANNOTATOR)
+        task = claim_item(late, project, item)
+        engine.task_submit(assignment_id=task.pk, worker=late, payload={"no_answer": True})
+    with django_assert_max_num_queries(len(few)):
+        page = client.get(url)
+    board = page.context
+    assert board["workers"][:3] == [("ann1", 3), ("ann2", 2), ("val1", 2)]
+    plot = page.content.decode()
+    plot = plot[plot.index('data-testid="plot-workers"'):]
+    plot = plot[:plot.index("</svg>")]
+    assert ">ann1<" in plot and ">val2<" not in plot and ">late0<" not in plot
+    # the other 9 workers (questioner, ann3, val2, six late ones): 1 + 1 + 2 + 6
+    assert ">9 more workers<" in plot and "<title>10 submissions</title>" in plot
+    times = sorted(Submission.objects.filter(stage=crowd["stages"]["newsqa_answer"])
+                   .values_list("time_on_task_s", flat=True))
+    (answer,) = [r for r in board["stage_rows"] if r["stage"].kind == "newsqa_answer"]
+    assert answer["submissions"] == len(times) == 12
+    assert answer["median_time_s"] == round((times[5] + times[6]) / 2, 1)
+
+
 # ReCO: batch inspections -----------------------------------------------------------------------
 
 RECO_DOCS = {
