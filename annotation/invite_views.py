@@ -156,11 +156,12 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
 
 def _members_page(request: HttpRequest, project: Project, **extra: Any) -> dict[str, Any]:
     invite_rows = invites.project_invites(project=project)
+    members = invites.project_members(project=project, page=request.GET.get("page") or 1)
     for row in invite_rows:
         row["url"] = request.build_absolute_uri(row["path"])
     context = {
         "project": project,
-        "members": invites.project_members(project=project),
+        "members": members.object_list, "page": members,
         "invites": invite_rows,
         "invite_form": InviteCreateForm(),
         "import_form": MembersImportForm(),

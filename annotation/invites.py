@@ -26,6 +26,7 @@ from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.core.paginator import Page, Paginator
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Prefetch
@@ -43,6 +44,8 @@ INVITE_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value)
 IMPORT_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value, Role.ADMIN.value)
 IMPORT_COLUMNS = ("username", "email", "role", "project")
 IMPORT_REQUIRED = ("username", "email", "role")
+MEMBERS_PER_PAGE = 100
+INVITE_USES_SHOWN = 10  # the latest uses listed under an invite (all are counted)
 
 _LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
 _DOMAIN_RE = re.compile(rf"^{_LABEL}(\.{_LABEL})+$")
@@ -492,30 +495,40 @@ def members_import(
 
 # Reads for the members page --------------------------------------------------------------
 
-def project_members(*, project: Project) -> list[ProjectMember]:
-    """The project's members with their account, marketplace account (``external``, or
-    None) and ``submissions`` to the project: two queries whatever the number of members."""
-    counts = dict(Submission.objects.filter(stage__project=project).order_by()
-                  .values("worker").annotate(n=Count("id")).values_list("worker", "n"))
-    members = list(project.members.select_related("user", "user__external_account")
-                   .order_by("role", "user__username"))
-    for member in members:
+def project_members(*, project: Project, page: Any = 1, per_page: int | None = None) -> Page:
+    """One page of the project's members (by role, then username) with their account,
+    marketplace account (``external``, or None) and ``submissions`` to the project: three
+    queries whatever the number of members (their count, the page, the page's counts)."""
+    members = project.members.select_related("user", "user__external_account").order_by(
+        "role", "user__username", "id")
+    shown = Paginator(members, per_page or MEMBERS_PER_PAGE).get_page(page)
+    rows = list(shown.object_list)
+    counts = dict(Submission.objects.filter(
+        stage__project=project, worker_id__in={m.user_id for m in rows}).order_by()
+        .values("worker").annotate(n=Count("id")).values_list("worker", "n"))
+    for member in rows:
         try:
             member.external = member.user.external_account
         except ObjectDoesNotExist:
             member.external = None
         member.submissions = counts.get(member.user_id, 0)
-    return members
+    shown.object_list = rows
+    return shown
 
 
 def project_invites(*, project: Project, now: datetime | None = None) -> list[dict[str, Any]]:
-    """The project's invites, newest first, each with its path, state and uses (with the
-    users): two queries whatever the number of invites."""
+    """The project's invites, newest first, each with its path, state, number of uses
+    (``used``) and the latest ``INVITE_USES_SHOWN`` of them (with the users): two queries
+    whatever the number of invites and uses."""
     now = now or timezone.now()
     rows = []
-    for invite in (project.invites.select_related("created_by").prefetch_related(
-            Prefetch("uses", queryset=InviteUse.objects.select_related("user")))):
-        uses = list(invite.uses.all())
+    latest = InviteUse.objects.select_related("user").order_by("-at", "-id")
+    for invite in (project.invites.select_related("created_by")
+                   .annotate(used=Count("uses"))
+                   .prefetch_related(Prefetch("uses", queryset=latest[:INVITE_USES_SHOWN],
+                                              to_attr="latest_uses"))):
+        uses = invite.latest_uses
         rows.append({"invite": invite, "path": invite_path(invite), "uses": uses,
+                     "used": invite.used, "more": invite.used - len(uses),
                      "state": invite_state(invite, now)})
     return rows

@@ -38,7 +38,8 @@ IMPLIED_ROLES: dict[Role, frozenset[Role]] = {
 
 
 def user_roles(user: Any) -> frozenset[Role]:
-    """All roles a user holds, implied ones included (cached on the user object)."""
+    """All roles a user holds, implied ones included (cached on the user object); read from
+    the user's prefetched groups when a list prefetched them (no query per user)."""
     if not getattr(user, "is_authenticated", False) or not user.is_active:
         return frozenset()
     cached = getattr(user, "_crowdqa_roles", None)
@@ -47,7 +48,9 @@ def user_roles(user: Any) -> frozenset[Role]:
     if user.is_superuser:
         roles = frozenset(Role)
     else:
-        names = set(user.groups.values_list("name", flat=True))
+        prefetched = getattr(user, "_prefetched_objects_cache", {}).get("groups")
+        names = ({group.name for group in prefetched} if prefetched is not None
+                 else set(user.groups.values_list("name", flat=True)))
         roles = frozenset(
             implied
             for role in Role

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from annotation.eligibility import AVAILABLE_CAP
 from annotation.http import posted_id
@@ -21,6 +21,7 @@ from annotation.roles import Role, has_role
 User = get_user_model()
 AS, IS = Assignment.Status, Item.Status
 MEMBERS_SHOWN = 30
+WORKERS_PLOTTED = 30  # bars of the project page's submissions per worker (then the rest in one)
 
 
 @dataclass
@@ -272,6 +273,29 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 1) if values else None
 
 
+def _stage_median_time(submissions: QuerySet, stage_id: int, n: int) -> float | None:
+    """The median time on task of the stage's ``n`` submissions: the middle one or two,
+    read from the database sorted."""
+    if not n:
+        return None
+    middle = list(submissions.filter(stage_id=stage_id).order_by("time_on_task_s")
+                  .values_list("time_on_task_s", flat=True)[(n - 1) // 2:n // 2 + 1])
+    return _median(middle)
+
+
+def _workers_plot(workers: list[tuple[str, int]]) -> Any:
+    """Submissions per worker: the ``WORKERS_PLOTTED`` busiest, then one bar for the rest."""
+    shown = [(name, [(n, "bar", gettext("%(n)s submissions") % {"n": n})])
+             for name, n in workers[:WORKERS_PLOTTED]]
+    rest = workers[WORKERS_PLOTTED:]
+    if rest:
+        total = sum(n for _, n in rest)
+        shown.append((ngettext("%(count)s more worker", "%(count)s more workers", len(rest))
+                      % {"count": len(rest)},
+                      [(total, "bar", gettext("%(n)s submissions") % {"n": total})]))
+    return hbar(shown, label=gettext("Submissions per worker"), width=WIDTH)
+
+
 def project_dashboard(*, project: Project) -> dict[str, Any]:
     """Everything the project page shows: per-stage progress and the paper's figures."""
     stages = list(project.stages.order_by("order"))
@@ -281,13 +305,14 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         .annotate(n=Count("id")).order_by()
     ):
         by_stage[stage_id][status] = n
-    times: dict[int, list[float]] = defaultdict(list)
-    per_worker: Counter = Counter()
-    for stage_id, worker, seconds in Submission.objects.filter(
-        stage__project=project
-    ).values_list("stage_id", "worker__username", "time_on_task_s").iterator():
-        times[stage_id].append(seconds)
-        per_worker[worker] += 1
+    # Counted and sorted by the database: a query per worked stage, never a row per
+    # submission (a crowd's project holds hundreds of thousands).
+    submissions = Submission.objects.filter(stage__project=project).order_by()
+    per_worker: Counter = Counter(dict(
+        submissions.values("worker__username").annotate(n=Count("id"))
+        .values_list("worker__username", "n")))
+    per_stage = dict(submissions.values("stage_id").annotate(n=Count("id"))
+                     .values_list("stage_id", "n"))
     rows = []
     for stage in stages:
         counts = by_stage[stage.pk]
@@ -296,8 +321,9 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         rows.append({
             "stage": stage, "total": total, "counts": dict(counts), "done": done,
             "percent": round(100 * done / total) if total else 0,
-            "median_time_s": _median(times[stage.pk]),
-            "submissions": len(times[stage.pk]),
+            "median_time_s": _stage_median_time(submissions, stage.pk,
+                                                per_stage.get(stage.pk, 0)),
+            "submissions": per_stage.get(stage.pk, 0),
         })
     figures = (_newsqa_figures(project) if project.recipe == "newsqa"
                else _reco_figures(project) if project.recipe == "reco"
@@ -316,9 +342,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
                  gettext("pending %(n)s") % {"n": r["counts"].get(IS.PENDING, 0)}),
             ]) for r in rows
         ], label=gettext("Items per stage by status"), width=WIDTH),  # stage names in full
-        "workers": hbar([(name, [(n, "bar", gettext("%(n)s submissions") % {"n": n})])
-                         for name, n in workers],
-                        label=gettext("Submissions per worker"), width=WIDTH),
+        "workers": _workers_plot(workers),
         "answers": vbar([(str(n), c) for n, c in figures.get("answers_distribution", [])],
                         label=gettext("Questions by number of answers"),
                         x_label=gettext("answers collected"), y_label=gettext("questions"))

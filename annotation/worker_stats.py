@@ -30,7 +30,11 @@ What the columns mean:
 The competence estimates are computed once per project and kept in the cache for
 ``COMPETENCE_TTL`` seconds, keyed by the project's submissions (their number, the latest id
 and the number set aside) and its agreement results (the consolidated or weighted items
-finished, and the latest finish), so new work and new results are seen at once.
+finished, and the latest finish), so new work and new results are seen at once. What an
+estimate computed per item and per worker (span scores, bootstrap intervals, agreement with
+the consensus) is kept for ``MEMO_TTL`` seconds, so the next estimate, after new work,
+computes again only the items and workers that work changed: while a crowd of hundreds
+works, the page costs what changed since the last view, not the whole project again.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
+import orjson
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, Min, Q
@@ -77,6 +82,7 @@ log = logging.getLogger(__name__)
 WORKER_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value)
 STATUS_RANK = {"active": 0, "paused": 1, "blocked": 2}
 COMPETENCE_TTL = 120
+MEMO_TTL = 3600  # the per-item and per-worker results new work starts from
 SPAN_RESAMPLES = 1000
 SPAN_SEED = 0
 TOP_WORKERS = 5
@@ -187,12 +193,18 @@ def project_competence(*, project: Project, stages: list[Stage],
     key = f"crowdqa:workers:competence:{project.pk}:{stamp}:" + ":".join(map(str, fingerprint))
     cached = cache.get(key)
     if cached is None:
-        cached = _competence(project, stages)
+        # What the last estimate computed per item and per worker: new work recomputes
+        # only the items and workers it changes (same figures, a fraction of the time).
+        memo_key = f"crowdqa:workers:competence-memo:{project.pk}:{stamp}"
+        memo = cache.get(memo_key) or {}
+        cached = _competence(project, stages, memo)
         cache.set(key, cached, COMPETENCE_TTL)
+        cache.set(memo_key, memo, MEMO_TTL)
     return cached
 
 
-def _competence(project: Project, stages: list[Stage]) -> dict[int, dict[str, Any]]:
+def _competence(project: Project, stages: list[Stage],
+                memo: dict[str, Any] | None = None) -> dict[int, dict[str, Any]]:
     methods = {s.pk: _method(s.kind) for s in stages if _method(s.kind)}
     if not methods:
         return {}
@@ -223,7 +235,8 @@ def _competence(project: Project, stages: list[Stage]) -> dict[int, dict[str, An
             if method == "labels":
                 result = _labels(stage, items)
             elif method == "spans":
-                result = _spans(project, stages, items, bodies)
+                result = _spans(project, stages, items, bodies,
+                                memo.setdefault(stage_id, {}) if memo is not None else None)
             else:
                 result = _freetext(project, stages, items)
         except MetricsInputError as exc:  # a malformed payload: no estimate for the stage
@@ -272,11 +285,15 @@ def _labels(stage: Stage, items: dict[int, list[tuple]]) -> dict[str, Any]:
 
 
 def _spans(project: Project, stages: list[Stage], items: dict[int, list[tuple]],
-           bodies: dict[int, str]) -> dict[str, Any]:
+           bodies: dict[int, str], memo: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Span competence and agreement; ``memo`` (kept between calls) holds the metric's
+    per-item and per-worker results and each answer's comparison with its consensus."""
+    memo = {} if memo is None else memo
     rows = [{"item": str(item_id), "worker": str(worker_id),
              "answer": _span_text(bodies.get(doc_id, ""), payload)}
             for item_id, answers in items.items() for worker_id, payload, _, doc_id in answers]
-    fit = spans_competence(rows, resamples=SPAN_RESAMPLES, seed=SPAN_SEED)
+    fit = spans_competence(rows, resamples=SPAN_RESAMPLES, seed=SPAN_SEED,
+                           memo=memo.setdefault("fit", {}))
     counted = _counts(items)
     # Agreement with the consolidated consensus of each question (same key as the item).
     consolidate = next((s for s in stages if s.kind == "newsqa_consolidate"), None)
@@ -290,16 +307,26 @@ def _spans(project: Project, stages: list[Stage], items: dict[int, list[tuple]],
     ).values_list("key", "result__consensus", "result__agreed")
         if ok is not False or agreed != {"noAnswer": True}}
     agreement: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    known, used = memo.get("agrees", {}), {}
+    written = {key: orjson.dumps(agreed, option=orjson.OPT_SORT_KEYS)
+               for key, agreed in consensus.items() if isinstance(agreed, dict)}
     for answers in items.values():
         for worker_id, payload, key, doc_id in answers:
             agreed = consensus.get(key)
             if not isinstance(agreed, dict):
                 continue
-            body = bodies.get(doc_id, "")
-            mine = clean_answer(body, Answer.from_record(payload), max_gap_words=gap)
+            seen = (doc_id, gap, orjson.dumps(payload, option=orjson.OPT_SORT_KEYS),
+                    written[key])
+            agrees = used.get(seen, known.get(seen))
+            if agrees is None:
+                body = bodies.get(doc_id, "")
+                mine = clean_answer(body, Answer.from_record(payload), max_gap_words=gap)
+                agrees = _answer_range_text(body, mine) == _consensus_text(body, agreed)
+            used[seen] = agrees
             tally = agreement[worker_id]
-            tally[0] += int(_answer_range_text(body, mine) == _consensus_text(body, agreed))
+            tally[0] += int(agrees)
             tally[1] += 1
+    memo["agrees"] = used
     return {
         "workers": {int(w): {"value": v["f1"], "low": v["low"], "high": v["high"],
                              "items": counted[int(w)]} for w, v in fit["workers"].items()},

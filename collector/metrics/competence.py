@@ -326,30 +326,50 @@ def spans_competence(
     resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    memo: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``{"workers": {worker: {"f1", "low", "high"}}}`` from ``{"item", "worker",
     "answer"}`` rows (the ``competence --kind spans`` output); leave-one-out F1 against
-    the other workers' consensus, bootstrap interval over items (module docstring)."""
+    the other workers' consensus, bootstrap interval over items (module docstring).
+
+    ``memo``: a dict the caller keeps between calls (in a cache, say). It holds each
+    item's leave-one-out scores under its answers and each worker's interval under their
+    scores, so a call after a few new answers computes again only the items and workers
+    those change, with the same results; it is left holding only what this call used."""
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise MetricsInputError(f"resamples must be a positive integer, got {resamples!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise MetricsInputError(f"seed must be a non-negative integer, got {seed!r}")
     if not 0 < confidence < 1:
         raise MetricsInputError(f"confidence must be between 0 and 1, got {confidence!r}")
+    known_scores = memo.get("loo", {}) if memo is not None else {}
+    known_bounds = memo.get("bootstrap", {}) if memo is not None else {}
+    used_scores: dict[tuple[str, ...], list[float]] = {}
+    used_bounds: dict[tuple[Any, ...], tuple[float, float]] = {}
     per_worker: dict[str, list[float]] = {}
     for answered in _by_item(_rows(rows, "answer")).values():
         if len(answered) < 2:
             continue
-        scores = leave_one_out_f1([answer for _, answer in answered])
+        answers = tuple(answer for _, answer in answered)
+        scores = used_scores.get(answers) or known_scores.get(answers)
+        if scores is None:
+            scores = leave_one_out_f1(answers)
+        used_scores[answers] = scores
         for (worker, _), score in zip(answered, scores, strict=True):
             per_worker.setdefault(worker, []).append(score)
     out: dict[str, dict[str, float]] = {}
     for worker in sorted(per_worker):
         values = np.array(per_worker[worker])
-        rng = np.random.default_rng([seed, zlib.crc32(worker.encode("utf-8"))])
-        low, high = _bootstrap_mean(values, resamples=resamples, confidence=confidence,
-                                    rng=rng)
-        out[worker] = {"f1": float(values.mean()), "low": low, "high": high}
+        key = (worker, values.tobytes(), resamples, seed, confidence)
+        bounds = known_bounds.get(key)
+        if bounds is None:
+            rng = np.random.default_rng([seed, zlib.crc32(worker.encode("utf-8"))])
+            bounds = _bootstrap_mean(values, resamples=resamples, confidence=confidence,
+                                     rng=rng)
+        used_bounds[key] = bounds
+        out[worker] = {"f1": float(values.mean()), "low": bounds[0], "high": bounds[1]}
+    if memo is not None:
+        memo["loo"], memo["bootstrap"] = used_scores, used_bounds
     return {"workers": out}
 
 

@@ -353,6 +353,42 @@ def test_members_page_shows_marketplace_ids_and_submissions_in_constant_queries(
     assert len(response.context["members"]) == 9 and len(response.context["invites"]) == 9
 
 
+def test_the_members_page_is_paged_and_lists_an_invites_latest_uses(
+        project, admin_user, client_for, monkeypatch, django_assert_max_num_queries):
+    """Hundreds of members: a page of them at a time, in the same number of queries
+    whatever the crowd; an invite lists its latest joiners and counts every use."""
+    monkeypatch.setattr(invites, "MEMBERS_PER_PAGE", 3)
+    monkeypatch.setattr(invites, "INVITE_USES_SHOWN", 2)
+    invite = invites.invite_create(project=project, role="annotator")
+    client = client_for(admin_user)
+    url = reverse("annotation:project_members", args=[project.pk])
+
+    def join(n: int) -> None:
+        invites.invite_accept(invite_id=invite.pk,
+                              user=user_with_roles(f"crowd{n:02d}", Role.ANNOTATOR))
+
+    join(0)
+    with django_assert_max_num_queries(12) as few:
+        assert client.get(url).status_code == 200
+    for n in range(1, 8):
+        join(n)
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        first = client.get(url)
+    names = [m.user.username for m in first.context["members"]]
+    assert names == ["crowd00", "crowd01", "crowd02"]
+    html = first.content.decode()
+    assert "Members (8)" in html and "Page 1 of 3 (8 in all)" in html
+    assert 'data-testid="member-crowd03-annotator"' not in html
+    (row,) = first.context["invites"]
+    assert [use.user.username for use in row["uses"]] == ["crowd07", "crowd06"]
+    assert (row["used"], row["more"]) == (8, 6) and "8 / ∞" in html
+    assert "and 6 more" in html
+
+    last = client.get(url, {"page": 3})
+    assert [m.user.username for m in last.context["members"]] == ["crowd06", "crowd07"]
+    assert 'data-testid="member-crowd07-annotator"' in last.content.decode()
+
+
 def test_revoking_with_htmx_returns_the_invites_part(project, admin_user, client_for):
     invite = invites.invite_create(project=project, role="annotator")
     response = client_for(admin_user).post(

@@ -155,3 +155,17 @@ def test_a_stages_guidelines_are_for_its_projects_members(newsqa_project, worker
     assert client_for(admin_user).get(url).status_code == 200
     stranger = user_with_roles("stranger", Role.ANNOTATOR)
     assert client_for(stranger).get(url).status_code == 404
+
+
+def test_the_users_api_reads_roles_in_a_fixed_number_of_queries(
+        admin_user, client_for, django_assert_max_num_queries):
+    """The users list prefetches the groups: one query per page, not one per user."""
+    for n in range(30):
+        user_with_roles(f"crowd{n:02d}", Role.ANNOTATOR if n % 3 else Role.CHECKER)
+    client = client_for(admin_user)
+    with django_assert_max_num_queries(6):
+        page = client.get(reverse("api_users")).json()
+    roles = {u["username"]: u["roles"] for u in page["results"]}
+    assert page["count"] == 31 and len(roles) == 31
+    assert roles["crowd00"] == ["checker"] and roles["crowd01"] == ["annotator"]
+    assert roles["adm"] == ["admin", "checker"]

@@ -549,6 +549,79 @@ def test_the_page_runs_a_bounded_number_of_queries(crowd, client_for, admin_user
         assert client.get(url).status_code == 200
 
 
+def test_new_work_recomputes_only_the_competence_it_changes(crowd, committed, monkeypatch):
+    """While a crowd works every view sees new submissions: the estimate after new work
+    starts from what the last one computed per item and per worker, with the same
+    figures as an estimate made from scratch."""
+    from collector.metrics import competence
+
+    project = crowd["project"]
+    cache.clear()
+    before = by_name(worker_stats.project_workers(project=project))
+    calls = {"loo": 0}
+    loo = competence.leave_one_out_f1
+
+    def counted(*args, **kwargs):
+        calls["loo"] += 1
+        return loo(*args, **kwargs)
+
+    monkeypatch.setattr(competence, "leave_one_out_f1", counted)
+    # New work (a gold check: counted in the fingerprint, not in the estimate).
+    item = gold_check(project, crowd["stages"]["newsqa_answer"], "late")
+    late = user_with_roles("late", Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=late, role=Role.ANNOTATOR)
+    task = claim_item(late, project, item)
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=late, payload={"no_answer": True})
+    after = by_name(worker_stats.project_workers(project=project))
+    assert calls["loo"] == 0
+    for name in ("ann1", "ann2", "ann3", "val1", "val2"):
+        assert after[name]["competence"] == before[name]["competence"]
+        assert after[name]["agreement"] == before[name]["agreement"]
+    cache.clear()
+    fresh = by_name(worker_stats.project_workers(project=project))
+    assert calls["loo"] == 3  # the three questions, from scratch
+    assert [fresh[n]["competence"] for n in ("ann1", "ann2", "ann3")] == \
+        [after[n]["competence"] for n in ("ann1", "ann2", "ann3")]
+
+
+def test_the_project_page_plots_the_busiest_workers_and_counts_in_the_database(
+        crowd, client_for, admin_user, monkeypatch, django_assert_max_num_queries):
+    """A crowd of hundreds: the project page's submissions-per-worker plot shows the
+    busiest workers and one bar for the rest; its figures come from the database's counts
+    (no row per submission), in the same queries whatever the crowd."""
+    from annotation import selectors
+
+    monkeypatch.setattr(selectors, "WORKERS_PLOTTED", 3)
+    project = crowd["project"]
+    client = client_for(admin_user)
+    url = reverse("annotation:project_detail", args=[project.pk])
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url).status_code == 200
+    item = gold_check(project, crowd["stages"]["newsqa_answer"], "crowd")
+    engine.slots_add(item=item, n=5)
+    for n in range(6):
+        late = user_with_roles(f"late{n}", Role.ANNOTATOR)
+        engine.project_member_add(project=project, user=late, role=Role.ANNOTATOR)
+        task = claim_item(late, project, item)
+        engine.task_submit(assignment_id=task.pk, worker=late, payload={"no_answer": True})
+    with django_assert_max_num_queries(len(few)):
+        page = client.get(url)
+    board = page.context
+    assert board["workers"][:3] == [("ann1", 3), ("ann2", 2), ("val1", 2)]
+    plot = page.content.decode()
+    plot = plot[plot.index('data-testid="plot-workers"'):]
+    plot = plot[:plot.index("</svg>")]
+    assert ">ann1<" in plot and ">val2<" not in plot and ">late0<" not in plot
+    # the other 9 workers (questioner, ann3, val2, six late ones): 1 + 1 + 2 + 6
+    assert ">9 more workers<" in plot and "<title>10 submissions</title>" in plot
+    times = sorted(Submission.objects.filter(stage=crowd["stages"]["newsqa_answer"])
+                   .values_list("time_on_task_s", flat=True))
+    (answer,) = [r for r in board["stage_rows"] if r["stage"].kind == "newsqa_answer"]
+    assert answer["submissions"] == len(times) == 12
+    assert answer["median_time_s"] == round((times[5] + times[6]) / 2, 1)
+
+
 # ReCO: batch inspections -----------------------------------------------------------------------
 
 RECO_DOCS = {

@@ -102,6 +102,42 @@ def test_dawid_skene_ranks_simulated_workers_by_their_true_accuracy():
     assert np.abs(est - TRUE_ACCURACY).mean() < 0.05
 
 
+def test_spans_with_a_memo_recompute_only_what_new_answers_change(monkeypatch):
+    """A memo kept between calls gives the same figures as a fresh estimate, and after a
+    few new answers recomputes only their items and their workers."""
+    from collector.metrics import competence
+
+    rows = simulated_spans()[:1500]
+    memo: dict = {}
+    first = spans_competence(rows, resamples=200, memo=memo)
+    assert first == spans_competence(rows, resamples=200)
+    calls = {"loo": 0, "bootstrap": 0}
+    loo, bootstrap = competence.leave_one_out_f1, competence._bootstrap_mean
+
+    def counted_loo(*args, **kwargs):
+        calls["loo"] += 1
+        return loo(*args, **kwargs)
+
+    def counted_bootstrap(*args, **kwargs):
+        calls["bootstrap"] += 1
+        return bootstrap(*args, **kwargs)
+
+    monkeypatch.setattr(competence, "leave_one_out_f1", counted_loo)
+    monkeypatch.setattr(competence, "_bootstrap_mean", counted_bootstrap)
+    assert spans_competence(rows, resamples=200, memo=memo) == first
+    assert calls == {"loo": 0, "bootstrap": 0}
+    # One more answer to an item answered before: that item, and the workers on it.
+    item = rows[-1]["item"]
+    on_item = {r["worker"] for r in rows if r["item"] == item}
+    newcomer = next(worker_id(w) for w in range(N_WORKERS) if worker_id(w) not in on_item)
+    more = [*rows, {"item": item, "worker": newcomer, "answer": rows[-1]["answer"]}]
+    again = spans_competence(more, resamples=200, memo=memo)
+    # the newcomer's interval, and those of the others on the item whose scores moved
+    assert calls["loo"] == 1 and 1 <= calls["bootstrap"] <= len(on_item) + 1
+    assert again == spans_competence(more, resamples=200)
+    assert again != first
+
+
 def test_spans_rank_simulated_workers_by_their_true_accuracy():
     result = spans_competence(simulated_spans(), resamples=200)
     workers = result["workers"]
