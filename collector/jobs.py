@@ -39,7 +39,7 @@ from django.db import OperationalError, close_old_connections, connection, trans
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from collector.models import Job
 from collector.stored_text import StoredText, stored_text_english, stored_text_json
@@ -250,11 +250,13 @@ def job_enqueue(*, job_id: int, queue: str = "default") -> None:
             # The job is recorded but no worker will hear of it: fail it, saying why, so
             # that its page offers Retry (the request that made it goes on, no 500).
             logger.error("job %s could not be sent to the broker: %s", job_id, exc)
-            reason = _("the broker could not be reached (%(error)s); press Retry once it "
-                       "is back") % {"error": exc}
+            reason = StoredText(gettext_noop("the broker could not be reached (%(error)s); "
+                                             "press Retry once it is back"), error=str(exc))
+            message = stored_text_english(reason)
             if Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-                    status=Job.Status.FAILED, error=reason, finished_at=timezone.now()):
-                _failed_hook(Job.objects.get(pk=job_id), reason)
+                    status=Job.Status.FAILED, error=message, error_text=stored_text_json(reason),
+                    finished_at=timezone.now()):
+                _failed_hook(Job.objects.get(pk=job_id), message)
     elif getattr(settings, "CROWDQA_JOBS_IN_THREAD", True):
         with _eager_pool_lock:
             _LOCAL.add(job_id)
@@ -380,11 +382,11 @@ def job_run(*, job_id: int) -> Job:
         except Exception as exc:
             if isinstance(exc, JobError):
                 message, text = stored_text_english(exc.reason), stored_text_json(exc.reason)
+                # bad input and the like: no traceback, but the worker's log says why
+                logger.warning("job %s (%s) failed: %s", job_id, job.kind, message)
             else:
                 message, text = f"{type(exc).__name__}: {exc}", {}
                 logger.exception("job %s (%s) failed", job_id, job.kind)
-            else:  # bad input and the like: no traceback, but the worker's log says why
-                logger.warning("job %s (%s) failed: %s", job_id, job.kind, message)
             failed = ours.update(
                 status=Job.Status.FAILED, error=message, error_text=text,
                 finished_at=timezone.now(),

@@ -127,9 +127,18 @@ def gold_check(project, answer_stage, key: str) -> Item:
     return item
 
 
+def more_work(crowd) -> None:
+    """A fourth question waiting for answers: gold checks are mixed into work, and the
+    crowd's project has none left."""
+    engine.items_emit(source_stage=crowd["stages"]["newsqa_question"], emits=[Emit(
+        kind="newsqa_answer", key="more-work", data={"question": "Where is Portvale?"},
+        document_id=crowd["q"][0].document_id)])
+
+
 def fail_gold(crowd, committed) -> WorkerStage:
     """Two gold checks: ann2 answers both wrongly (paused), ann1 one rightly."""
     project, answer = crowd["project"], crowd["stages"]["newsqa_answer"]
+    more_work(crowd)
     golds = [gold_check(project, answer, f"g{n}") for n in range(2)]
     for _ in golds:
         task = engine.task_claim(worker=crowd["ann2"], project=project)
@@ -557,6 +566,7 @@ def test_new_work_recomputes_only_the_competence_it_changes(crowd, committed, mo
 
     project = crowd["project"]
     cache.clear()
+    more_work(crowd)
     before = by_name(worker_stats.project_workers(project=project))
     calls = {"loo": 0}
     loo = competence.leave_one_out_f1
@@ -596,6 +606,7 @@ def test_the_project_page_plots_the_busiest_workers_and_counts_in_the_database(
     project = crowd["project"]
     client = client_for(admin_user)
     url = reverse("annotation:project_detail", args=[project.pk])
+    more_work(crowd)
     with CaptureQueriesContext(connection) as few:
         assert client.get(url).status_code == 200
     item = gold_check(project, crowd["stages"]["newsqa_answer"], "crowd")
@@ -702,5 +713,5 @@ def test_the_chinese_page_names_the_stages_in_chinese(crowd, client_for, admin_u
     html = page(client, crowd).content.decode()
     answer = crowd["stages"]["newsqa_answer"]
     assert f'<option value="{answer.pk}">{answer.order}. 答案收集</option>' in html
-    assert re.search(r'data-testid="reason-ann2">答案收集: gold accuracy', html)
+    assert re.search(r'data-testid="reason-ann2">答案收集: 黄金题正确率', html)
     assert "Answer sourcing" not in html
