@@ -113,7 +113,10 @@ def worker_erase(*, user: Any, actor: Any = None) -> ErasureSummary:
     if logins:
         summary.removed.append(gettext_lazy("login records with network addresses"))
     rows = 0
-    exports = PaymentExport.objects.filter(lines__user=user).select_for_update().distinct()
+    # (PostgreSQL refuses FOR UPDATE with DISTINCT: the join's duplicates go by the subquery)
+    exports = PaymentExport.objects.filter(
+        pk__in=PaymentExport.objects.filter(lines__user=user).values("pk"),
+    ).select_for_update().order_by("pk")
     for export in exports:
         content, changed = _payment_rows_scrubbed(export.content, usernames=old_names,
                                                   external=external, erased=erased)
