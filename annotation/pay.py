@@ -514,7 +514,8 @@ def project_pay_settings_update(*, project: Project, currency: str,
                                            "only"})
     wage = _money_amount(min_hourly_wage, field="min_hourly_wage", positive=False,
                          below=Decimal("1000000"),
-                         refusal="an amount of at least 0 with at most two decimals")
+                         refusal="an amount of at least 0 and below 1,000,000, with at most "
+                                 "two decimals")
     locked.currency, locked.min_hourly_wage = code, wage
     locked.save(update_fields=["currency", "min_hourly_wage"])
     project.currency, project.min_hourly_wage = code, wage  # the caller's copy too
@@ -525,7 +526,7 @@ def bonus_add(*, project: Project, worker: Any, amount: Decimal | str, reason: s
               actor: Any = None) -> Bonus:
     """Add a bonus of ``amount`` (in the project's currency) to a member's earnings."""
     value = _money_amount(amount, field="amount", positive=True, below=Decimal("100000000"),
-                          refusal="more than 0, with at most two decimals")
+                          refusal="more than 0 and below 100,000,000, with at most two decimals")
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "reason: say why the bonus is given"})

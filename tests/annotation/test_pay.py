@@ -430,6 +430,11 @@ def test_bonuses_add_to_earnings_and_need_amount_reason_and_membership(
             pay.bonus_add(project=paid_project, actor=admin_user, **kwargs)
         assert list(caught.value.message_dict) == [field]
         assert caught.value.messages[0].startswith(f"{field}:")
+    # A bonus too large is refused saying what the limit is (it said only "more than 0").
+    with pytest.raises(ValidationError) as caught:
+        pay.bonus_add(project=paid_project, worker=workers["ann2"], amount="100000000",
+                      reason="a typo", actor=admin_user)
+    assert "below 100,000,000" in caught.value.messages[0]
     assert Bonus.objects.count() == 1
 
 
