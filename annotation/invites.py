@@ -536,6 +536,16 @@ def confirm_resend(*, resend_token: str) -> JoinRequest | None:
     return JoinRequest(invite=invite, user=user, email=data["e"], newcomer=newcomer)
 
 
+def signup_pending(*, username: str, password: str) -> Any:
+    """The account signed up through a link restricted to e-mail domains and waiting for
+    its address to be confirmed (inactive, never logged in), when ``password`` is its
+    password; else None."""
+    user = (get_user_model().objects.filter(username=username, is_active=False,
+                                            last_login__isnull=True).first()
+            if username and password else None)
+    return user if user is not None and user.check_password(password) else None
+
+
 def confirm_mail_send(*, join: JoinRequest, url: str) -> None:
     """Mail ``url`` (the confirmation link) to the address, in the active language."""
     context = {"user": join.user, "project": join.invite.project, "role": join.invite.role,

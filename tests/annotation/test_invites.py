@@ -247,6 +247,11 @@ def test_a_newcomer_joins_a_domain_link_only_by_the_link_mailed_to_the_address(
     assert not maria.is_active and maria.email == "maria@uni.edu"
     assert not ProjectMember.objects.exists() and not InviteUse.objects.exists()
     assert not _logs_in("maria", NEW_PASSWORD)
+    refused = Client().post(reverse("login"), {"username": "maria", "password": NEW_PASSWORD})
+    assert ("Your account waits for its e-mail address to be confirmed: open the link we sent "
+            "to maria@uni.edu, then log in.") in refused.content.decode()
+    wrong = Client().post(reverse("login"), {"username": "maria", "password": "guessing-1"})
+    assert "maria@uni.edu" not in wrong.content.decode()  # only with the right password
     again = _signup(client, invite)  # nobody else takes it meanwhile
     assert "The username &#x27;maria&#x27; is taken" in again.content.decode()
 
