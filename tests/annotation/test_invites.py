@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import smtplib
 import threading
 from datetime import timedelta
 from io import StringIO
@@ -414,6 +415,24 @@ def test_mails_per_address_and_link_are_limited(project, client, mailoutbox, set
     assert "We sent a link to" in _signup(client, invite, username="m4",
                                           email="m4@uni.edu").content.decode()
     assert len(mailoutbox) == 3
+
+
+def test_a_mail_that_cannot_be_sent_is_said_with_a_button_to_send_it_again(
+        project, client, mailoutbox):
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    with mock.patch("annotation.invites.send_mail",
+                    side_effect=smtplib.SMTPServerDisconnected("gone")):
+        response = _signup(client, invite)
+    assert response.status_code == 503
+    html = response.content.decode()
+    assert "The mail to maria@uni.edu could not be sent now." in html
+    assert not ProjectMember.objects.exists()
+    resend = client.post(reverse("annotation:invite_confirm_resend"),
+                         {"token": response.context["resend_token"]})
+    assert resend.status_code == 200 and [m.to for m in mailoutbox] == [["maria@uni.edu"]]
+    assert client.post(_confirm_link(mailoutbox[0])).status_code == 302
+    assert ProjectMember.objects.filter(user__username="maria").exists()
 
 
 def test_the_mail_is_in_the_readers_language(project, client, mailoutbox):
