@@ -4,6 +4,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 
@@ -12,6 +13,26 @@ from annotation.stages import Param
 
 if TYPE_CHECKING:
     from annotation.models import Stage
+
+
+class LoginForm(AuthenticationForm):
+    """Django's login form. An account signed up through an invite link restricted to
+    e-mail domains cannot log in until its address is confirmed: with the right password
+    the page says so (``pending_email``) instead of "did not match"."""
+
+    pending_email = ""
+
+    def clean(self) -> dict[str, Any]:
+        try:
+            return super().clean()
+        except ValidationError:
+            from annotation.invites import signup_pending
+
+            pending = signup_pending(username=self.cleaned_data.get("username", ""),
+                                     password=self.cleaned_data.get("password", ""))
+            if pending is not None:
+                self.pending_email = pending.email
+            raise
 
 
 class ProjectCreateForm(forms.Form):

@@ -6,6 +6,8 @@ from annotation import invite_views
 
 urlpatterns = [
     path("join/<str:token>/", invite_views.invite_join, name="invite_join"),
+    path("join/confirm/<str:token>/", invite_views.invite_confirm, name="invite_confirm"),
+    path("join-again/", invite_views.invite_confirm_resend, name="invite_confirm_resend"),
     path("manage/projects/<id:pk>/members/", invite_views.project_members,
          name="project_members"),
     path("manage/projects/<id:pk>/members/import/", invite_views.members_import,

@@ -7,8 +7,11 @@ and its forms (new invite, revoke, CSV upload) are for admins; every change is a
 
 from __future__ import annotations
 
+import logging
+import smtplib
 from pathlib import PurePath
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
@@ -26,6 +29,7 @@ from annotation.markdown import render_markdown
 from annotation.models import Invite, Project, ProjectMember
 from annotation.roles import Role, role_required
 
+logger = logging.getLogger(__name__)
 MEMBERS_TEMPLATE = "annotation/invites/members.html"
 IMPORT_MAX_BYTES = 2 * 1024 * 1024
 
@@ -77,9 +81,8 @@ class InviteCreateForm(forms.Form):
     domains = forms.CharField(
         required=False, label=gettext_lazy("E-mail domains, comma-separated (empty: any)"),
         help_text=gettext_lazy(
-            "Only addresses at these domains may sign up. The address is not confirmed by "
-            "e-mail: this keeps the link to the group it is meant for, but whoever has the "
-            "link can type such an address. Share the link only with that group."))
+            "Only addresses at these domains may join. Each address is confirmed: whoever "
+            "signs up gets a link by e-mail and joins when they open it."))
 
 
 class MembersImportForm(forms.Form):
@@ -121,37 +124,131 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
     if state != invites.State.OK and not (joined and state == invites.State.USED_UP):
         return _gone(request, invite, state)
     if user is not None:
-        extra = {"email_wanted": invites.email_wanted(invite, user)}
+        extra = {"email_wanted": invites.email_wanted(invite, user) and not joined}
         form: forms.Form = (JoinForm(request.POST, **extra) if request.method == "POST"
                             else JoinForm(**extra))
     else:
         form = SignupForm(request.POST) if request.method == "POST" else SignupForm()
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        fields = ({"user": user, "email": data.get("email", "")} if user is not None else
+                  {"username": data["username"], "email": data["email"],
+                   "password": data["password1"]})
         try:
-            if user is not None:
-                member = invites.invite_accept(invite_id=invite.pk, user=user,
-                                               email=data.get("email", ""))
+            if invites.confirm_needed(invite) and not joined:
+                join = invites.invite_join_request(invite_id=invite.pk, **fields)
             else:
-                member = invites.invite_accept(
-                    invite_id=invite.pk, username=data["username"], email=data["email"],
-                    password=data["password1"])
+                member = invites.invite_accept(invite_id=invite.pk, **fields)
         except invites.InviteUnavailable as exc:
             return _gone(request, invite, exc.state)
         except ValidationError as exc:
             _errors_to_form(form, exc)
         else:
+            if invites.confirm_needed(invite) and not joined:
+                return _confirm_sent(request, join)
             if user is None:
-                # Named: django-axes' login throttling is a second authentication backend.
-                login(request, member.user, backend="annotation.roles.RoleBackend")
-            messages.success(request, _("Welcome to %(project)s: you joined as %(role)s.")
-                             % {"project": invite.project.name,
-                                "role": ROLE_NAMES.get(member.role, member.role)})
+                _login(request, member.user)
+            _welcome(request, member)
             return redirect(_landing(member.role))
     return render(request, "annotation/invites/join.html", {
         "invite": invite, "project": invite.project, "form": form, "joined": joined,
         "consent": render_markdown(invite.project.consent),
     })
+
+
+def _login(request: HttpRequest, user: Any) -> None:
+    # Named: django-axes' login throttling is a second authentication backend.
+    login(request, user, backend="annotation.roles.RoleBackend")
+
+
+def _welcome(request: HttpRequest, member: ProjectMember) -> None:
+    messages.success(request, _("Welcome to %(project)s: you joined as %(role)s.")
+                     % {"project": member.project.name,
+                        "role": ROLE_NAMES.get(member.role, member.role)})
+
+
+def _confirm_sent(request: HttpRequest, join: invites.JoinRequest) -> HttpResponse:
+    """Mail the confirmation link (in the reader's language, the request's) and say so; a
+    mail that could not be sent is said too, with the button to send it again."""
+    url = request.build_absolute_uri(
+        reverse("annotation:invite_confirm", args=[join.confirm_token]))
+    try:
+        invites.confirm_mail_send(join=join, url=url)
+    except (OSError, smtplib.SMTPException):
+        logger.exception("invite %s: the confirmation mail was not sent", join.invite.pk)
+        sent = False
+    else:
+        sent = True
+    return render(request, "annotation/invites/confirm_sent.html", {
+        "join": join, "sent": sent, "resend_token": join.resend_token,
+        "days": invites.CONFIRM_MAX_AGE.days}, status=200 if sent else 503)
+
+
+def _confirm_bad(request: HttpRequest, exc: invites.ConfirmLinkBad) -> HttpResponse:
+    return render(request, "annotation/invites/confirm.html", {
+        "state": exc.state, "resend_token": exc.resend_token,
+        "days": invites.CONFIRM_MAX_AGE.days}, status=410 if exc.state == "expired" else 400)
+
+
+@require_http_methods(["GET", "POST"])
+def invite_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """Public: the link of a confirmation mail. GET shows one button (mail scanners that
+    open links join nobody); POST joins (``invites.invite_confirm``), logs the newcomer in
+    and lands where joining lands. Expired: a button to mail a new link."""
+    try:
+        join = invites.confirm_request(token=token)
+    except invites.ConfirmLinkBad as exc:
+        return _confirm_bad(request, exc)
+    except invites.InviteUnavailable as exc:
+        return _gone(request, None, exc.state)
+    invite = join.invite
+    landing = _landing(invite.role)
+    # Where to go once joined: the landing page for its user, else logging in as them.
+    next_ = (landing if request.user.pk == join.user.pk
+             else f"{reverse('login')}?{urlencode({'next': landing})}")
+    errors: list[str] = []
+    joined = invites.invite_joined(invite=invite, user=join.user)
+    if request.method == "POST" and not joined:
+        try:
+            member, activated = invites.invite_confirm(token=token)
+        except invites.ConfirmLinkBad as exc:
+            return _confirm_bad(request, exc)
+        except invites.InviteUnavailable as exc:
+            return _gone(request, invite, exc.state)
+        except ValidationError as exc:
+            errors = exc.messages
+        else:
+            if activated:
+                _login(request, member.user)
+            _welcome(request, member)
+            return redirect(landing if request.user.pk == member.user_id else next_)
+    elif request.method == "GET" and not joined:
+        state = invites.invite_state(invite)
+        if state != invites.State.OK:
+            return _gone(request, invite, state)
+    return render(request, "annotation/invites/confirm.html", {
+        "state": "joined" if joined else "ok", "join": join, "project": invite.project,
+        "errors": errors, "next": next_})
+
+
+@require_POST
+def invite_confirm_resend(request: HttpRequest) -> HttpResponse:
+    """Public: mail a new confirmation link (``invites.confirm_resend``; the hourly limit
+    holds)."""
+    try:
+        join = invites.confirm_resend(resend_token=request.POST.get("token", ""))
+    except invites.ConfirmLinkBad as exc:
+        return _confirm_bad(request, invites.ConfirmLinkBad("bad") if exc.state == "expired"
+                            else exc)
+    except invites.InviteUnavailable as exc:
+        return _gone(request, None, exc.state)
+    except ValidationError as exc:
+        return render(request, "annotation/invites/confirm.html", {
+            "state": "limited", "errors": exc.messages}, status=429)
+    if join is None:
+        messages.info(request, _("You joined already"))
+        return redirect("annotation:home")
+    return _confirm_sent(request, join)
 
 
 def _members_page(request: HttpRequest, project: Project, **extra: Any) -> dict[str, Any]:

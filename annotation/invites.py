@@ -14,6 +14,7 @@ set their password instead of a password in a spreadsheet.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 import secrets
@@ -22,22 +23,28 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.contrib.auth.tokens import default_token_generator
+from django.core import signing
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.core.mail import send_mail
 from django.core.paginator import Page, Paginator
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Prefetch
 from django.db.models.functions import Lower
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation.models import Invite, InviteUse, Project, ProjectMember, Submission
+from annotation.ratelimit import hour_count
 from annotation.roles import Role
 
 INVITE_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value)
@@ -118,6 +125,11 @@ def invite_create(
     max_uses = _positive("max_uses", max_uses, most=MAX_USES_MOST)
     expires_days = _positive("expires_days", expires_days, most=EXPIRES_DAYS_MOST)
     domains = _domains_clean(allowed_domains)
+    if domains and not mail_possible():
+        raise ValidationError({"allowed_domains": _(
+            "A link restricted to e-mail domains confirms each address by e-mail, and this "
+            "site cannot send e-mail: set EMAIL_URL (docs/deployment.md), or leave the "
+            "domains empty.")})
     expires_at = timezone.now() + timedelta(days=expires_days) if expires_days else None
     return Invite.objects.create(
         project=project, role=role, token=secrets.token_urlsafe(16), expires_at=expires_at,
@@ -193,8 +205,9 @@ def _domain_check(invite: Invite, email: str) -> None:
              % {"allowed": allowed, "domain": domain}})
 
 
-def _user_new(*, username: str, email: str, password: str) -> Any:
-    """Create an account from the sign-up form; errors name their field."""
+def _user_new(*, username: str, email: str, password: str, active: bool = True) -> Any:
+    """Create an account from the sign-up form; errors name their field. An inactive one
+    cannot log in until it is activated."""
     user_model = get_user_model()
     errors: dict[str, list[str]] = {}
     username = (username or "").strip()
@@ -219,7 +232,7 @@ def _user_new(*, username: str, email: str, password: str) -> Any:
             validate_email(email)
         except ValidationError:
             errors["email"] = [_("%(email)r is not an e-mail address.") % {"email": email}]
-    user = user_model(username=username, email=email)
+    user = user_model(username=username, email=email, is_active=active)
     if not password:
         errors["password"] = [_("Choose a password.")]
     else:
@@ -249,6 +262,48 @@ def _role_grant(user: Any, role: str) -> None:
     user.__dict__.pop("_crowdqa_roles", None)
 
 
+def _invite_open(invite_id: int, user: Any) -> tuple[Invite, bool]:
+    """The invite, locked, and whether ``user`` joined through it already; raises
+    ``InviteUnavailable`` when it is closed (used up is no bar to who joined already)."""
+    invite = (Invite.objects.select_for_update().select_related("project")
+              .filter(pk=invite_id).first())
+    if invite is None:
+        raise InviteUnavailable("unknown")
+    already = (user is not None
+               and InviteUse.objects.filter(invite=invite, user=user).exists())
+    # Under the row lock: concurrent accepts of this invite count one after another.
+    state = invite_state(invite)
+    if state != State.OK and not (already and state == State.USED_UP):
+        raise InviteUnavailable(state)
+    return invite, already
+
+
+def _address_checked(invite: Invite, user: Any, email: str, *, confirmed: bool) -> str | None:
+    """Check the address against the invite's domains: a newcomer's ``email``, an existing
+    user's when their account's does not fit (or whatever address was ``confirmed``), else
+    their account's. Returns the existing user's new address, or None."""
+    typed = (email or "").strip()
+    if user is None:
+        _domain_check(invite, typed)
+        return None
+    if typed and (email_wanted(invite, user)
+                  or (confirmed and typed.lower() != (user.email or "").lower())):
+        _email_valid(typed)
+        _domain_check(invite, typed)
+        return typed
+    _domain_check(invite, (user.email or "").strip())
+    return None
+
+
+def _member_unblocked(invite: Invite, user: Any) -> ProjectMember | None:
+    member = ProjectMember.objects.filter(project=invite.project, user=user,
+                                          role=invite.role).first()
+    if member is not None and member.status == ProjectMember.Status.BLOCKED:
+        raise ValidationError(
+            "Your membership of this project is blocked; ask the project's admins.")
+    return member
+
+
 @transaction.atomic
 def invite_accept(
     *,
@@ -257,44 +312,34 @@ def invite_accept(
     username: str = "",
     email: str = "",
     password: str = "",
+    address_confirmed: bool = False,
 ) -> ProjectMember:
     """Join the invite's project: an existing ``user``, or a new account from ``username``,
     ``email`` and ``password``. Returns the membership (its ``user`` is the account).
     An existing user whose address does not fit a link restricted to some domains (none,
     or one elsewhere: ``email_wanted``) gives one in ``email``; it is checked against the
-    domains like a newcomer's (not confirmed by e-mail) and saved on their account.
+    domains like a newcomer's and saved on their account.
+
+    A link restricted to some domains joins only with the address confirmed by mail
+    (``address_confirmed``, from ``invite_confirm``); before that, ``invite_join_request``.
+    Who joined through it already may join again (their consent is renewed, nothing else).
 
     Raises ``InviteUnavailable`` when the link is closed and ``ValidationError`` (by field)
     when the sign-up is refused; nothing is written then.
     """
-    invite = (Invite.objects.select_for_update().select_related("project")
-              .filter(pk=invite_id).first())
-    if invite is None:
-        raise InviteUnavailable("unknown")
+    invite, already = _invite_open(invite_id, user)
     now = timezone.now()
-    already = (user is not None
-               and InviteUse.objects.filter(invite=invite, user=user).exists())
-    # Under the row lock: concurrent accepts of this invite count one after another.
-    state = invite_state(invite, now)
-    if state != State.OK and not (already and state == State.USED_UP):
-        raise InviteUnavailable(state)
-    typed = (email or "").strip()
     address = None  # the existing user's new address, when they give one
-    if user is None:
-        _domain_check(invite, typed)
-    elif typed and email_wanted(invite, user):
-        _email_valid(typed)
-        _domain_check(invite, typed)
-        address = typed
+    if invite.allowed_domains and not address_confirmed:
+        if not already:
+            raise ValidationError({"email": _(
+                "This link joins once your address is confirmed: open the link we e-mail "
+                "you.")})
     else:
-        _domain_check(invite, (user.email or "").strip())
+        address = _address_checked(invite, user, email, confirmed=address_confirmed)
     if user is None:
         user = _user_new(username=username, email=email, password=password)
-    member = ProjectMember.objects.filter(project=invite.project, user=user,
-                                          role=invite.role).first()
-    if member is not None and member.status == ProjectMember.Status.BLOCKED:
-        raise ValidationError(
-            "Your membership of this project is blocked; ask the project's admins.")
+    member = _member_unblocked(invite, user)
     if address is not None:
         user.email = address
         user.save(update_fields=["email"])
@@ -309,6 +354,209 @@ def invite_accept(
     if not already:
         InviteUse.objects.create(invite=invite, user=user)
     return member
+
+
+# Confirming the address of a link restricted to e-mail domains ---------------------------
+#
+# Joining through such a link takes two steps. ``invite_join_request`` checks all that
+# ``invite_accept`` checks, makes a newcomer's account inactive (it cannot log in; the
+# username is kept for them) and counts a mail; the view sends ``confirm_mail_send`` with a
+# signed link (``JoinRequest.confirm_token``: invite, user, address; CONFIRM_MAX_AGE).
+# ``invite_confirm`` reads it, checks everything again under the invite's lock, and joins
+# through ``invite_accept``, activating the newcomer. ``JoinRequest.resend_token`` (another
+# salt: it cannot join) lets the pages send the link again.
+
+CONFIRM_SALT = "crowdqa.invites.confirm"
+RESEND_SALT = "crowdqa.invites.resend"
+CONFIRM_MAX_AGE = timedelta(days=3)
+RESEND_MAX_AGE = timedelta(days=30)
+
+
+def confirm_needed(invite: Invite) -> bool:
+    """Whether joining through ``invite`` waits for the address to be confirmed by mail."""
+    return bool(invite.allowed_domains)
+
+
+def mail_possible() -> bool:
+    """Whether the site can send mail: ``EMAIL_URL`` is set, or (outside production) the
+    console prints it."""
+    return bool(settings.EMAIL_URL) or settings.CROWDQA_ENV != "production"
+
+
+class ConfirmLinkBad(Exception):
+    """A confirmation link that cannot be used: ``state`` is ``expired`` (signed by us,
+    older than CONFIRM_MAX_AGE: ``resend_token`` can send a new one) or ``bad`` (cut short,
+    changed, or its account is gone)."""
+
+    def __init__(self, state: str, resend_token: str = "") -> None:
+        self.state = state
+        self.resend_token = resend_token
+        super().__init__(state)
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    """Who asked to join ``invite`` with which address; ``newcomer``: their account waits
+    for this confirmation to be activated."""
+
+    invite: Invite
+    user: Any
+    email: str
+    newcomer: bool
+
+    def _payload(self) -> dict[str, Any]:
+        return {"i": self.invite.pk, "u": self.user.pk, "e": self.email,
+                "n": int(self.newcomer)}
+
+    @property
+    def confirm_token(self) -> str:
+        return signing.dumps(self._payload(), salt=CONFIRM_SALT)
+
+    @property
+    def resend_token(self) -> str:
+        return signing.dumps(self._payload(), salt=RESEND_SALT)
+
+
+def _mail_counted(invite: Invite, email: str) -> None:
+    """Count one confirmation mail to ``email`` for ``invite``; refuse past
+    ``CROWDQA_INVITE_MAILS_PER_HOUR`` in the clock hour."""
+    limit = settings.CROWDQA_INVITE_MAILS_PER_HOUR
+    digest = hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+    if limit > 0 and hour_count(f"invite-mail:{invite.token}:{digest}") > limit:
+        raise ValidationError({"email": ngettext(
+            "We sent a link to this address %(n)d time in the last hour already: open the "
+            "one in your mail (check the spam folder), or try again in an hour.",
+            "We sent a link to this address %(n)d times in the last hour already: open one "
+            "of them (check the spam folder), or try again in an hour.", limit)
+            % {"n": limit}}, code="mail_limit")
+
+
+def _mail_unavailable() -> ValidationError:
+    return ValidationError(_(
+        "This link joins once your e-mail address is confirmed, and this site cannot send "
+        "e-mail now. Ask the project's admins."), code="no_mail")
+
+
+@transaction.atomic
+def invite_join_request(
+    *,
+    invite_id: int,
+    user: Any = None,
+    username: str = "",
+    email: str = "",
+    password: str = "",
+) -> JoinRequest:
+    """Ask to join a link restricted to some e-mail domains: what ``invite_accept`` checks
+    is checked (state, domains, a blocked membership, a newcomer's sign-up), nothing joins.
+    A newcomer's account is made, inactive, with the address; an existing user's address
+    is not changed. Counts a confirmation mail (``CROWDQA_INVITE_MAILS_PER_HOUR``); send it
+    with ``confirm_mail_send``. Errors as ``invite_accept``'s."""
+    if not mail_possible():
+        raise _mail_unavailable()
+    invite, _already = _invite_open(invite_id, user)
+    address = _address_checked(invite, user, email, confirmed=False)
+    newcomer = user is None
+    if newcomer:
+        user = _user_new(username=username, email=email, password=password, active=False)
+    else:
+        _member_unblocked(invite, user)
+    to = address or (user.email or "").strip()
+    _mail_counted(invite, to)  # last: refused, the new account is rolled back
+    return JoinRequest(invite=invite, user=user, email=to, newcomer=newcomer)
+
+
+def _token_read(token: str, *, salt: str, max_age: timedelta) -> tuple[dict[str, Any], Any]:
+    try:
+        data = signing.loads(token, salt=salt, max_age=max_age)
+    except signing.SignatureExpired:
+        data = signing.loads(token, salt=salt)
+        raise ConfirmLinkBad("expired", signing.dumps(data, salt=RESEND_SALT)) from None
+    except signing.BadSignature:
+        raise ConfirmLinkBad("bad") from None
+    user = get_user_model().objects.filter(pk=data.get("u")).first()
+    if user is None or not isinstance(data.get("e"), str):
+        raise ConfirmLinkBad("bad")
+    return data, user
+
+
+def confirm_request(*, token: str) -> JoinRequest:
+    """The join request a confirmation link names (read only); ``ConfirmLinkBad`` when it
+    is expired or bad, ``InviteUnavailable`` when its invite is gone."""
+    data, user = _token_read(token, salt=CONFIRM_SALT, max_age=CONFIRM_MAX_AGE)
+    invite = Invite.objects.select_related("project").filter(pk=data.get("i")).first()
+    if invite is None:
+        raise InviteUnavailable("unknown")
+    return JoinRequest(invite=invite, user=user, email=data["e"], newcomer=bool(data.get("n")))
+
+
+def invite_joined(*, invite: Invite, user: Any) -> bool:
+    return InviteUse.objects.filter(invite=invite, user=user).exists()
+
+
+@transaction.atomic
+def invite_confirm(*, token: str) -> tuple[ProjectMember, bool]:
+    """Join through a confirmation link: the signature and age, the invite (state, uses),
+    the address's domain are checked again, then ``invite_accept`` joins (counting the
+    use). A newcomer's account is activated, an existing user's confirmed address saved.
+    Returns the membership and whether an account was activated now. Opening it again
+    changes nothing (and activates nothing)."""
+    data, user = _token_read(token, salt=CONFIRM_SALT, max_age=CONFIRM_MAX_AGE)
+    user = get_user_model().objects.select_for_update().get(pk=user.pk)
+    newcomer, email = bool(data.get("n")), data["e"]
+    pending = newcomer and not user.is_active and user.last_login is None
+    if not user.is_active and not pending:
+        raise ValidationError(_("This account is deactivated; ask the project's admins."))
+    if pending and email.lower() != (user.email or "").lower():
+        raise ConfirmLinkBad("bad")
+    invite = Invite.objects.filter(pk=data.get("i")).first()
+    if invite is not None and invite_joined(invite=invite, user=user):
+        member = ProjectMember.objects.get(project_id=invite.project_id, user=user,
+                                           role=invite.role)
+        return member, False
+    member = invite_accept(invite_id=data.get("i"), user=user, email=email,
+                           address_confirmed=True)
+    if pending:
+        user.is_active = True
+        user.save(update_fields=["is_active"])
+    return member, pending
+
+
+def confirm_resend(*, resend_token: str) -> JoinRequest | None:
+    """The join request to mail again (counted against the hourly limit), or None when its
+    user joined already. ``ConfirmLinkBad``, ``InviteUnavailable`` or ``ValidationError``
+    otherwise."""
+    if not mail_possible():
+        raise _mail_unavailable()
+    data, user = _token_read(resend_token, salt=RESEND_SALT, max_age=RESEND_MAX_AGE)
+    with transaction.atomic():
+        invite, already = _invite_open(data.get("i"), user)
+    if already:
+        return None
+    newcomer = bool(data.get("n"))
+    if newcomer and (user.is_active or user.last_login is not None):
+        raise ConfirmLinkBad("bad")  # not a pending sign-up any more
+    _mail_counted(invite, data["e"])
+    return JoinRequest(invite=invite, user=user, email=data["e"], newcomer=newcomer)
+
+
+def signup_pending(*, username: str, password: str) -> Any:
+    """The account signed up through a link restricted to e-mail domains and waiting for
+    its address to be confirmed (inactive, never logged in), when ``password`` is its
+    password; else None."""
+    user = (get_user_model().objects.filter(username=username, is_active=False,
+                                            last_login__isnull=True).first()
+            if username and password else None)
+    return user if user is not None and user.check_password(password) else None
+
+
+def confirm_mail_send(*, join: JoinRequest, url: str) -> None:
+    """Mail ``url`` (the confirmation link) to the address, in the active language."""
+    context = {"user": join.user, "project": join.invite.project, "role": join.invite.role,
+               "url": url, "days": CONFIRM_MAX_AGE.days, "newcomer": join.newcomer}
+    subject = " ".join(render_to_string(
+        "annotation/invites/confirm_mail_subject.txt", context).split())
+    body = render_to_string("annotation/invites/confirm_mail.txt", context)
+    send_mail(subject, body, None, [join.email])
 
 
 # Members from a CSV ----------------------------------------------------------------------

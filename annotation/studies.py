@@ -26,7 +26,6 @@ from urllib.parse import urlencode, urlsplit
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -47,6 +46,7 @@ from annotation.models import (
     WorkerStage,
 )
 from annotation.pay import MTURK_CURRENCY
+from annotation.ratelimit import hour_count
 from annotation.roles import Role
 
 User = get_user_model()
@@ -282,15 +282,7 @@ def new_worker_allowed(*, arrival: Arrival, address: str | None) -> bool:
     if limit <= 0 or ExternalAccount.objects.filter(
             platform=arrival.platform, external_id=arrival.external_id).exists():
         return True
-    hour = int(timezone.now().timestamp()) // 3600
-    key = f"crowdqa:study-new-workers:{address or '-'}:{hour}"
-    cache.add(key, 0, timeout=3600)
-    try:
-        made = cache.incr(key)
-    except ValueError:  # expired between add and incr: this is the hour's first
-        cache.set(key, 1, timeout=3600)
-        made = 1
-    return made <= limit
+    return hour_count(f"study-new-workers:{address or '-'}") <= limit
 
 
 def session_known(*, study: Study, arrival: Arrival) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import environ
 from csp.constants import NONE, SELF
@@ -277,6 +278,26 @@ CROWDQA_IMPORT_MAX_BYTES = env.int("CROWDQA_IMPORT_MAX_BYTES", default=2 * 1024*
 CROWDQA_IMPORT_MAX_RECORD_BYTES = env.int("CROWDQA_IMPORT_MAX_RECORD_BYTES",
                                           default=32 * 1024**2)
 CROWDQA_DEMO_PASSWORD = env.str("CROWDQA_DEMO_PASSWORD", default="crowdqa-demo")
+
+# E-mail: EMAIL_URL (django-environ: smtp+tls://user:pass@host:587, smtp+ssl://...:465,
+# consolemail://, filemail:///path) and DEFAULT_FROM_EMAIL. Without EMAIL_URL the mail is
+# printed on the console (the demo's runserver terminal), except in production, where
+# nothing can be sent: invite links restricted to e-mail domains confirm the address by
+# mail, so invite_create refuses domains there and `manage.py check` warns
+# (annotation.checks, crowdqa.W004).
+EMAIL_URL = env.str("EMAIL_URL", default="")
+if EMAIL_URL:
+    vars().update(env.email_url_config(EMAIL_URL))
+    if EMAIL_URL.startswith("filemail:"):
+        # django-environ drops the leading "/" of filemail:///var/mail (a relative path).
+        EMAIL_FILE_PATH = urlsplit(EMAIL_URL).path or str(VAR_DIR / "mail")
+elif not PRODUCTION:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="CrowdQA <crowdqa@localhost>")
+# Confirmation mails one invite link sends to one address in an hour (0: no limit).
+CROWDQA_INVITE_MAILS_PER_HOUR = env.int("CROWDQA_INVITE_MAILS_PER_HOUR", default=3)
 
 # Celery: eager in the embedded mode, real workers once a broker is configured.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")

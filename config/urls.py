@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.decorators.cache import cache_control
 from django.views.i18n import JavaScriptCatalog
 
+from annotation.forms import LoginForm
 from collector.views import healthz
 from config.api_schema import SchemaApi, SchemaDocsView
 from config.i18n import language_set
@@ -19,7 +20,8 @@ api_patterns = [
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm),
+         name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # One-time password-set links (accounts created from a members CSV).
     path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),

@@ -36,6 +36,9 @@ OPEN_VIEWS: dict[str, str] = {
     "django.contrib.auth.views.PasswordResetConfirmView": "one-time password-set links",
     "django.contrib.auth.views.PasswordResetCompleteView": "after a password was set",
     "annotation.invite_views.invite_join": "invite links: sign up or join a project",
+    "annotation.invite_views.invite_confirm": "the confirmation mail's link of an invite "
+                                              "restricted to e-mail domains",
+    "annotation.invite_views.invite_confirm_resend": "mailing that confirmation link again",
     "annotation.study_views.study_entry": "marketplace workers arriving from their platform",
     "django.contrib.admin.sites.AdminSite.login": "the admin site's sign-in page",
     "django.contrib.admin.sites.AdminSite.catch_all_view": "the admin site's 404 fallback",

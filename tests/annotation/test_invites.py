@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import re
+import smtplib
 import threading
 from datetime import timedelta
 from io import StringIO
+from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import signing
+from django.core.checks import run_checks
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.db import connection, connections
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -190,7 +196,19 @@ def test_an_unknown_link_is_a_clear_404(db, client):
     assert not User.objects.filter(username="x").exists()
 
 
-def test_a_domain_outside_the_list_is_refused(project, client):
+def _logs_in(username: str, password: str) -> bool:
+    """Whether the login form takes the password (in a browser of its own)."""
+    response = Client().post(reverse("login"), {"username": username, "password": password})
+    return response.status_code == 302
+
+
+def _confirm_link(mail) -> str:
+    """The confirmation link of a mail, as the reader's mail program shows it."""
+    [link] = re.findall(r"http://testserver(/join/confirm/[^/\s]+/)", mail.body)
+    return link
+
+
+def test_a_domain_outside_the_list_is_refused(project, client, mailoutbox):
     invite = invites.invite_create(project=project, role="annotator",
                                    allowed_domains=["Uni.EDU", " lab.org "])
     assert invite.allowed_domains == ["uni.edu", "lab.org"]
@@ -202,16 +220,259 @@ def test_a_domain_outside_the_list_is_refused(project, client):
     response = _signup(client, invite, email="")
     assert "This link needs an e-mail address at uni.edu, lab.org." in response.content.decode()
     _nothing_written(users)
+    assert mailoutbox == []
     response = _signup(client, invite, email="Maria@UNI.edu")  # case does not matter
-    assert response.status_code == 302
+    assert response.status_code == 200
+    assert "We sent a link to Maria@UNI.edu" in response.content.decode()
+    assert [m.to for m in mailoutbox] == [["Maria@UNI.edu"]]
+    assert client.post(_confirm_link(mailoutbox[0])).status_code == 302
     assert ProjectMember.objects.filter(user__username="maria").exists()
 
 
+def test_a_newcomer_joins_a_domain_link_only_by_the_link_mailed_to_the_address(
+        project, client, mailoutbox):
+    """Anybody could type an address at the link's domains and join: the restriction was an
+    honour system. Now the sign-up sends a signed link to the address, and nothing joins
+    (nor can the new account log in) until it is opened."""
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    page = client.get(invites.invite_path(invite)).content.decode()
+    assert "We will e-mail you a link to confirm the address" in page
+    response = _signup(client, invite)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "We sent a link to maria@uni.edu; open it to join Harbor news." in html
+    assert 'data-testid="resend"' in html
+    assert "_auth_user_id" not in client.session
+    maria = User.objects.get(username="maria")  # the username is kept for her
+    assert not maria.is_active and maria.email == "maria@uni.edu"
+    assert not ProjectMember.objects.exists() and not InviteUse.objects.exists()
+    assert not _logs_in("maria", NEW_PASSWORD)
+    refused = Client().post(reverse("login"), {"username": "maria", "password": NEW_PASSWORD})
+    assert ("Your account waits for its e-mail address to be confirmed: open the link we sent "
+            "to maria@uni.edu, then log in.") in refused.content.decode()
+    wrong = Client().post(reverse("login"), {"username": "maria", "password": "guessing-1"})
+    assert "maria@uni.edu" not in wrong.content.decode()  # only with the right password
+    again = _signup(client, invite)  # nobody else takes it meanwhile
+    assert "The username &#x27;maria&#x27; is taken" in again.content.decode()
+
+    [mail] = mailoutbox
+    assert mail.to == ["maria@uni.edu"] and mail.subject == (
+        "Confirm your e-mail address to join Harbor news")
+    assert "Hello maria," in mail.body and "within 3 days" in mail.body
+    assert "asked to join Harbor news as annotator with this e-mail address" in mail.body
+    link = _confirm_link(mail)
+    assert link not in html  # only the mailbox has it
+    assert mail.body.count("http") == 1
+    # Opening the link shows one button: a mail scanner that fetches it joins nobody.
+    page = client.get(link)
+    assert page.status_code == 200
+    assert "Confirm maria@uni.edu as the address of maria" in page.content.decode()
+    assert not ProjectMember.objects.exists()
+    joined = client.post(link)
+    assert joined.status_code == 302 and joined["Location"] == reverse("annotation:task_next")
+    maria.refresh_from_db()
+    assert maria.is_active and int(client.session["_auth_user_id"]) == maria.pk
+    member = ProjectMember.objects.get(project=project, user=maria)
+    assert (member.role, member.source, member.status) == ("annotator", "invite", "active")
+    assert list(invite.uses.values_list("user__username", flat=True)) == ["maria"]
+    welcome = [str(m) for m in client.get(joined["Location"], follow=True).context["messages"]]
+    assert "Welcome to Harbor news: you joined as annotator." in welcome
+
+    # Opening it twice is harmless: nothing changes, nobody is logged in by it.
+    client.logout()
+    for response in (client.get(link), client.post(link)):
+        assert response.status_code == 200
+        assert "You joined already" in response.content.decode()
+        assert "_auth_user_id" not in client.session
+    assert invite.uses.count() == 1 and ProjectMember.objects.count() == 1
+    assert _logs_in("maria", NEW_PASSWORD)
+
+
+def test_an_existing_users_new_address_is_saved_only_when_confirmed(
+        project, client_for, mailoutbox):
+    user = user_with_roles("omar", Role.CHECKER)
+    User.objects.filter(pk=user.pk).update(email="omar@gmail.com")
+    omar = client_for(user)
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    path = invites.invite_path(invite)
+    response = omar.post(path, {"agree": "on", "email": "omar@uni.edu"})
+    assert response.status_code == 200 and "We sent a link to omar@uni.edu" in (
+        response.content.decode())
+    user.refresh_from_db()
+    assert user.email == "omar@gmail.com" and not ProjectMember.objects.exists()
+    [mail] = mailoutbox
+    assert mail.to == ["omar@uni.edu"]
+    # Opened in another browser (the phone's mail): joins, and asks to log in as omar.
+    client = Client()
+    joined = client.post(_confirm_link(mail))
+    assert joined.status_code == 302
+    assert joined["Location"] == "/accounts/login/?next=%2Ftasks%2Fnext%2F"
+    assert "_auth_user_id" not in client.session
+    user.refresh_from_db()
+    assert user.email == "omar@uni.edu"
+    assert ProjectMember.objects.filter(user=user, project=project, role="annotator").exists()
+    assert invite.uses.count() == 1
+
+
+def test_an_existing_user_with_a_fitting_address_confirms_it_too(
+        project, client_for, mailoutbox):
+    """An account's address was typed, never confirmed (say at an open link's sign-up):
+    joining a domain link confirms it as a newcomer's."""
+    user = user_with_roles("lena", Role.ANNOTATOR)
+    User.objects.filter(pk=user.pk).update(email="lena@uni.edu")
+    client = client_for(user)
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    page = client.get(invites.invite_path(invite)).content.decode()
+    assert 'name="email"' not in page
+    response = client.post(invites.invite_path(invite), {"agree": "on"})
+    assert "We sent a link to lena@uni.edu" in response.content.decode()
+    assert not ProjectMember.objects.exists()
+    joined = client.post(_confirm_link(mailoutbox[0]))
+    assert joined["Location"] == reverse("annotation:task_next")
+    assert ProjectMember.objects.filter(user=user, project=project).exists()
+
+
+def _requested(project, client, mailoutbox, **invite_kwargs):
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"], **invite_kwargs)
+    assert _signup(client, invite).status_code == 200
+    return invite, _confirm_link(mailoutbox[-1])
+
+
+def test_an_expired_link_joins_nobody_and_sends_a_new_one(project, client, mailoutbox):
+    invite, link = _requested(project, client, mailoutbox)
+    later = timezone.now() + invites.CONFIRM_MAX_AGE + timedelta(minutes=1)
+    with mock.patch("time.time", return_value=later.timestamp()):
+        for response in (client.get(link), client.post(link)):
+            assert response.status_code == 410
+            html = response.content.decode()
+            assert "This confirmation link has expired" in html
+            assert 'data-testid="resend"' in html
+    assert not ProjectMember.objects.exists()
+    assert not User.objects.get(username="maria").is_active
+    resend = response.context["resend_token"]
+    response = client.post(reverse("annotation:invite_confirm_resend"), {"token": resend})
+    assert response.status_code == 200
+    assert "We sent a link to maria@uni.edu" in response.content.decode()
+    assert len(mailoutbox) == 2 and mailoutbox[1].to == ["maria@uni.edu"]
+    assert client.post(_confirm_link(mailoutbox[1])).status_code == 302
+    assert ProjectMember.objects.filter(user__username="maria").exists()
+
+
+@pytest.mark.parametrize("change", ["cut", "forged", "resend_token"])
+def test_a_tampered_link_joins_nobody(project, client, mailoutbox, change):
+    invite, link = _requested(project, client, mailoutbox)
+    token = link.split("/")[-2]
+    maria = User.objects.get(username="maria")
+    payload = {"i": invite.pk, "u": maria.pk, "e": "maria@uni.edu", "n": 1}
+    bad = {"cut": token[:-3],
+           "forged": signing.dumps(payload, key="not-the-site-key", salt=invites.CONFIRM_SALT),
+           # The "send again" button's token only sends mail; it never joins.
+           "resend_token": signing.dumps(payload, salt=invites.RESEND_SALT)}[change]
+    path = reverse("annotation:invite_confirm", args=[bad])
+    for response in (client.get(path), client.post(path)):
+        assert response.status_code == 400
+        assert "This confirmation link does not work" in response.content.decode()
+    assert not ProjectMember.objects.exists() and not InviteUse.objects.exists()
+    assert not User.objects.get(username="maria").is_active
+
+
+@pytest.mark.parametrize("close", ["revoke", "use_up"])
+def test_a_link_confirmed_after_its_invite_closed_joins_nobody(
+        project, client, mailoutbox, close):
+    invite, link = _requested(project, client, mailoutbox, max_uses=1)
+    if close == "revoke":
+        invites.invite_revoke(invite=invite, actor=None)
+    else:  # someone else confirmed first
+        InviteUse.objects.create(invite=invite, user=user_with_roles("first", Role.ANNOTATOR))
+    response = client.post(link)
+    assert response.status_code == 410
+    assert not ProjectMember.objects.filter(user__username="maria").exists()
+    assert not User.objects.get(username="maria").is_active
+
+
+def test_mails_per_address_and_link_are_limited(project, client, mailoutbox, settings):
+    settings.CROWDQA_INVITE_MAILS_PER_HOUR = 2
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    assert _signup(client, invite, username="m1").status_code == 200
+    assert _signup(client, invite, username="m2").status_code == 200
+    refused = _signup(client, invite, username="m3")
+    assert refused.status_code == 200
+    assert ("We sent a link to this address 2 times in the last hour already"
+            in refused.content.decode())
+    assert not User.objects.filter(username="m3").exists()  # rolled back
+    again = invites.JoinRequest(invite=invite, user=User.objects.get(username="m1"),
+                                email="maria@uni.edu", newcomer=True)
+    resend = client.post(reverse("annotation:invite_confirm_resend"),
+                         {"token": again.resend_token})
+    assert resend.status_code == 429
+    assert len(mailoutbox) == 2
+    # Another address goes on.
+    assert "We sent a link to" in _signup(client, invite, username="m4",
+                                          email="m4@uni.edu").content.decode()
+    assert len(mailoutbox) == 3
+
+
+def test_a_mail_that_cannot_be_sent_is_said_with_a_button_to_send_it_again(
+        project, client, mailoutbox):
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    with mock.patch("annotation.invites.send_mail",
+                    side_effect=smtplib.SMTPServerDisconnected("gone")):
+        response = _signup(client, invite)
+    assert response.status_code == 503
+    html = response.content.decode()
+    assert "The mail to maria@uni.edu could not be sent now." in html
+    assert not ProjectMember.objects.exists()
+    resend = client.post(reverse("annotation:invite_confirm_resend"),
+                         {"token": response.context["resend_token"]})
+    assert resend.status_code == 200 and [m.to for m in mailoutbox] == [["maria@uni.edu"]]
+    assert client.post(_confirm_link(mailoutbox[0])).status_code == 302
+    assert ProjectMember.objects.filter(user__username="maria").exists()
+
+
+def test_the_mail_is_in_the_readers_language(project, client, mailoutbox):
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-CN,zh;q=0.9"
+    assert _signup(client, invite).status_code == 200
+    [mail] = mailoutbox
+    assert "as 标注员 " in mail.body  # the role, in Chinese (the other new texts: locale/)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "en"
+    assert _signup(client, invite, username="maria2").status_code == 200
+    assert "as annotator " in mailoutbox[1].body
+
+
+def test_production_without_email_url_refuses_domain_links_and_warns(project, settings,
+                                                                     client):
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    settings.CROWDQA_ENV = "production"
+    settings.EMAIL_URL = ""
+    with pytest.raises(ValidationError) as caught:
+        invites.invite_create(project=project, role="annotator", allowed_domains=["uni.edu"])
+    assert "set EMAIL_URL" in caught.value.message_dict["allowed_domains"][0]
+    invites.invite_create(project=project, role="annotator")  # no domains: no mail needed
+    [warning] = [m for m in run_checks() if m.id == "crowdqa.W004"]
+    assert "EMAIL_URL is not set" in warning.msg
+    response = _signup(client, invite)
+    assert "this site cannot send e-mail now" in response.content.decode()
+    assert not User.objects.filter(username="maria").exists()
+    settings.EMAIL_URL = "smtp+tls://user:pass@smtp.example.org:587"
+    assert not [m for m in run_checks() if m.id == "crowdqa.W004"]
+    invites.invite_create(project=project, role="annotator", allowed_domains=["uni.edu"])
+
+
 def test_a_signed_in_user_without_a_fitting_address_gives_one_on_the_join_form(
-        project, client_for):
+        project, client_for, mailoutbox):
     """The join form of a signed-in user had no e-mail field: one without an address (or
     with one elsewhere) only saw "This link needs an e-mail address at …", with nowhere to
-    type it. Now the form asks for it, checks it against the domains and saves it."""
+    type it. Now the form asks for it, checks it against the domains and, once confirmed,
+    saves it."""
     user = user_with_roles("omar", Role.CHECKER)
     User.objects.filter(pk=user.pk).update(email="")
     client = client_for(user)
@@ -230,9 +491,10 @@ def test_a_signed_in_user_without_a_fitting_address_gives_one_on_the_join_form(
     refused = client.post(path, {"agree": "on", "email": "omar-at-uni.edu"})
     assert "is not an e-mail address." in refused.content.decode()
     user.refresh_from_db()
-    assert user.email == "" and not ProjectMember.objects.exists()
-    joined = client.post(path, {"agree": "on", "email": " Omar@Uni.edu "})
-    assert joined.status_code == 302
+    assert user.email == "" and not ProjectMember.objects.exists() and mailoutbox == []
+    asked = client.post(path, {"agree": "on", "email": " Omar@Uni.edu "})
+    assert asked.status_code == 200
+    assert client.post(_confirm_link(mailoutbox[-1])).status_code == 302
     user.refresh_from_db()
     assert user.email == "Omar@Uni.edu"
     assert ProjectMember.objects.filter(user=user, project=project).exists()
@@ -242,10 +504,18 @@ def test_a_signed_in_user_without_a_fitting_address_gives_one_on_the_join_form(
     client = client_for(other)
     page = client.get(path).content.decode()
     assert 'name="email"' in page and "lena@gmail.com, is not at these domains" in page
-    assert client.post(path, {"agree": "on", "email": "lena@uni.edu"}).status_code == 302
+    assert client.post(path, {"agree": "on", "email": "lena@uni.edu"}).status_code == 200
+    assert client.post(_confirm_link(mailoutbox[-1])).status_code == 302
     other.refresh_from_db()
     assert other.email == "lena@uni.edu"
     assert 'name="email"' not in client.get(path).content.decode()
+
+
+def test_an_open_link_joins_at_once_without_mail(project, client, mailoutbox):
+    invite = invites.invite_create(project=project, role="annotator")
+    response = _signup(client, invite)
+    assert response.status_code == 302 and mailoutbox == []
+    assert ProjectMember.objects.filter(user__username="maria").exists()
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

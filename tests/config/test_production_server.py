@@ -144,6 +144,16 @@ def test_check_deploy_is_clean_in_production_mode(tmp_path):
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     })
+    env.pop("EMAIL_URL", None)
+    # Without EMAIL_URL no mail can be sent: invite links restricted to e-mail domains
+    # cannot confirm addresses, and the check says so.
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode != 0
+    assert "crowdqa.W004" in result.stderr and "EMAIL_URL is not set" in result.stderr
+    env["EMAIL_URL"] = "smtp+tls://crowdqa:secret@smtp.example.org:587"
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,

@@ -174,3 +174,27 @@ def test_a_variable_of_the_wrong_type_is_named(variable, value):
     result = _start({variable: value})
     assert result.returncode != 0, result.stdout
     assert f"ImproperlyConfigured: {variable}={value!r} cannot be read" in result.stderr
+
+
+MAIL = ("from django.conf import settings; "
+        "print(settings.EMAIL_BACKEND.rsplit('.', 2)[1], getattr(settings, 'EMAIL_HOST', ''), "
+        "getattr(settings, 'EMAIL_PORT', ''), getattr(settings, 'EMAIL_USE_TLS', ''), "
+        "getattr(settings, 'EMAIL_FILE_PATH', '') or '-', settings.DEFAULT_FROM_EMAIL)")
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    # Outside production the mail is printed (the demo's runserver terminal).
+    ({"CROWDQA_ENV": None, "DEBUG": None, "SECRET_KEY": None, "EMAIL_URL": None},
+     "console localhost 25 False - CrowdQA <crowdqa@localhost>"),
+    # In production without EMAIL_URL nothing is sent (crowdqa.W004 says so).
+    ({"EMAIL_URL": None}, "dummy localhost 25 False - CrowdQA <crowdqa@localhost>"),
+    ({"EMAIL_URL": "smtp+tls://crowdqa:secret@smtp.example.org:587",
+      "DEFAULT_FROM_EMAIL": "noreply@example.org"},
+     "smtp smtp.example.org 587 True - noreply@example.org"),
+    ({"EMAIL_URL": "filemail:///var/tmp/crowdqa-mail"},
+     "filebased None None False /var/tmp/crowdqa-mail CrowdQA <crowdqa@localhost>"),
+])
+def test_email_comes_from_email_url(overrides, expected):
+    result = _start(overrides, MAIL)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -135,3 +136,30 @@ def test_prolific_worker_invited_worker_mturk_preview_and_the_admin_pays(
     paid = {row["external_id"] or row["username"]: row for row in rows}
     assert paid[PID]["platform"] == "prolific" and paid[PID]["amount"] == "0.50"
     assert paid["invitee"]["amount"] == "0.25" and paid["invitee"]["platform"] == ""
+
+
+def test_a_newcomer_joins_a_domain_link_by_the_mailed_link(project, page, mailoutbox):
+    """A link restricted to uni.edu: signing up sends a mail and joins nobody; the mailed
+    link's button joins, logs the newcomer in and lands on the task page."""
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    page.goto(invites.invite_path(invite))
+    assert "We will e-mail you a link" in page.inner_text('[data-testid="confirm-hint"]')
+    page.fill("#id_username", "scholar")
+    page.fill("#id_email", "scholar@uni.edu")
+    page.fill("#id_password1", "a-long-enough-passphrase")
+    page.fill("#id_password2", "a-long-enough-passphrase")
+    page.check('[data-testid="agree"]')
+    with page.expect_navigation(wait_until="load"):
+        page.click('[data-testid="join"]')
+    sent = page.inner_text('[data-testid="invite-confirm-sent"]')
+    assert "We sent a link to scholar@uni.edu; open it to join Crowd browser." in sent
+    assert not invite.uses.exists()
+    [mail] = mailoutbox
+    [link] = re.findall(r"https?://\S+/join/confirm/\S+/", mail.body)
+    page.goto(link)
+    with page.expect_navigation(wait_until="load"):
+        page.click('[data-testid="confirm"]')
+    page.wait_for_selector('[data-testid="next-task"]')
+    assert "Welcome to Crowd browser: you joined as annotator." in page.content()
+    assert list(invite.uses.values_list("user__username", flat=True)) == ["scholar"]
