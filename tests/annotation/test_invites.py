@@ -441,7 +441,7 @@ def test_the_mail_is_in_the_readers_language(project, client, mailoutbox):
     client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-CN,zh;q=0.9"
     assert _signup(client, invite).status_code == 200
     [mail] = mailoutbox
-    assert "as 标注员 " in mail.body  # the role, in Chinese (the other new texts: locale/)
+    assert "申请以标注员身份加入 Harbor news" in mail.body  # the role too, in Chinese
     client.defaults["HTTP_ACCEPT_LANGUAGE"] = "en"
     assert _signup(client, invite, username="maria2").status_code == 200
     assert "as annotator " in mailoutbox[1].body
