@@ -21,6 +21,17 @@ def task_next(page: Any, ready: str | None = None) -> None:
         page.wait_for_selector(ready)
 
 
+def invite_sign_up(page: Any, *, username: str, email: str) -> None:
+    """On an invite link's page: fill in the sign-up form, agree and send it (waits for the
+    next page)."""
+    page.fill("#id_username", username)
+    page.fill("#id_email", email)
+    page.fill("#id_password1", "a-long-enough-passphrase")
+    page.fill("#id_password2", "a-long-enough-passphrase")
+    page.check('[data-testid="agree"]')
+    submit(page, '[data-testid="join"]')
+
+
 def submit(page: Any, target: str | None = None, *, key: str | None = None) -> None:
     """Click ``target`` (or press ``key``) to submit the page's form, and wait until the
     next page has loaded. Waiting for "networkidle" after the click is a race: it can

@@ -16,7 +16,7 @@ from annotation.roles import Role
 from annotation.stages import Emit
 from tests.annotation.conftest import ARTICLES
 from tests.e2e.conftest import watch_csp
-from tests.e2e.pages import jobs_settled, task_next
+from tests.e2e.pages import invite_sign_up, jobs_settled, task_next
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,13 +102,7 @@ def test_prolific_worker_invited_worker_mturk_preview_and_the_admin_pays(
     # 3. A worker invited by link signs up and does one task.
     context, invited = fresh()
     invited.goto(invites.invite_path(invite))
-    invited.fill("#id_username", "invitee")
-    invited.fill("#id_email", "invitee@example.org")
-    invited.fill("#id_password1", "a-long-enough-passphrase")
-    invited.fill("#id_password2", "a-long-enough-passphrase")
-    invited.check('[data-testid="agree"]')
-    with invited.expect_navigation(wait_until="load"):
-        invited.click('[data-testid="join"]')
+    invite_sign_up(invited, username="invitee", email="invitee@example.org")
     invited.wait_for_selector('[data-testid="next-task"]')
     task_next(invited, '[data-testid="article"]')
     with invited.expect_navigation(wait_until="load"):
@@ -145,13 +139,7 @@ def test_a_newcomer_joins_a_domain_link_by_the_mailed_link(project, page, mailou
                                    allowed_domains=["uni.edu"])
     page.goto(invites.invite_path(invite))
     assert "We will e-mail you a link" in page.inner_text('[data-testid="confirm-hint"]')
-    page.fill("#id_username", "scholar")
-    page.fill("#id_email", "scholar@uni.edu")
-    page.fill("#id_password1", "a-long-enough-passphrase")
-    page.fill("#id_password2", "a-long-enough-passphrase")
-    page.check('[data-testid="agree"]')
-    with page.expect_navigation(wait_until="load"):
-        page.click('[data-testid="join"]')
+    invite_sign_up(page, username="scholar", email="scholar@uni.edu")
     sent = page.inner_text('[data-testid="invite-confirm-sent"]')
     assert "We sent a link to scholar@uni.edu; open it to join Crowd browser." in sent
     assert not invite.uses.exists()
