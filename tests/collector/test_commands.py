@@ -117,6 +117,7 @@ def test_exit_status_and_message_from_the_shell(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'unused.sqlite3'}"}
+    env.pop("CROWDQA_SEARCH_BACKEND", None)  # CI's PostgreSQL stage sets it; this is SQLite
     result = subprocess.run(
         [sys.executable, "manage.py", "import_corpus", str(empty), "--corpus", "c",
          "--language", "en", "--format", "jsonl"],
