@@ -76,7 +76,7 @@ document.addEventListener("keydown", function (e) {
   var gettext = window.gettext || function (s) { return s; };
   var interpolate = window.interpolate || function (f, a) { return f.replace("%s", a[0]); };
   // renewed every `every` ms; the first time sooner when the lease is half gone already
-  var every = parseInt(lease.dataset.renewS, 10) * 1000, lastInput = 0;
+  var every = parseInt(lease.dataset.renewS, 10) * 1000, lastInput = 0, pending = false;
   var renewed = Date.now() - every + parseInt(lease.dataset.firstS, 10) * 1000;
   ["mousemove", "mousedown", "keydown", "scroll", "input", "touchstart"].forEach(function (name) {
     document.addEventListener(name, function () { lastInput = Date.now(); }, { passive: true });
@@ -85,15 +85,18 @@ document.addEventListener("keydown", function (e) {
     box.textContent = text; box.hidden = false; clearInterval(timer);
   }
   function renew() {
-    // not due yet, or nothing done since the last renewal
-    if (Date.now() - renewed < every || lastInput <= renewed) return;
+    // not due yet, nothing done since the last renewal, or one still on its way (a slow
+    // server: its answer has not set `renewed` yet, so this tick would send a second)
+    if (pending || Date.now() - renewed < every || lastInput <= renewed) return;
     var sent = Date.now(), token = "";
     try { token = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"]; }
     catch (err) { token = ""; }
+    pending = true;
     fetch(lease.dataset.renewUrl, {
       method: "POST", credentials: "same-origin",
       headers: { "X-CSRFToken": token, "Accept": "application/json" },
     }).then(function (response) {
+      pending = false;
       if (response.ok && !response.redirected) { renewed = sent; return; }
       if (response.redirected) {  // to the login page: the session ended
         lost(gettext("You have been logged out: this answer cannot be saved. Log in again to go on working."));
@@ -102,7 +105,7 @@ document.addEventListener("keydown", function (e) {
           lost(interpolate(gettext("This answer can no longer be saved: %s."), [data.error]));
         });
       }
-    }).catch(function () { /* offline for now: the next tick tries again */ });
+    }).catch(function () { pending = false; /* offline for now: the next tick tries again */ });
   }
   var timer = setInterval(renew, Math.min(every, 15000));
 })();
