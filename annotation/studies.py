@@ -32,6 +32,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotation import gold
 from annotation.models import (
     Assignment,
     ExternalAccount,
@@ -327,6 +328,28 @@ def member_stopped(*, member: ProjectMember) -> bool:
     ).exists()
 
 
+#: Why a session ends screened out (``screened_out_why``): the member was stopped (blocked
+#: or paused, in the project or on a stage), or failed a stage's qualification for good.
+STOPPED = "stopped"
+NOT_QUALIFIED = "not_qualified"
+
+
+def screened_out_why(*, member: ProjectMember, project: Project,
+                     qualifications: list[dict[str, Any]] | None = None) -> str:
+    """Why a session of ``member`` that has no work left is screened out (no code) instead
+    of getting the no-work code, or "" when it is not: ``STOPPED`` (``member_stopped``), or
+    ``NOT_QUALIFIED``: they failed a stage's qualification with no try left, so that
+    stage's work is closed to them, as a stopped worker's is. ``qualifications`` are their
+    rows of ``gold.qualifications_for`` in ``project`` (read when not given)."""
+    if member_stopped(member=member):
+        return STOPPED
+    if qualifications is None:
+        qualifications = gold.qualifications_for(worker=member.user_id, project=project)
+    if any(row["state"] == "failed_final" for row in qualifications):
+        return NOT_QUALIFIED
+    return ""
+
+
 def session_submitted(session: StudySession) -> int:
     """Tasks the worker submitted in the study's project since the session started."""
     return Submission.objects.filter(
@@ -363,11 +386,15 @@ def session_resume(*, session: StudySession) -> StudySession:
 
 def completion(*, session: StudySession) -> dict[str, Any]:
     """What the worker needs to finish on the platform: the code, and Prolific's link or
-    MTurk's form; a worker screened out (blocked, or paused by the gold checks) gets no
-    code: they return the study, and are paid for their work through the payments."""
+    MTurk's form; a worker screened out (blocked, paused by the gold checks, or failed a
+    qualification for good: ``why``) gets no code: they return the study, and are paid for
+    their work through the payments."""
     study = session.study
     if session.outcome == StudySession.Outcome.SCREENED_OUT:
-        return {"screened_out": True, "platform": study.platform,
+        # A session stays screened out until work comes back (``session_resume``): one
+        # whose worker is no longer stopped says the researcher's reason.
+        why = screened_out_why(member=session.member, project=study.project) or STOPPED
+        return {"screened_out": True, "why": why, "platform": study.platform,
                 "platform_name": study.get_platform_display()}
     no_work = session.outcome == StudySession.Outcome.NO_WORK
     code = (study.no_work_code or study.completion_code) if no_work else study.completion_code

@@ -141,18 +141,21 @@ def next_page(request: HttpRequest) -> HttpResponse:
     project, member = session.study.project, session.member
     quota_done = member.session_limit is not None and member.session_taken >= member.session_limit
     # A stage that asks for a qualification first: the worker qualifies before the code.
-    qualify = [row for row in gold.qualifications_for(worker=request.user, project=project)
+    qualifications = gold.qualifications_for(worker=request.user, project=project)
+    qualify = [row for row in qualifications
                if row["state"] in ("todo", "failed", "in_progress")]
     if quota_done:
         studies.session_finish(session=session, outcome=StudySession.Outcome.QUOTA)
     elif member.status != member.Status.ACTIVE:  # blocked or paused in the project
         studies.session_finish(session=session, outcome=StudySession.Outcome.SCREENED_OUT)
     elif not qualify and not engine.work_waiting(worker=request.user, project=project):
-        # Paused by the gold checks (or an admin) on a stage, and nothing else is left for
-        # them: screened out, as a paused member is, with no code.
+        # Paused by the gold checks (or an admin) on a stage, or failed its qualification
+        # with no try left, and nothing else is left for them: screened out, as a paused
+        # member is, with no code.
+        why = studies.screened_out_why(member=member, project=project,
+                                       qualifications=qualifications)
         studies.session_finish(session=session, outcome=(
-            StudySession.Outcome.SCREENED_OUT if studies.member_stopped(member=member)
-            else StudySession.Outcome.NO_WORK))
+            StudySession.Outcome.SCREENED_OUT if why else StudySession.Outcome.NO_WORK))
     else:  # work came back after none was left: carry on
         studies.session_resume(session=session)
     finished = session.outcome != StudySession.Outcome.WORKING

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import engine, studies
+from annotation import engine, gold, studies
 from annotation.models import (
     Assignment,
     ExternalAccount,
@@ -24,7 +24,7 @@ from annotation.models import (
 )
 from annotation.roles import Role
 from annotation.stages import Emit
-from tests.annotation.test_gold import build
+from tests.annotation.test_gold import build, training_jsonl
 from tests.annotation.test_quality import gold_item, weiss
 
 PID = "5f1a2b3c4d5e6f708192a3b4"
@@ -594,6 +594,100 @@ def test_a_worker_the_gold_checks_paused_gets_no_completion_code(
     # Resumed on the stage by the admin: work again, to the completion code.
     engine.standing_decide(standing=standing, action="resume", actor=admin_user)
     assert 'data-testid="next-task"' in again.get("/tasks/next/").content.decode()
+
+
+def work_all_through_the_api(client: Client) -> list[str]:
+    """Take and submit tasks until none is left for the worker; their kinds."""
+    kinds = []
+    while (task := api(client, "post", "/api/v1/tasks/next/")).status_code == 200:
+        kind = task.json()["kind"]
+        kinds.append(kind)
+        payload = ({"questions": ["Who voted against the plan?"]}
+                   if kind == "newsqa_question" else {"no_answer": True})
+        done = api(client, "post", f"/api/v1/tasks/{task.json()['id']}/submit/",
+                   {"payload": payload})
+        assert done.status_code == 201, done.content
+    assert task.status_code == 204
+    return kinds
+
+
+def fail_a_qualification_try(client: Client, url: str) -> str:
+    """Start a try on the qualification page and answer each item wrongly, page by page;
+    the last feedback page."""
+    token = client.cookies["csrftoken"].value
+    location = client.post(url, {"qualification_action": "start",
+                                 "csrfmiddlewaretoken": token})["Location"]
+    while True:
+        answered = client.post(location, {"flag": "no_answer", "csrfmiddlewaretoken": token})
+        assert answered.status_code == 302 and "?answered=" in answered["Location"]
+        feedback = client.get(answered["Location"]).content.decode()
+        following = re.search(r'href="(\?item=\d+)" data-testid="next"', feedback)
+        if following is None:
+            return feedback
+        location = url + following.group(1)
+
+
+@pytest.mark.parametrize("platform", ["prolific", "mturk"])
+def test_a_worker_who_fails_the_qualification_is_screened_out_with_no_code(
+        news_corpus, workers, admin_user, committed, settings, platform):
+    """The answer stage asks for a qualification. A marketplace worker works what is theirs
+    (the questions), fails both tries of the qualification, and has nothing left: their
+    session ends screened out, told why and to return the study, with no code (the no-work
+    code paid them as if they had worked through); a new session of theirs ends the same
+    way, and the admin's studies page counts them screened out."""
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            qualification_items=2, qualification_tries=2,
+                            qualification_threshold=0.8)
+    gold.gold_items_import(stage=answer, text=training_jsonl(), name="training.jsonl",
+                           purpose="training")
+    study = studies.study_create(project=project, platform=platform,
+                                 completion_code="DONE1", no_work_code="NONE1")
+    arrival = prolific if platform == "prolific" else mturk
+    client = csrf_client()
+    arrive(client, study, arrival())
+    with committed():
+        assert work_all_through_the_api(client) == ["newsqa_question", "newsqa_question"]
+    page = client.get("/tasks/next/").content.decode()
+    assert 'data-testid="qualify-first"' in page and 'data-testid="completion"' not in page
+    url = reverse("annotation:qualification", args=[answer.pk])
+    assert f'href="{url}"' in page
+
+    first = fail_a_qualification_try(client, url)
+    assert 'data-testid="failed"' in first and "You have 1 try left" in first
+    page = client.get("/tasks/next/").content.decode()  # a try left: no end yet
+    assert 'data-testid="qualify-first"' in page and "screened-out" not in page
+    last = fail_a_qualification_try(client, url)
+    assert 'data-testid="failed"' in last and "No try is left." in last
+    assert engine.work_waiting(worker=ProjectMember.objects.get(source=platform).user,
+                               project=project) is False
+    # On from the feedback page: the worker's tasks, which end their session.
+    on = re.search(r'href="([^"]+)" data-testid="my-tasks"', last).group(1)
+    page = client.get(on, follow=True).content.decode()
+    assert 'data-testid="screened-out"' in page
+    assert "You did not pass the qualification this study asks for" in page
+    assert "The tasks you submitted are recorded" in page  # the two questions
+    for code in ("DONE1", "NONE1", "completion-code", "completion-link", "externalSubmit"):
+        assert code not in page
+    if platform == "mturk":
+        assert "Please return the HIT on MTurk" in page
+    else:
+        assert "Please return the study on Prolific" in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.SCREENED_OUT
+    # A new session of the same worker (a new assignment or Prolific session) ends so too.
+    again = csrf_client()
+    arrive(again, study, arrival(session="sess2") if platform == "prolific"
+           else arrival(assignment="3ASSIGN2"))
+    page = again.get("/tasks/next/").content.decode()
+    assert 'data-testid="screened-out"' in page and "You did not pass" in page
+    assert "DONE1" not in page and "NONE1" not in page
+    assert "The tasks you submitted are recorded" not in page  # none in this session
+    assert [s.outcome for s in StudySession.objects.order_by("id")] == [
+        StudySession.Outcome.SCREENED_OUT] * 2
+    # The admin's studies page counts both sessions screened out, none as no work left.
+    admin = Client()
+    admin.force_login(admin_user)
+    table = admin.get(reverse("annotation:study_list", args=[project.pk])).content.decode()
+    assert 'data-testid="screened-out">2<' in table and 'data-testid="no-work">0<' in table
 
 
 def test_a_session_that_started_goes_on_to_its_code_after_the_study_closes(study_project):
