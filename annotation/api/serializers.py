@@ -28,9 +28,24 @@ class UserOutputSerializer(serializers.ModelSerializer):
 
 
 class WorkerOutputSerializer(serializers.ModelSerializer):
+    """A worker as a checker sees them: the id and the username the pages name them by,
+    no personal data (checkers review batches; their quality figures are on the workers
+    pages)."""
+
     class Meta:
         model = User
-        fields = ("id", "username", "last_login")
+        fields = ("id", "username")
+
+
+class WorkerAdminOutputSerializer(WorkerOutputSerializer):
+    """A worker in the workers list as an admin sees them: also when they last signed in
+    (the shape the schema documents; a checker's rows have no ``last_login``)."""
+
+    class Meta(WorkerOutputSerializer.Meta):
+        fields = (*WorkerOutputSerializer.Meta.fields, "last_login")
+        extra_kwargs = {"last_login": {
+            "help_text": "When the worker last signed in (null: never). Admins only: "
+                         "checkers get the id and username alone."}}
 
 
 class TaskOutputSerializer(serializers.Serializer):

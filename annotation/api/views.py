@@ -37,6 +37,7 @@ from annotation.api.serializers import (
     TaskSubmitInputSerializer,
     TaskSubmitOutputSerializer,
     UserOutputSerializer,
+    WorkerAdminOutputSerializer,
     WorkerOutputSerializer,
 )
 from annotation.models import Assignment, MemberStatus, Project, ProjectMember, Submission
@@ -57,10 +58,21 @@ class MeApi(APIView):
 
 class WorkerListApi(generics.ListAPIView):
     """Annotators, for checkers assigning and reviewing batches: a checker sees the
-    annotators of the projects they check (as the workers pages do), an admin all."""
+    annotators of the projects they check (as the workers pages do), an admin all. A
+    checker gets each worker's id and username; an admin also their last sign-in
+    (`last_login`)."""
 
     permission_classes = (IsChecker,)
-    serializer_class = WorkerOutputSerializer
+
+    def get_serializer_class(self):
+        # Personal data for admins only: whoever else asks gets the checker's shape.
+        if self.request is not None and has_role(self.request.user, Role.ADMIN):
+            return WorkerAdminOutputSerializer
+        return WorkerOutputSerializer
+
+    @extend_schema(responses=WorkerAdminOutputSerializer(many=True))
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
         workers = User.objects.filter(groups__name=Role.ANNOTATOR, is_active=True)

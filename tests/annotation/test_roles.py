@@ -147,6 +147,48 @@ def test_a_checker_lists_only_the_annotators_of_the_projects_they_check(
     assert listed(admin_user) == {*workers, "outsider"}
 
 
+def test_checkers_get_no_personal_data_of_workers_and_admins_their_last_sign_in(
+        newsqa_project, workers, admin_user, client_for, client):
+    """Checkers review batches: the workers list gives them each worker's id and username,
+    not when they last signed in (nor e-mail, names or marketplace ids); admins keep
+    ``last_login``, and the schema says it is theirs alone."""
+    from annotation import engine
+    from annotation.models import ExternalAccount
+
+    worker = workers["ann1"]
+    worker.email, worker.first_name, worker.last_name = "ann1@example.org", "Ann", "Smith"
+    worker.save()
+    ExternalAccount.objects.create(platform="prolific", external_id="5f1a2b3c4d5e6f708192a3b4",
+                                   user=worker)
+    client_for(worker)  # signs in: last_login set
+    worker.refresh_from_db()
+    assert worker.last_login is not None
+    checker = user_with_roles("check1", Role.CHECKER)
+    engine.project_member_add(project=newsqa_project, user=checker, role=Role.CHECKER)
+
+    def row_of(user) -> dict:
+        response = client_for(user).get("/api/v1/workers/")
+        assert response.status_code == 200
+        return next(r for r in response.json()["results"] if r["id"] == worker.pk)
+
+    seen = row_of(checker)
+    assert seen == {"id": worker.pk, "username": "ann1"}
+    text = client_for(checker).get("/api/v1/workers/").content.decode()
+    for personal in ("last_login", "ann1@example.org", "Smith", "5f1a2b3c4d5e6f708192a3b4"):
+        assert personal not in text
+    assert row_of(admin_user) == {"id": worker.pk, "username": "ann1",
+                                  "last_login": worker.last_login.isoformat().replace(
+                                      "+00:00", "Z")}
+    schema = client_for(admin_user).get("/api/v1/schema/", {"format": "json"}).json()
+    page = schema["paths"]["/api/v1/workers/"]["get"]["responses"]["200"]["content"][
+        "application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    shape = schema["components"]["schemas"][schema["components"]["schemas"][page][
+        "properties"]["results"]["items"]["$ref"].rsplit("/", 1)[1]]
+    assert set(shape["properties"]) == {"id", "username", "last_login"}
+    assert shape["required"] == ["id", "username"]
+    assert "Admins only" in shape["properties"]["last_login"]["description"]
+
+
 def test_a_stages_guidelines_are_for_its_projects_members(newsqa_project, workers,
                                                           admin_user, client_for):
     stage = newsqa_project.stages.get(kind="newsqa_answer")
