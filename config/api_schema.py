@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpResponseBase
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -120,9 +123,25 @@ class SchemaApi(JsonOutsideSuccessMixin, SpectacularAPIView):
     permission_classes = (IsAuthenticated,)
 
 
-class SchemaDocsView(JsonOutsideSuccessMixin, SpectacularSwaggerSplitView):
+class SignInPageMixin:
+    """An HTML page served by an API view: a visitor who is not signed in is sent to the
+    login page with ``next``, as every other page does (the API's 401 body is no page).
+    Credentials that fail (an unknown token, a deactivated account's) are an API client's,
+    and still get the 401 with ``WWW-Authenticate``."""
+
+    #: Read by the URLconf sweep: anonymous visitors go to the login page, not a 401.
+    sign_in_page = True
+
+    def handle_exception(self, exc: Exception) -> HttpResponseBase:
+        if isinstance(exc, NotAuthenticated):
+            return redirect_to_login(self.request.get_full_path())  # type: ignore[attr-defined]
+        return super().handle_exception(exc)  # type: ignore[misc]
+
+
+class SchemaDocsView(SignInPageMixin, JsonOutsideSuccessMixin, SpectacularSwaggerSplitView):
     """Swagger UI over the schema; its assets come from drf-spectacular-sidecar and its
-    start-up script is a separate file (``?script``), so the page needs no inline script."""
+    start-up script is a separate file (``?script``), so the page needs no inline script.
+    A page: an anonymous visitor signs in first (the schema itself stays API: a 401)."""
 
     permission_classes = (IsAuthenticated,)
     url_name = "api_schema"

@@ -14,6 +14,7 @@ api_patterns = [
     path("", include("collector.api.urls")),
     # The OpenAPI 3 schema (YAML; JSON with ?format=json) and its Swagger UI, for any
     # signed-in user. The UI's script is a separate file (no inline script under the CSP).
+    # The UI is a page: an anonymous visitor goes to the login page; the schema is API (401).
     path("schema/", SchemaApi.as_view(), name="api_schema"),
     path("docs/", SchemaDocsView.as_view(), name="api_docs"),
 ]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import yaml
 from django.contrib.auth import get_user_model
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
+from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotation.roles import Role
@@ -64,13 +66,44 @@ def test_any_signed_in_user_gets_the_schema(client, roles):
 
 
 @pytest.mark.django_db
-def test_the_schema_and_docs_are_refused_to_anonymous_visitors_in_json(client):
-    for url in (SCHEMA, f"{SCHEMA}?format=json", DOCS):
-        response = client.get(url)
-        assert response.status_code == 401, url
-        assert response["WWW-Authenticate"] == "Token", url
-        assert response["Content-Type"] == "application/json", url
-        assert "credentials" in response.json()["detail"]
+def test_the_schema_is_refused_to_anonymous_clients_in_json(client):
+    for url in (SCHEMA, f"{SCHEMA}?format=json"):
+        for accept in ({}, {"HTTP_ACCEPT": "application/json"}):
+            response = client.get(url, **accept)
+            assert response.status_code == 401, url
+            assert response["WWW-Authenticate"] == "Token", url
+            assert response["Content-Type"] == "application/json", url
+            assert "credentials" in response.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_an_anonymous_visitor_of_the_docs_page_signs_in_first_and_comes_back(client):
+    """The docs page is a page: a browser that is not signed in goes to the login page with
+    ``next``, as on every other page, and lands on the docs once signed in. A client whose
+    token fails gets the API's 401; a good token gets the page."""
+    from rest_framework.authtoken.models import Token
+
+    for url in (f"{DOCS}?script", DOCS):
+        response = client.get(url, HTTP_ACCEPT="text/html,application/xhtml+xml")
+        assert response.status_code == 302, url
+        assert response["Location"] == f"/accounts/login/?next={quote(url)}", url
+    login = client.get(response["Location"])
+    assert login.status_code == 200 and f'value="{DOCS}"' in login.content.decode()
+    reader = user_with_roles("reader", Role.ANNOTATOR)
+    reader.set_password("a long passphrase 1")
+    reader.save()
+    signed_in = client.post(f"/accounts/login/?next={DOCS}", {
+        "username": "reader", "password": "a long passphrase 1", "next": DOCS})
+    assert signed_in.status_code == 302 and signed_in["Location"] == DOCS
+    page = client.get(DOCS)
+    assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
+
+    api = Client()
+    refused = api.get(DOCS, HTTP_AUTHORIZATION="Token " + "0" * 40)
+    assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Token"
+    assert refused["Content-Type"] == "application/json"
+    token = Token.objects.create(user=reader)
+    assert api.get(DOCS, HTTP_AUTHORIZATION=f"Token {token.key}").status_code == 200
 
 
 @pytest.mark.django_db

@@ -134,9 +134,11 @@ def _api_rule(view_class: type[APIView], initkwargs: dict[str, Any]) -> Rule | N
             roles.update(permission.roles)
         elif permission is not IsAuthenticated:
             return None
+    # A page an API view serves (the docs' Swagger UI) sends anonymous visitors to sign in.
+    api = not getattr(view_class, "sign_in_page", False)
     if roles:
-        return Rule("roles", frozenset(roles), api=True)
-    return Rule("signed_in", api=True)
+        return Rule("roles", frozenset(roles), api=api)
+    return Rule("signed_in", api=api)
 
 
 # -- the URL list --------------------------------------------------------------------------
@@ -225,6 +227,9 @@ def test_the_sweep_covers_the_whole_urlconf():
             "admin/"} <= routes
     for route in ROUTES:  # each generated URL reaches the view it was made for
         assert resolve(route.url("unknown")).func is route.callback, route.route
+    # The schema is API (anonymous: 401); its Swagger UI a page (anonymous: the login page).
+    assert role_rule(resolve("/api/v1/schema/").func) == Rule("signed_in", api=True)
+    assert role_rule(resolve("/api/v1/docs/").func) == Rule("signed_in")
 
 
 def test_every_view_declares_a_role_rule():
