@@ -126,8 +126,8 @@ class SchemaApi(JsonOutsideSuccessMixin, SpectacularAPIView):
 class SignInPageMixin:
     """An HTML page served by an API view: a visitor who is not signed in is sent to the
     login page with ``next``, as every other page does (the API's 401 body is no page).
-    Credentials that fail (an unknown token, a deactivated account's) are an API client's,
-    and still get the 401 with ``WWW-Authenticate``."""
+    A token that fails (unknown, or a deactivated account's) is an API client's, and still
+    gets the 401 with ``WWW-Authenticate``."""
 
     #: Read by the URLconf sweep: anonymous visitors go to the login page, not a 401.
     sign_in_page = True
