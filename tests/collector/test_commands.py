@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import transaction
 
-from collector.models import Corpus, Document, Query
+from collector.models import Corpus, Document, ImportRun, Query
+from collector.services import corpus_ensure
 from tests.collector.corpus_support import (
     DUREADER_DEV,
     NEWSQA_DIR,
@@ -70,6 +72,8 @@ def test_import_with_map_split_and_story_folder(tmp_path):
 
 
 def test_import_queries_and_rebuild_index():
+    with transaction.atomic():
+        corpus_ensure(name="nq", language="en")
     out = run("import_queries", str(QUERIES_EN), "--corpus", "nq", "--language", "en")
     assert "200 queries imported" in out
     assert Query.objects.filter(corpus__name="nq").count() == 200
@@ -81,6 +85,33 @@ def test_import_queries_and_rebuild_index():
     assert indexed(corpus) == 657
     hits = json.loads(run("search", "--corpus", "zh", "--json", "海信电视怎么样"))
     assert len(hits) == 10 and "海信" in hits[0]["snippet"]
+
+
+def test_import_queries_refuses_a_corpus_that_is_not_there(tmp_path, manage_py):
+    """A misspelt --corpus made a new corpus holding only the queries: it is refused,
+    naming the closest corpus, and nothing is written."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "a", "body": "Some text."}\n', encoding="utf-8")
+    for name in ("wiki-en-dev", "news"):
+        run("import_corpus", str(docs), "--corpus", name, "--language", "en",
+            "--format", "jsonl", "--no-index", "--no-progress")
+    runs = ImportRun.objects.count()
+    said = ("--corpus: no corpus named 'wiki-en-dv'; did you mean 'wiki-en-dev'? "
+            "(corpora: news, wiki-en-dev)")
+    with pytest.raises(CommandError) as caught:
+        run("import_queries", str(QUERIES_EN), "--corpus", "wiki-en-dv", "--language", "en")
+    assert str(caught.value) == said
+    assert sorted(Corpus.objects.values_list("name", flat=True)) == ["news", "wiki-en-dev"]
+    assert not Query.objects.exists() and ImportRun.objects.count() == runs
+    with pytest.raises(CommandError, match=r"^--corpus: no corpus named 'zzz' \(corpora: "):
+        run("import_queries", str(QUERIES_EN), "--corpus", "zzz", "--language", "en")
+    shell = manage_py("import_queries", str(QUERIES_EN), "--corpus", "wiki-en-dv",
+                      "--language", "en", "--no-progress")
+    assert (shell.returncode, shell.stderr.strip(), shell.stdout) == (1, f"CommandError: {said}",
+                                                                      "")
+    assert not Query.objects.exists() and not Corpus.objects.filter(name="wiki-en-dv").exists()
+    out = run("import_queries", str(QUERIES_EN), "--corpus", "wiki-en-dev", "--language", "en")
+    assert "200 queries imported" in out
 
 
 def test_rebuild_index_all_rebuilds_every_corpus_as_a_restore_needs():

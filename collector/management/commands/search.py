@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from collector.models import Corpus
+from collector.management.arguments import corpus_named
 from collector.search import search_backend
 from collector.services import retrieve
 
@@ -24,10 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        corpus = Corpus.objects.filter(name=options["corpus"]).first()
-        if corpus is None:
-            known = ", ".join(Corpus.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no corpus named {options['corpus']!r} (corpora: {known})")
+        corpus = corpus_named(options["corpus"])
         if options["k"] < 1:
             raise CommandError("--k must be at least 1")
         query = options["query"]
