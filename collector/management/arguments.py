@@ -4,7 +4,9 @@ there, saying which option was wrong, with what, and what it could have been."""
 from __future__ import annotations
 
 import difflib
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from django.core.management.base import CommandError
 
@@ -34,3 +36,38 @@ def corpus_named(name: str, *, option: str = "--corpus") -> Corpus:
                            known=list(Corpus.objects.order_by("name")
                                       .values_list("name", flat=True)))
     return corpus
+
+
+def new_or_empty_folder(value: str, *, option: str = "--out") -> Path:
+    """The folder ``value`` names, checked before any work is done: an empty folder, or a
+    new one inside an existing folder; either must be writable (tried with a file that is
+    removed at once). Otherwise a CommandError names ``option`` and the path. Nothing is
+    made here: a new folder is made by what writes into it."""
+    if not value.strip():
+        raise CommandError(f"{option}: an empty path; name a folder (new or empty)")
+    folder = Path(value)
+    try:
+        if folder.exists():
+            if not folder.is_dir():
+                raise CommandError(f"{option}: {folder} is a file, not a folder")
+            if any(folder.iterdir()):
+                raise CommandError(f"{option}: {folder} is not empty: name a new or empty "
+                                   "folder")
+            writes_in = folder
+        else:
+            writes_in = folder.parent
+            if not writes_in.exists():
+                raise CommandError(f"{option}: cannot make {folder}: {writes_in} does not "
+                                   "exist")
+            if not writes_in.is_dir():
+                raise CommandError(f"{option}: cannot make {folder}: {writes_in} is a file, "
+                                   "not a folder")
+    except OSError as exc:
+        raise CommandError(f"{option}: cannot read {folder} ({exc.strerror or exc})") from exc
+    try:
+        with tempfile.TemporaryFile(dir=writes_in):
+            pass
+    except OSError as exc:
+        raise CommandError(f"{option}: cannot write in {writes_in} ({exc.strerror or exc})"
+                           ) from exc
+    return folder
