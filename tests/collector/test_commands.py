@@ -130,6 +130,42 @@ def test_rebuild_index_all_rebuilds_every_corpus_as_a_restore_needs():
         run("rebuild_index")
 
 
+def test_import_corpus_refuses_options_it_would_ignore(tmp_path):
+    """A window for a corpus split by paragraph was stored and never used; a source type
+    for a format that sets its own was dropped. Both are refused before anything is read."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "a", "body": "Some text here."}\n', encoding="utf-8")
+
+    def refusal(*args: str) -> str:
+        with pytest.raises(CommandError) as caught:
+            run("import_corpus", *args, "--language", "en", "--no-progress")
+        return str(caught.value)
+
+    assert refusal(str(docs), "--corpus", "new", "--format", "jsonl",
+                   "--window-tokens", "50") == (
+        "--window-tokens 50: only for --split window (a new corpus splits by paragraph "
+        "unless --split says otherwise)")
+    assert refusal(str(docs), "--corpus", "new", "--format", "jsonl", "--split", "paragraph",
+                   "--overlap", "5") == (
+        "--overlap 5: only for --split window (--split paragraph given)")
+    assert refusal(str(SQUAD_V1), "--corpus", "new", "--format", "squad",
+                   "--source-type", "news") == (
+        "--source-type: format 'squad' sets its documents' source type itself (only jsonl, "
+        "csv and tsv take --source-type)")
+    assert not Corpus.objects.exists()
+    run("import_corpus", str(docs), "--corpus", "paras", "--language", "en", "--format",
+        "jsonl", "--no-index")
+    assert refusal(str(docs), "--corpus", "paras", "--format", "jsonl",
+                   "--window-tokens", "100") == (
+        "--window-tokens 100: only for --split window (corpus 'paras' splits by paragraph)")
+    run("import_corpus", str(docs), "--corpus", "windows", "--language", "en", "--format",
+        "jsonl", "--split", "window", "--window-tokens", "3", "--overlap", "1", "--no-index")
+    again = run("import_corpus", str(docs), "--corpus", "windows", "--language", "en",
+                "--format", "jsonl", "--window-tokens", "3", "--no-index")
+    assert "0 documents imported (1 skipped" in again
+    assert Corpus.objects.get(name="paras").split_mode == "paragraph"
+
+
 def test_bad_input_raises_a_one_line_command_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "body": "x"}\n{"id": "a", "body": "y"}\n', encoding="utf-8")

@@ -40,6 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        _refuse_conflicting(options)
         progress = TerminalProgress(
             stream=sys.stderr,
             enabled=not options["no_progress"] and options["verbosity"] > 0,
@@ -61,3 +62,26 @@ class Command(BaseCommand):
         finally:
             progress.close()
         self.stdout.write(report.summary())
+
+
+def _refuse_conflicting(options: dict[str, Any]) -> None:
+    """Options the import would ignore are refused: a window for a corpus split by paragraph
+    (stored, never used) and a source type for a format that sets its own."""
+    if options["source_type"] and not FORMATS[options["format"]].takes_mapping:
+        raise CommandError(f"--source-type: format {options['format']!r} sets its documents' "
+                           "source type itself (only jsonl, csv and tsv take --source-type)")
+    given = [(option, options[key]) for option, key in (("--window-tokens", "window_tokens"),
+                                                        ("--overlap", "overlap"))
+             if options[key] is not None]
+    if not given:
+        return
+    if options["split"] is not None:
+        mode, whose = options["split"], f"--split {options['split']} given"
+    else:
+        corpus = Corpus.objects.filter(name=options["corpus"]).first()
+        mode = corpus.split_mode if corpus is not None else Corpus.SplitMode.PARAGRAPH
+        whose = (f"corpus {corpus.name!r} splits by {mode}" if corpus is not None
+                 else f"a new corpus splits by {mode} unless --split says otherwise")
+    if mode != Corpus.SplitMode.WINDOW:
+        option, value = given[0]
+        raise CommandError(f"{option} {value}: only for --split window ({whose})")
