@@ -178,6 +178,17 @@ def test_bad_input_raises_a_one_line_command_error(tmp_path):
         run("rebuild_index", "--corpus", "nope")
     with pytest.raises(CommandError, match="no corpus named 'nope'"):
         run("search", "--corpus", "nope", "--json", "x")
+    run("import_corpus", str(SQUAD_V1), "--corpus", "squad", "--language", "en",
+        "--format", "squad", "--no-progress")
+    with pytest.raises(CommandError, match=r"^--k: 0 hits; give at least 1$"):
+        run("search", "--corpus", "squad", "--k", "0", "Super Bowl")
+    # Beyond it PostgreSQL's search overflowed a bigint: a traceback.
+    with pytest.raises(CommandError, match=r"^--k: 4611686018427387904 is more than "
+                                           r"2,147,483,647$"):
+        run("search", "--corpus", "squad", "--k", str(2**62), "Super Bowl")
+    every = run("search", "--corpus", "squad", "--k", "18", "--json", "Super Bowl")  # 18 passages
+    assert run("search", "--corpus", "squad", "--k", str(2**31 - 1), "--json",
+               "Super Bowl") == every
 
 
 def test_exit_status_and_message_from_the_shell(tmp_path):

@@ -11,6 +11,8 @@ from collector.management.arguments import corpus_named
 from collector.search import search_backend
 from collector.services import retrieve
 
+K_MOST = 2**31 - 1
+
 
 class Command(BaseCommand):
     help = ("Search a corpus's passages. With --json, print a JSON list of hits, best first: "
@@ -26,7 +28,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         corpus = corpus_named(options["corpus"])
         if options["k"] < 1:
-            raise CommandError("--k must be at least 1")
+            raise CommandError(f"--k: {options['k']} hits; give at least 1")
+        if options["k"] > K_MOST:  # PostgreSQL's search overflowed its bigints (a traceback)
+            raise CommandError(f"--k: {options['k']} is more than {K_MOST:,}")
         query = options["query"]
         backend = search_backend()
         hits = [
