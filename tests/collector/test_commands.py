@@ -164,6 +164,22 @@ def test_import_corpus_refuses_options_it_would_ignore(tmp_path):
                 "--format", "jsonl", "--window-tokens", "3", "--no-index")
     assert "0 documents imported (1 skipped" in again
     assert Corpus.objects.get(name="paras").split_mode == "paragraph"
+    run("import_corpus", str(docs), "--corpus", "described", "--language", "en", "--format",
+        "jsonl", "--description", "Old news.", "--licence", "CC BY 4.0", "--no-index")
+    assert refusal(str(docs), "--corpus", "described", "--format", "jsonl",
+                   "--description", "New news.") == (
+        "--description: corpus 'described' exists already and keeps its description (set "
+        "for a new corpus only; change it on the admin site)")
+    assert refusal(str(docs), "--corpus", "described", "--format", "jsonl",
+                   "--licence", "MIT") == (
+        "--licence: corpus 'described' exists already and keeps its licence (set for a new "
+        "corpus only; change it on the admin site)")
+    same = run("import_corpus", str(docs), "--corpus", "described", "--language", "en",
+               "--format", "jsonl", "--description", "Old news.", "--licence", "CC BY 4.0",
+               "--no-index")  # the same command again: nothing is ignored
+    assert "0 documents imported (1 skipped" in same
+    assert (Corpus.objects.filter(name="described").values_list("description", "licence")
+            .get()) == ("Old news.", "CC BY 4.0")
 
 
 def test_bad_input_raises_a_one_line_command_error(tmp_path):
