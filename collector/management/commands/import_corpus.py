@@ -73,15 +73,18 @@ def _refuse_conflicting(options: dict[str, Any]) -> None:
     if options["source_type"] and not FORMATS[options["format"]].takes_mapping:
         raise CommandError(f"--source-type: format {options['format']!r} sets its documents' "
                            "source type itself (only jsonl, csv and tsv take --source-type)")
-    corpus = Corpus.objects.filter(name=options["corpus"]).first()
+    given = [(option, options[key]) for option, key in (("--window-tokens", "window_tokens"),
+                                                        ("--overlap", "overlap"))
+             if options[key] is not None]
+    # Read only when an option depends on it: otherwise the file is checked first.
+    corpus = (Corpus.objects.filter(name=options["corpus"]).first()
+              if options["description"] or options["licence"]
+              or (given and options["split"] is None) else None)
     for option, key in (("--description", "description"), ("--licence", "licence")):
         if corpus is not None and options[key] and options[key] != getattr(corpus, key):
             raise CommandError(f"{option}: corpus {corpus.name!r} exists already and keeps "
                                f"its {key} (set for a new corpus only; change it on the "
                                "admin site)")
-    given = [(option, options[key]) for option, key in (("--window-tokens", "window_tokens"),
-                                                        ("--overlap", "overlap"))
-             if options[key] is not None]
     if not given:
         return
     if options["split"] is not None:
