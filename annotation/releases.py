@@ -22,6 +22,7 @@ without a split stage releases its records as train (``train-v2.0.json``), as it
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import re
 import statistics
@@ -241,23 +242,35 @@ def _split_order(splits: Iterable[str]) -> list[str]:
 
 def release_copy(*, release: Release, out_dir: Path) -> list[Path]:
     """Copy the release's files and checksums from the storage into ``out_dir`` (never
-    over an existing file), checking each against its recorded SHA-256."""
+    over an existing file), checking each against its recorded SHA-256. All or nothing:
+    when a copy fails, the files and folders it made are removed before the error goes on."""
     import hashlib
 
     recorded = {f.path: f.sha256 for f in release.files.all()}
-    written = []
-    for path in [*recorded, CHECKSUMS]:
-        target = out_dir / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.sha256()
-        with release_open(release, path) as source, target.open("xb") as out:
-            for chunk in source.chunks():
-                digest.update(chunk)
-                out.write(chunk)
-        if path in recorded and digest.hexdigest() != recorded[path]:
-            raise JobError(f"{release_file_name(release, path)}: SHA-256 {digest.hexdigest()} "
-                           f"differs from the recorded {recorded[path]}")
-        written.append(target)
+    written: list[Path] = []
+    made: list[Path] = []  # folders made here, parents first
+    try:
+        for path in [*recorded, CHECKSUMS]:
+            target = out_dir / path
+            missing = [p for p in (target.parent, *target.parent.parents) if not p.exists()]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.extend(reversed(missing))
+            digest = hashlib.sha256()
+            with release_open(release, path) as source, target.open("xb") as out:
+                written.append(target)
+                for chunk in source.chunks():
+                    digest.update(chunk)
+                    out.write(chunk)
+            if path in recorded and digest.hexdigest() != recorded[path]:
+                raise JobError(f"{release_file_name(release, path)}: SHA-256 "
+                               f"{digest.hexdigest()} differs from the recorded {recorded[path]}")
+    except BaseException:
+        for target in written:
+            target.unlink(missing_ok=True)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     return written
 
 

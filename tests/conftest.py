@@ -143,6 +143,38 @@ def client_for(client):
     return login
 
 
+@pytest.fixture
+def manage_py(transactional_db, tmp_path):
+    """Run ``manage.py ARGS`` in a subprocess, for its exit status and what reaches stderr,
+    against the test database as it is now: on PostgreSQL the test database itself, on
+    SQLite a copy in a file (the in-memory one is this process's). Returns the
+    ``CompletedProcess``."""
+    import sqlite3
+
+    from django.db import connection
+
+    copies = iter(range(1_000))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        env = dict(os.environ)
+        if connection.vendor == "sqlite":
+            copy = tmp_path / f"manage-py-{next(copies)}.sqlite3"
+            connection.ensure_connection()
+            target = sqlite3.connect(copy)
+            try:
+                connection.connection.backup(target)
+            finally:
+                target.close()
+            env["DATABASE_URL"] = f"sqlite:///{copy}"
+            env.pop("CROWDQA_SEARCH_BACKEND", None)  # CI's PostgreSQL stage sets it
+        else:
+            env["DATABASE_URL"] = _test_database_url(connection.settings_dict)
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    return run
+
+
 def _test_database_url(settings_dict: dict) -> str:
     user = settings_dict.get("USER") or ""
     password = settings_dict.get("PASSWORD") or ""

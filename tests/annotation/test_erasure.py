@@ -126,6 +126,25 @@ def test_erasing_someone_unknown_says_so(worked):
         call_command("worker_erase", "--prolific", PID, stdout=io.StringIO())
 
 
+def test_an_empty_or_admin_name_is_refused_naming_the_option(worked, admin_user):
+    """An empty --user or --prolific was taken for "--mturk None"; an admin's account was
+    erased (the worker page refuses it)."""
+    def refusal(*args: str) -> str:
+        with pytest.raises(CommandError) as caught:
+            call_command("worker_erase", *args, stdout=io.StringIO())
+        return str(caught.value)
+
+    assert refusal("--user", "") == "--user: no user '' (erased already, or never here)"
+    assert refusal("--prolific", "") == ("--prolific: no Prolific worker '' (erased already, "
+                                         "or never here)")
+    assert refusal("--user", admin_user.username) == (
+        f"--user: user {admin_user.username!r} is an admin; admins are not erased: remove "
+        "the admin role first")
+    kept = get_user_model().objects.get(pk=admin_user.pk)
+    assert kept.is_active and kept.username == admin_user.username
+    assert ExternalAccount.objects.filter(external_id=PID).exists()
+
+
 def test_an_admin_erases_a_worker_from_their_page(worked, client_for, admin_user):
     project, worker = worked["project"], worked["worker"]
     page = f"/manage/projects/{project.pk}/workers/{worker.pk}/"

@@ -808,9 +808,11 @@ def test_the_command_prints_the_path_as_its_last_line(project):
     (["--project", "Harbor news", "--role", "boss"], "'boss'"),
     # Beyond the column and the calendar: an overflow and a traceback before.
     (["--project", "Harbor news", "--role", "annotator", "--max-uses", str(10**20)],
-     "max_uses: 100000000000000000000 is more than 2,147,483,647"),
+     "^--max-uses: 100000000000000000000 is more than 2,147,483,647$"),
     (["--project", "Harbor news", "--role", "annotator", "--expires-days", "99999999"],
-     "expires_days: 99999999 is more than 3,650"),
+     "^--expires-days: 99999999 is more than 3,650$"),
+    (["--project", "Harbor news", "--role", "annotator", "--domains", "uni.edu,not a domain"],
+     r"^--domains: 'not a domain' is not a domain \(like example.org\)$"),
 ])
 def test_the_command_names_a_bad_project_or_role(project, args, named):
     with pytest.raises(CommandError, match=named):

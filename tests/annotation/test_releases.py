@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +12,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation import engine, releases
 from annotation.models import Item, Project, Release, Stage
+from collector.jobs import JobError
 from tests.annotation.test_newsqa_flow import claim_item
 
 REPO = Path(__file__).resolve().parents[2]
@@ -365,6 +368,115 @@ def test_create_release_command_writes_files_and_prints_checksums(finished_proje
                      "2.0.1", "--format", "squad-v2", "--out", str(a_file), verbosity=0)
     assert a_file.read_text() == "kept"
     assert not Release.objects.filter(version="2.0.1").exists()
+
+
+def _unwritable_folder(tmp_path) -> Path:
+    """A folder in which no file can be made: read-only, or for root (who writes in any
+    folder) sysfs, which refuses new files even to root."""
+    import os
+
+    if os.geteuid() != 0:
+        folder = tmp_path / "read-only"
+        folder.mkdir()
+        folder.chmod(0o555)
+        return folder
+    if not Path("/sys/kernel").is_dir():
+        pytest.skip("running as root without sysfs: no folder refuses root a new file")
+    return Path("/sys")
+
+
+def test_create_release_refuses_a_bad_out_before_any_work(finished_project, tmp_path,
+                                                          settings):
+    """--out is checked before the release is made: "" (an unset shell variable) was taken
+    as no --out, and a folder that cannot be made or written failed after the build,
+    leaving the release behind."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "old.json").write_text("{}")
+    unwritable = _unwritable_folder(tmp_path)
+    refused = {
+        "": "--out: an empty path; name a folder (new or empty)",
+        str(tmp_path / "missing" / "rel"):
+            f"--out: cannot make {tmp_path / 'missing' / 'rel'}: {tmp_path / 'missing'} "
+            "does not exist",
+        str(a_file / "rel"):
+            f"--out: cannot make {a_file / 'rel'}: {a_file} is a file, not a folder",
+        str(full): f"--out: {full} is not empty: name a new or empty folder",
+        str(unwritable / "crowdqa-rel"):
+            f"--out: cannot write in {unwritable} (Permission denied)",
+    }
+    before = set(tmp_path.rglob("*"))
+    for out, said in refused.items():
+        with pytest.raises(CommandError) as caught:
+            call_command("create_release", "--project", finished_project.name, "--version",
+                         "2.0.0", "--format", "squad-v2", "--out", out, verbosity=0,
+                         stdout=StringIO())
+        assert str(caught.value) == said
+    assert not Release.objects.filter(project=finished_project).exists()
+    assert set(tmp_path.rglob("*")) == before  # the storage (MEDIA_ROOT) is there too
+    assert a_file.read_text() == "kept" and not (unwritable / "crowdqa-rel").exists()
+    # From the shell: the exit status and the message on stderr (checked before the
+    # database is read, so a database with no tables will do).
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'unused.sqlite3'}"}
+    env.pop("CROWDQA_SEARCH_BACKEND", None)
+    shell = subprocess.run(
+        [sys.executable, "manage.py", "create_release", "--project", finished_project.name,
+         "--version", "2.0.0", "--format", "squad-v2", "--out", ""],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert (shell.returncode, shell.stderr.strip(), shell.stdout) == (
+        1, f"CommandError: {refused['']}", "")
+    call_command("create_release", "--project", finished_project.name, "--version", "2.0.0",
+                 "--format", "squad-v2", "--out", str(tmp_path / "new"), verbosity=0,
+                 stdout=StringIO())
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == [
+        "DATASHEET.md", "SHA256SUMS", "train-v2.0.json"]
+
+
+def test_create_release_names_the_option_it_refuses(finished_project):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    def refusal(*args: str) -> str:
+        with pytest.raises(CommandError) as caught:
+            call_command("create_release", "--project", finished_project.name, *args,
+                         verbosity=0)
+        return str(caught.value)
+
+    assert refusal("--version", "1.x", "--format", "squad-v2") == (
+        "--version: '1.x': Use a semantic version: X.Y.Z, whole numbers without leading "
+        "zeros (e.g. 1.0.0).")
+    assert refusal("--version", "1.0.0", "--format", "reco") == (
+        "--format: reco does not apply to a newsqa project; use squad-v1, squad-v2, "
+        "newsqa-json, newsqa-csv, hf")
+    assert not Release.objects.exists()
+
+
+def test_a_copy_that_fails_leaves_no_file_behind(finished_project, admin_user, committed,
+                                                 tmp_path):
+    """A stored file that no longer matches its checksum stops the copy: the files copied
+    before it are removed, and the folders made for them."""
+    release = _release(finished_project, admin_user, committed, ["squad-v2", "newsqa-json"])
+    last = [f.path for f in release.files.all()][-1]  # copied last of the recorded files
+    storage = releases.release_storage()
+    name = releases.release_file_name(release, last)
+    storage.delete(name)
+    storage.save(name, ContentFile(b"tampered"))
+    out = tmp_path / "copy" / "here"
+    with pytest.raises(JobError, match=f"{last}: SHA-256 .* differs from the recorded"):
+        releases.release_copy(release=release, out_dir=out)
+    assert not (tmp_path / "copy").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(JobError):
+        releases.release_copy(release=release, out_dir=empty)
+    assert empty.is_dir() and not any(empty.iterdir())
 
 
 # ReCO and MS MARCO: final records made by the stages' own record builders ----------------

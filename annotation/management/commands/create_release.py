@@ -13,6 +13,7 @@ from annotation import releases
 from annotation.models import Project
 from annotation.release_records import UNAGREED_CHOICES
 from collector.jobs import JobError
+from collector.management.arguments import new_or_empty_folder
 
 
 class Command(BaseCommand):
@@ -32,8 +33,9 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, action="append", dest="formats",
                             choices=sorted(releases.FORMATS),
                             help="repeat for several formats")
-        parser.add_argument("--out", help="also copy the release's files to this folder "
-                            "(new or empty)")
+        parser.add_argument("--out", help="also copy the release's files to this folder: an "
+                            "empty one, or a new one made inside an existing folder (checked "
+                            "before the release is made)")
         parser.add_argument("--omit-workers", action="store_true")
         parser.add_argument("--unagreed-questions", default="unanswerable",
                             choices=list(UNAGREED_CHOICES),
@@ -43,14 +45,13 @@ class Command(BaseCommand):
                             + " (default: unanswerable)")
 
     def handle(self, *args, **options) -> None:
+        # Checked before anything is done: a bad --out ("" from an unset shell variable
+        # was taken as no --out) would otherwise fail, or be ignored, after the build.
+        out = (new_or_empty_folder(options["out"], option="--out")
+               if options["out"] is not None else None)
         project = Project.objects.filter(name=options["project"]).first()
         if project is None:
             raise CommandError(f"no project named {options['project']!r}")
-        out = Path(options["out"]) if options["out"] else None
-        if out is not None and out.exists() and not out.is_dir():
-            raise CommandError(f"--out: {out} is a file, not a folder")
-        if out is not None and out.exists() and any(out.iterdir()):
-            raise CommandError(f"{out} is not empty: releases are written once")
         try:
             release = releases.release_create(
                 project=project, version=options["version"], formats=options["formats"],
@@ -58,7 +59,7 @@ class Command(BaseCommand):
                 unagreed_questions=options["unagreed_questions"], build=False,
             )
         except ValidationError as exc:
-            raise CommandError(exc.messages[0]) from exc
+            raise CommandError(_refusal(exc, options)) from exc
         bar = tqdm(total=None, unit="rec", desc=f"{project.name} {release.version}",
                    disable=options["verbosity"] == 0)
         try:
@@ -78,6 +79,24 @@ class Command(BaseCommand):
         for f in release.files.all():
             self.stdout.write(f"{f.sha256}  {where / f.path}  ({f.records} records, "
                               f"{f.bytes} bytes)")
+
+
+OPTIONS = {"version": "--version", "formats": "--format",
+           "unagreed_questions": "--unagreed-questions"}
+
+
+def _refusal(exc: ValidationError, options: dict) -> str:
+    """The first message of ``release_create``'s refusal, its field said as the option."""
+    if hasattr(exc, "error_dict"):  # the model's own checks: the message names no value
+        field, errors = next(iter(exc.error_dict.items()))
+        option = OPTIONS.get(field)
+        message = errors[0].messages[0]
+        if option is None:
+            return f"{field}: {message}"
+        return f"{option}: {options[field]!r}: {message}"  # fields are named as the dests
+    message = exc.messages[0]
+    field, colon, rest = message.partition(": ")
+    return f"{OPTIONS[field]}: {rest}" if colon and field in OPTIONS else message
 
 
 class _TqdmProgress:

@@ -12,6 +12,10 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation import invites
 from annotation.models import Project
 
+# invite_create's fields, as this command's options.
+OPTIONS = {"role": "--role", "max_uses": "--max-uses", "expires_days": "--expires-days",
+           "allowed_domains": "--domains"}
+
 
 class Command(BaseCommand):
     help = "Create an invite link to project NAME in ROLE; prints its path as the last line."
@@ -42,9 +46,9 @@ class Command(BaseCommand):
                 allowed_domains=options["domains"].split(","))
         except ValidationError as exc:
             raise CommandError("; ".join(
-                f"{field}: {message}" for field, messages in exc.message_dict.items()
-                for message in messages) if hasattr(exc, "error_dict")
-                else "; ".join(exc.messages)) from exc
+                f"{OPTIONS.get(field, field)}: {message}"
+                for field, messages in exc.message_dict.items() for message in messages)
+                if hasattr(exc, "error_dict") else "; ".join(exc.messages)) from exc
         limits = [f"max uses {invite.max_uses}" if invite.max_uses else "no use limit",
                   f"expires {invite.expires_at:%Y-%m-%d %H:%M %Z}" if invite.expires_at
                   else "never expires"]

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import ExternalAccount, Platform
+from annotation.roles import Role, has_role
 from annotation.services import worker_erase
 
 
@@ -24,18 +25,24 @@ class Command(BaseCommand):
         who.add_argument("--mturk", help="the worker's MTurk WorkerId")
 
     def handle(self, *args, **options) -> None:
-        if options["user"]:
+        # "is not None": an empty --user (or --prolific) was taken for --mturk None.
+        if options["user"] is not None:
+            option = "--user"
             user = get_user_model().objects.filter(username=options["user"]).first()
             named = f"user {options['user']!r}"
         else:
-            platform = Platform.PROLIFIC if options["prolific"] else Platform.MTURK
-            external = options["prolific"] or options["mturk"]
+            option = "--prolific" if options["prolific"] is not None else "--mturk"
+            platform = Platform.PROLIFIC if option == "--prolific" else Platform.MTURK
+            external = options[option[2:]]
             account = (ExternalAccount.objects.filter(platform=platform, external_id=external)
                        .select_related("user").first())
             user = account.user if account is not None else None
             named = f"{platform.label} worker {external!r}"
         if user is None:
-            raise CommandError(f"no {named} (erased already, or never here)")
+            raise CommandError(f"{option}: no {named} (erased already, or never here)")
+        if has_role(user, Role.ADMIN):  # as the worker page refuses it
+            raise CommandError(f"{option}: {named} is an admin; admins are not erased: "
+                               "remove the admin role first")
         summary = worker_erase(user=user)
         self.stdout.write(
             f"{named} erased: removed {', '.join(map(str, summary.removed))}; the account "

@@ -33,13 +33,16 @@ class Command(BaseCommand):
         parser.add_argument("--overlap", type=int, help="window overlap in tokens")
         parser.add_argument("--source-type", default="", choices=["", *SOURCE_TYPES],
                             help="jsonl/csv/tsv: source type of documents that give none")
-        parser.add_argument("--description", default="", help="description of a new corpus")
-        parser.add_argument("--licence", default="", help="licence text of a new corpus")
+        parser.add_argument("--description", default="",
+                            help="description of a new corpus (an existing one keeps its own)")
+        parser.add_argument("--licence", default="",
+                            help="licence text of a new corpus (an existing one keeps its own)")
         parser.add_argument("--no-index", action="store_true",
                             help="import only; index later with rebuild_index")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        _refuse_conflicting(options)
         progress = TerminalProgress(
             stream=sys.stderr,
             enabled=not options["no_progress"] and options["verbosity"] > 0,
@@ -61,3 +64,35 @@ class Command(BaseCommand):
         finally:
             progress.close()
         self.stdout.write(report.summary())
+
+
+def _refuse_conflicting(options: dict[str, Any]) -> None:
+    """Options the import would ignore are refused: a window for a corpus split by paragraph
+    (stored, never used), a source type for a format that sets its own, and a description or
+    licence for a corpus that has its own."""
+    if options["source_type"] and not FORMATS[options["format"]].takes_mapping:
+        raise CommandError(f"--source-type: format {options['format']!r} sets its documents' "
+                           "source type itself (only jsonl, csv and tsv take --source-type)")
+    given = [(option, options[key]) for option, key in (("--window-tokens", "window_tokens"),
+                                                        ("--overlap", "overlap"))
+             if options[key] is not None]
+    # Read only when an option depends on it: otherwise the file is checked first.
+    corpus = (Corpus.objects.filter(name=options["corpus"]).first()
+              if options["description"] or options["licence"]
+              or (given and options["split"] is None) else None)
+    for option, key in (("--description", "description"), ("--licence", "licence")):
+        if corpus is not None and options[key] and options[key] != getattr(corpus, key):
+            raise CommandError(f"{option}: corpus {corpus.name!r} exists already and keeps "
+                               f"its {key} (set for a new corpus only; change it on the "
+                               "admin site)")
+    if not given:
+        return
+    if options["split"] is not None:
+        mode, whose = options["split"], f"--split {options['split']} given"
+    else:
+        mode = corpus.split_mode if corpus is not None else Corpus.SplitMode.PARAGRAPH
+        whose = (f"corpus {corpus.name!r} splits by {mode}" if corpus is not None
+                 else f"a new corpus splits by {mode} unless --split says otherwise")
+    if mode != Corpus.SplitMode.WINDOW:
+        option, value = given[0]
+        raise CommandError(f"{option} {value}: only for --split window ({whose})")

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from collector.management.arguments import corpus_named
 from collector.management.progress import TerminalProgress
 from collector.models import Corpus
 from collector.search import IndexBusy
@@ -30,10 +31,7 @@ class Command(BaseCommand):
             for corpus in Corpus.objects.order_by("name"):
                 self._rebuild(corpus, options)
             return
-        corpus = Corpus.objects.filter(name=options["corpus"]).first()
-        if corpus is None:
-            known = ", ".join(Corpus.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no corpus named {options['corpus']!r} (corpora: {known})")
+        corpus = corpus_named(options["corpus"])
         self._rebuild(corpus, options)
 
     def _rebuild(self, corpus: Corpus, options: dict[str, Any]) -> None:

@@ -7,9 +7,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from collector.models import Corpus
+from collector.management.arguments import corpus_named
 from collector.search import search_backend
 from collector.services import retrieve
+
+K_MOST = 2**31 - 1
 
 
 class Command(BaseCommand):
@@ -24,12 +26,11 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        corpus = Corpus.objects.filter(name=options["corpus"]).first()
-        if corpus is None:
-            known = ", ".join(Corpus.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no corpus named {options['corpus']!r} (corpora: {known})")
+        corpus = corpus_named(options["corpus"])
         if options["k"] < 1:
-            raise CommandError("--k must be at least 1")
+            raise CommandError(f"--k: {options['k']} hits; give at least 1")
+        if options["k"] > K_MOST:  # PostgreSQL's search overflowed its bigints (a traceback)
+            raise CommandError(f"--k: {options['k']} is more than {K_MOST:,}")
         query = options["query"]
         backend = search_backend()
         hits = [
