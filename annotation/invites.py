@@ -37,8 +37,8 @@ from django.core.mail import send_mail
 from django.core.paginator import Page, Paginator
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Prefetch, Q
-from django.db.models.functions import Lower
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.functions import Coalesce, Lower
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone, translation
@@ -224,6 +224,7 @@ def _user_new(*, username: str, email: str, password: str, active: bool = True) 
     cannot log in until it is activated."""
     user_model = get_user_model()
     errors: dict[str, list[str]] = {}
+    holders: list[int] = []  # accounts with this name (any case): lapsed sign-ups only
     username = (username or "").strip()
     email = (email or "").strip()
     if not username:
@@ -238,7 +239,10 @@ def _user_new(*, username: str, email: str, password: str, active: bool = True) 
         except ValidationError as exc:
             errors["username"] = exc.messages
         else:
-            if user_model.objects.filter(username__iexact=username).exists():
+            # An unconfirmed sign-up whose links have all expired holds the name no more.
+            holders = list(user_model.objects.filter(username__iexact=username)
+                           .values_list("pk", flat=True))
+            if any(not _signup_lapsed(user_id=pk) for pk in holders):
                 errors["username"] = [_("The username %(username)r is taken; choose another.")
                                       % {"username": username}]
     if email:
@@ -259,6 +263,8 @@ def _user_new(*, username: str, email: str, password: str, active: bool = True) 
     user.set_password(password)
     try:
         with transaction.atomic():
+            if not all(_signup_lapsed_release(user_id=pk) for pk in holders):
+                raise IntegrityError("taken meanwhile")
             user.save()
     except IntegrityError as exc:  # someone took the name a moment ago
         raise ValidationError(
@@ -374,14 +380,16 @@ def invite_accept(
 #
 # Joining through such a link takes two steps. ``invite_join_request`` checks all that
 # ``invite_accept`` checks, makes a newcomer's account inactive (it cannot log in; the
-# username is kept for them) and records a confirmation mail
+# username is kept for them while a link works) and records a confirmation mail
 # (``InviteMail``, counted against the hourly limit). Once that commits, the Celery task
 # ``annotation.tasks.invite_mail_send_task`` sends it (``invite_mail_send``): a signed link
 # (``JoinRequest.confirm_token``: invite, user, address; CONFIRM_MAX_AGE), never from inside
 # the web request's transaction, retried while the mail server fails. ``invite_confirm``
 # reads the link, checks everything again under the invite's lock, and joins through
 # ``invite_accept``, activating the newcomer. ``JoinRequest.resend_token`` (another salt: it
-# cannot join) lets the pages send the link again.
+# cannot join) lets the pages send the link again. A newcomer who never confirms holds the
+# username no longer than their last link works: a new sign-up may take the name over, and
+# the periodic ``signups_lapsed_purge`` removes the account (``_signup_lapsed``).
 
 CONFIRM_SALT = "crowdqa.invites.confirm"
 RESEND_SALT = "crowdqa.invites.resend"
@@ -390,6 +398,8 @@ RESEND_MAX_AGE = timedelta(days=30)
 # A mail still "sending" this long after its attempt began: its worker died mid-send, and
 # a second delivery of the task may send it.
 MAIL_SENDING_STALE = timedelta(minutes=5)
+# Confirmation mail rows (and the addresses in them) are deleted after this.
+MAIL_ROWS_KEPT = RESEND_MAX_AGE
 
 
 def confirm_needed(invite: Invite) -> bool:
@@ -661,12 +671,13 @@ def confirm_resend(*, resend_token: str, site_root: str,
                    language: str | None = None) -> JoinRequest | None:
     """The join request mailed again (recorded and counted against the hourly limit, sent
     by a task as ``invite_join_request``'s), or None when its user joined already.
-    ``ConfirmLinkBad`` (also when the account went),
+    ``ConfirmLinkBad`` (also when the account went: a lapsed sign-up is purged),
     ``InviteUnavailable`` or ``ValidationError`` otherwise."""
     if not mail_possible():
         raise _mail_unavailable()
     data, user = _token_read(resend_token, salt=RESEND_SALT, max_age=RESEND_MAX_AGE)
     with transaction.atomic():
+        # Locked: the purge, which locks it too, does not remove it under a new link.
         user = get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         if user is None:
             raise ConfirmLinkBad("bad")
@@ -698,6 +709,76 @@ def confirm_mail_send(*, join: JoinRequest, url: str) -> None:
         "annotation/invites/confirm_mail_subject.txt", context).split())
     body = render_to_string("annotation/invites/confirm_mail.txt", context)
     send_mail(subject, body, None, [join.email])
+
+
+# Unconfirmed sign-ups whose links expired ---------------------------------------------------
+
+def _signups_lapsed(now: datetime) -> QuerySet:
+    """Accounts made by a sign-up through a link restricted to e-mail domains that were
+    never confirmed (inactive, never logged in) and whose every confirmation link has
+    expired (the last mail sent, or asked for, longer than CONFIRM_MAX_AGE ago)."""
+    recent = (InviteMail.objects.filter(user=OuterRef("pk"))
+              .annotate(link_at=Coalesce("sent_at", "created_at"))
+              .filter(link_at__gt=now - CONFIRM_MAX_AGE))
+    return (get_user_model().objects
+            .filter(is_active=False, last_login__isnull=True,
+                    pk__in=InviteMail.objects.filter(newcomer=True).values("user_id"))
+            .exclude(Exists(recent)))
+
+
+def _referenced(user_ids: set[int]) -> set[int]:
+    """Those of ``user_ids`` that any row refers to but their confirmation mails: a
+    membership, an invite use, work, payments, groups, a token, an admin's log entry (every
+    relation to the user model, whatever app adds it). Such an account is never purged."""
+    if not user_ids:
+        return set()
+    found: set[int] = set()
+    for relation in get_user_model()._meta.get_fields(include_hidden=True):
+        if (relation.concrete or not relation.auto_created
+                or relation.related_model is InviteMail):
+            continue
+        name = relation.field.name
+        found.update(relation.related_model._base_manager
+                     .filter(**{f"{name}__in": user_ids}).values_list(name, flat=True))
+    return found
+
+
+def _signup_lapsed(*, user_id: int, now: datetime | None = None) -> bool:
+    """Whether account ``user_id`` is a lapsed sign-up nothing refers to (read only)."""
+    now = now or timezone.now()
+    return (_signups_lapsed(now).filter(pk=user_id).exists()
+            and not _referenced({user_id}))
+
+
+def _signup_lapsed_release(*, user_id: int, now: datetime | None = None) -> bool:
+    """Delete account ``user_id`` (and its confirmation mails) when it is a lapsed sign-up
+    nothing refers to, checked again under its row lock; whether it is gone. Runs in the
+    caller's transaction, or its own."""
+    with transaction.atomic():
+        if not get_user_model().objects.select_for_update().filter(pk=user_id).exists():
+            return True
+        if not _signup_lapsed(user_id=user_id, now=now):
+            return False
+        get_user_model().objects.filter(pk=user_id).delete()
+        return True
+
+
+def signups_lapsed_purge(*, now: datetime | None = None) -> int:
+    """The periodic purge: delete the accounts of sign-ups never confirmed whose links
+    have all expired and that nothing refers to (``_signup_lapsed``), so their usernames
+    and addresses are free; then the confirmation mail rows older than MAIL_ROWS_KEPT.
+    Never touches a confirmed account, or one with any membership, work or role.
+    Idempotent. Returns how many accounts went."""
+    now = now or timezone.now()
+    candidates = set(_signups_lapsed(now).values_list("pk", flat=True))
+    purged = 0
+    for user_id in sorted(candidates - _referenced(candidates)):
+        if _signup_lapsed_release(user_id=user_id, now=now):
+            purged += 1
+    InviteMail.objects.filter(created_at__lt=now - MAIL_ROWS_KEPT).delete()
+    if purged:
+        logger.info("purged %d unconfirmed sign-ups whose confirmation links expired", purged)
+    return purged
 
 
 # Members from a CSV ----------------------------------------------------------------------

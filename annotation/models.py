@@ -721,7 +721,9 @@ class InviteMail(models.Model):
     """One confirmation mail asked for through a link restricted to e-mail domains (a
     sign-up, a join, or "Send the link again"): the Celery task
     ``annotation.tasks.invite_mail_send_task`` reads it by id and sends it once
-    (``annotation.invites.invite_mail_send``)."""
+    (``annotation.invites.invite_mail_send``). A ``newcomer``'s rows also say when their
+    account's last link was sent: the periodic purge removes unconfirmed accounts whose
+    links have all expired. Rows go after ``invites.MAIL_ROWS_KEPT``."""
 
     Status = InviteMailStatus
 

@@ -45,3 +45,11 @@ def invite_mail_send_task(self, mail_id: int) -> str:
     except MailNotSent as exc:
         raise self.retry(exc=exc, countdown=invite_mail_retry_pause(retries)) from exc
 
+
+@shared_task(name="annotation.tasks.signups_purge_task")
+def signups_purge_task() -> int:
+    """Periodic: delete unconfirmed sign-ups whose confirmation links expired and that
+    nothing refers to (``invites.signups_lapsed_purge``)."""
+    from annotation.invites import signups_lapsed_purge
+
+    return signups_lapsed_purge()

@@ -344,6 +344,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
                      "schedule": CROWDQA_PERIODIC_S},
     "pick-up-stages": {"task": "annotation.tasks.stages_pick_up_task",
                        "schedule": CROWDQA_PERIODIC_S},
+    # Unconfirmed sign-ups whose confirmation links expired free their usernames.
+    "purge-signups": {"task": "annotation.tasks.signups_purge_task", "schedule": 3600.0},
 }
 CROWDQA_LEASE_MINUTES = env.int("CROWDQA_LEASE_MINUTES", default=30)
 # New worker accounts that one client address may make through study links in an hour

@@ -1,6 +1,7 @@
 """The confirmation mail of an invite restricted to e-mail domains is sent by a Celery task
 once the sign-up commits (never inside the web request), at most once, retried while the
-mail server fails."""
+mail server fails; an unconfirmed sign-up whose links expired frees its username (a new
+sign-up takes it over, the periodic purge removes the account)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,18 @@ from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db.models import F
 from django.urls import clear_script_prefix, reverse, set_script_prefix
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
+from rest_framework.authtoken.models import Token
 
 from annotation import engine, invites
-from annotation.models import InviteMail, ProjectMember
+from annotation.models import InviteMail, InviteUse, ProjectMember
 from annotation.roles import Role
 from annotation.services import worker_erase
 from annotation.tasks import invite_mail_retry_pause, invite_mail_send_task
+from config.celery import beat_run_once
 from tests.factories import user_with_roles
 
 User = get_user_model()
@@ -52,6 +56,12 @@ def _signup(client, invite, *, script_prefix: str = "", **overrides):
 def _confirm_path(mail) -> str:
     [link] = re.findall(r"http://testserver(\S*/join/confirm/[^/\s]+/)", mail.body)
     return link
+
+
+def _days_pass(delta: timedelta) -> None:
+    """Every confirmation mail so far was asked for and sent ``delta`` earlier."""
+    InviteMail.objects.update(created_at=F("created_at") - delta,
+                              sent_at=F("sent_at") - delta)
 
 
 # The mail from a task --------------------------------------------------------------------
@@ -217,3 +227,93 @@ def test_erasing_a_worker_removes_the_addresses_their_mails_went_to(
     summary = worker_erase(user=user)
     assert not InviteMail.objects.exists()
     assert "e-mail address" in [str(label) for label in summary.removed]
+
+
+# Unconfirmed sign-ups whose links expired -------------------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_sign_up_takes_over_the_username_of_an_expired_unconfirmed_one(
+        invite, client, mailoutbox):
+    """Someone typed a wrong address: the account waited for a confirmation that could
+    never come, and kept the username for ever. Once its links have expired, signing up
+    again with the name works."""
+    assert _signup(client, invite, email="mraia@uni.edu").status_code == 200
+    typo = User.objects.get(username="maria")
+    old_link = _confirm_path(mailoutbox[0])
+    _days_pass(invites.CONFIRM_MAX_AGE - timedelta(minutes=1))  # the link still works
+    refused = _signup(client, invite, username="Maria")
+    assert "The username &#x27;Maria&#x27; is taken" in refused.content.decode()
+    assert User.objects.filter(pk=typo.pk).exists()
+
+    _days_pass(timedelta(minutes=2))  # now it has expired
+    response = _signup(client, invite)
+    assert response.status_code == 200
+    assert "We sent a link to maria@uni.edu" in response.content.decode()
+    maria = User.objects.get(username="maria")
+    assert maria.pk != typo.pk and maria.email == "maria@uni.edu"
+    assert not User.objects.filter(pk=typo.pk).exists()
+    assert list(InviteMail.objects.values_list("email", flat=True)) == ["maria@uni.edu"]
+    # The old account's link joins nobody; the new one's joins her.
+    assert client.post(old_link).status_code == 400
+    assert client.post(_confirm_path(mailoutbox[1])).status_code == 302
+    assert list(invite.uses.values_list("user__username", flat=True)) == ["maria"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lapsed_sign_up_with_a_membership_keeps_its_name(invite, project, client,
+                                                           mailoutbox):
+    _signup(client, invite)
+    held = User.objects.get(username="maria")
+    engine.project_member_add(project=project, user=held, role=Role.ANNOTATOR)
+    _days_pass(invites.CONFIRM_MAX_AGE + timedelta(minutes=1))
+    refused = _signup(client, invite, email="maria2@uni.edu")
+    assert "The username &#x27;maria&#x27; is taken" in refused.content.decode()
+    assert User.objects.get(username="maria").pk == held.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_periodic_purge_removes_only_lapsed_sign_ups_that_nothing_refers_to(
+        invite, project, client, mailoutbox, settings):
+    from django.test import Client
+
+    def sign_up(username: str) -> Client:
+        browser = Client()
+        assert _signup(browser, invite, username=username,
+                       email=f"{username}@uni.edu").status_code == 200
+        return browser
+
+    settings.CROWDQA_INVITE_MAILS_PER_HOUR = 0
+    sign_up("lapsed")
+    resent = sign_up("resent")
+    sign_up("member")
+    sign_up("token")
+    confirmed = sign_up("confirmed")
+    assert confirmed.post(_confirm_path(mailoutbox[-1])).status_code == 302
+    engine.project_member_add(project=project, user=User.objects.get(username="member"),
+                              role=Role.CHECKER)
+    Token.objects.create(user=User.objects.get(username="token"))
+    # An account an admin deactivated before its first login: no sign-up of ours.
+    deactivated = user_with_roles("deactivated")
+    User.objects.filter(pk=deactivated.pk).update(is_active=False)
+    _days_pass(invites.CONFIRM_MAX_AGE + timedelta(minutes=1))
+    # "resent" asked for a new link since: it works for 3 more days.
+    assert resent.post(reverse("annotation:invite_confirm_resend"), {
+        "token": invites.JoinRequest(invite=invite, user=User.objects.get(username="resent"),
+                                     email="resent@uni.edu", newcomer=True).resend_token,
+    }).status_code == 200
+
+    results = beat_run_once()  # what beat (or the embedded ticker) runs
+    assert "purge-signups" in settings.CELERY_BEAT_SCHEDULE
+    assert results["purge-signups"] == 1
+    assert sorted(User.objects.values_list("username", flat=True)) == [
+        "confirmed", "deactivated", "member", "resent", "token"]
+    assert not InviteMail.objects.filter(email="lapsed@uni.edu").exists()
+    assert InviteUse.objects.filter(user__username="confirmed").exists()
+    assert invites.signups_lapsed_purge() == 0  # idempotent
+
+    # Kept rows go after 30 days; the accounts they named stay as they are.
+    _days_pass(invites.MAIL_ROWS_KEPT)
+    assert invites.signups_lapsed_purge() == 1  # "resent" has lapsed too now
+    assert not InviteMail.objects.exists()
+    assert sorted(User.objects.values_list("username", flat=True)) == [
+        "confirmed", "deactivated", "member", "token"]
