@@ -7,8 +7,6 @@ and its forms (new invite, revoke, CSV upload) are for admins; every change is a
 
 from __future__ import annotations
 
-import logging
-import smtplib
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlencode
@@ -19,17 +17,16 @@ from django.contrib.auth import login
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import engine, invites
 from annotation.markdown import render_markdown
-from annotation.models import Invite, Project, ProjectMember
+from annotation.models import Invite, InviteMail, Project, ProjectMember
 from annotation.roles import Role, role_required
 
-logger = logging.getLogger(__name__)
 MEMBERS_TEMPLATE = "annotation/invites/members.html"
 IMPORT_MAX_BYTES = 2 * 1024 * 1024
 
@@ -136,7 +133,8 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
                    "password": data["password1"]})
         try:
             if invites.confirm_needed(invite) and not joined:
-                join = invites.invite_join_request(invite_id=invite.pk, **fields)
+                join = invites.invite_join_request(invite_id=invite.pk,
+                                                   site_root=_site_root(request), **fields)
             else:
                 member = invites.invite_accept(invite_id=invite.pk, **fields)
         except invites.InviteUnavailable as exc:
@@ -167,21 +165,20 @@ def _welcome(request: HttpRequest, member: ProjectMember) -> None:
                         "role": ROLE_NAMES.get(member.role, member.role)})
 
 
+def _site_root(request: HttpRequest) -> str:
+    """The site's absolute root URL as this request reached it: the mailed links start
+    with it."""
+    return request.build_absolute_uri(get_script_prefix())
+
+
 def _confirm_sent(request: HttpRequest, join: invites.JoinRequest) -> HttpResponse:
-    """Mail the confirmation link (in the reader's language, the request's) and say so; a
-    mail that could not be sent is said too, with the button to send it again."""
-    url = request.build_absolute_uri(
-        reverse("annotation:invite_confirm", args=[join.confirm_token]))
-    try:
-        invites.confirm_mail_send(join=join, url=url)
-    except (OSError, smtplib.SMTPException):
-        logger.exception("invite %s: the confirmation mail was not sent", join.invite.pk)
-        sent = False
-    else:
-        sent = True
+    """Say where the confirmation mail stands: on its way (a worker sends it), sent (the
+    embedded mode sent it on commit), or failed (503), with the button to send it again."""
+    mail = invites.invite_mail_status(mail_id=join.mail_id)
+    failed = mail in (InviteMail.Status.FAILED, "gone")
     return render(request, "annotation/invites/confirm_sent.html", {
-        "join": join, "sent": sent, "resend_token": join.resend_token,
-        "days": invites.CONFIRM_MAX_AGE.days}, status=200 if sent else 503)
+        "join": join, "mail": "failed" if failed else mail, "resend_token": join.resend_token,
+        "days": invites.CONFIRM_MAX_AGE.days}, status=503 if failed else 200)
 
 
 def _confirm_bad(request: HttpRequest, exc: invites.ConfirmLinkBad) -> HttpResponse:
@@ -236,7 +233,8 @@ def invite_confirm_resend(request: HttpRequest) -> HttpResponse:
     """Public: mail a new confirmation link (``invites.confirm_resend``; the hourly limit
     holds)."""
     try:
-        join = invites.confirm_resend(resend_token=request.POST.get("token", ""))
+        join = invites.confirm_resend(resend_token=request.POST.get("token", ""),
+                                      site_root=_site_root(request))
     except invites.ConfirmLinkBad as exc:
         return _confirm_bad(request, invites.ConfirmLinkBad("bad") if exc.state == "expired"
                             else exc)

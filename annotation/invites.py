@@ -16,12 +16,16 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import logging
 import re
 import secrets
+import smtplib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
+from urllib.parse import urljoin
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
@@ -33,19 +37,29 @@ from django.core.mail import send_mail
 from django.core.paginator import Page, Paginator
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Prefetch
-from django.db.models.functions import Lower
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.functions import Coalesce, Lower
 from django.template.loader import render_to_string
-from django.urls import reverse
-from django.utils import timezone
+from django.urls import get_script_prefix, reverse
+from django.utils import timezone, translation
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from kombu.exceptions import OperationalError as KombuOperationalError
 
-from annotation.models import Invite, InviteUse, Project, ProjectMember, Submission
+from annotation.models import (
+    Invite,
+    InviteMail,
+    InviteUse,
+    Project,
+    ProjectMember,
+    Submission,
+)
 from annotation.ratelimit import hour_count
 from annotation.roles import Role
+
+logger = logging.getLogger(__name__)
 
 INVITE_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value)
 IMPORT_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value, Role.ADMIN.value)
@@ -210,6 +224,7 @@ def _user_new(*, username: str, email: str, password: str, active: bool = True) 
     cannot log in until it is activated."""
     user_model = get_user_model()
     errors: dict[str, list[str]] = {}
+    holders: list[int] = []  # accounts with this name (any case): lapsed sign-ups only
     username = (username or "").strip()
     email = (email or "").strip()
     if not username:
@@ -224,7 +239,10 @@ def _user_new(*, username: str, email: str, password: str, active: bool = True) 
         except ValidationError as exc:
             errors["username"] = exc.messages
         else:
-            if user_model.objects.filter(username__iexact=username).exists():
+            # An unconfirmed sign-up whose links have all expired holds the name no more.
+            holders = list(user_model.objects.filter(username__iexact=username)
+                           .values_list("pk", flat=True))
+            if any(not _signup_lapsed(user_id=pk) for pk in holders):
                 errors["username"] = [_("The username %(username)r is taken; choose another.")
                                       % {"username": username}]
     if email:
@@ -245,6 +263,8 @@ def _user_new(*, username: str, email: str, password: str, active: bool = True) 
     user.set_password(password)
     try:
         with transaction.atomic():
+            if not all(_signup_lapsed_release(user_id=pk) for pk in holders):
+                raise IntegrityError("taken meanwhile")
             user.save()
     except IntegrityError as exc:  # someone took the name a moment ago
         raise ValidationError(
@@ -360,16 +380,26 @@ def invite_accept(
 #
 # Joining through such a link takes two steps. ``invite_join_request`` checks all that
 # ``invite_accept`` checks, makes a newcomer's account inactive (it cannot log in; the
-# username is kept for them) and counts a mail; the view sends ``confirm_mail_send`` with a
-# signed link (``JoinRequest.confirm_token``: invite, user, address; CONFIRM_MAX_AGE).
-# ``invite_confirm`` reads it, checks everything again under the invite's lock, and joins
-# through ``invite_accept``, activating the newcomer. ``JoinRequest.resend_token`` (another
-# salt: it cannot join) lets the pages send the link again.
+# username is kept for them while a link works) and records a confirmation mail
+# (``InviteMail``, counted against the hourly limit). Once that commits, the Celery task
+# ``annotation.tasks.invite_mail_send_task`` sends it (``invite_mail_send``): a signed link
+# (``JoinRequest.confirm_token``: invite, user, address; CONFIRM_MAX_AGE), never from inside
+# the web request's transaction, retried while the mail server fails. ``invite_confirm``
+# reads the link, checks everything again under the invite's lock, and joins through
+# ``invite_accept``, activating the newcomer. ``JoinRequest.resend_token`` (another salt: it
+# cannot join) lets the pages send the link again. A newcomer who never confirms holds the
+# username no longer than their last link works: a new sign-up may take the name over, and
+# the periodic ``signups_lapsed_purge`` removes the account (``_signup_lapsed``).
 
 CONFIRM_SALT = "crowdqa.invites.confirm"
 RESEND_SALT = "crowdqa.invites.resend"
 CONFIRM_MAX_AGE = timedelta(days=3)
 RESEND_MAX_AGE = timedelta(days=30)
+# A mail still "sending" this long after its attempt began: its worker died mid-send, and
+# a second delivery of the task may send it.
+MAIL_SENDING_STALE = timedelta(minutes=5)
+# Confirmation mail rows (and the addresses in them) are deleted after this.
+MAIL_ROWS_KEPT = RESEND_MAX_AGE
 
 
 def confirm_needed(invite: Invite) -> bool:
@@ -394,15 +424,22 @@ class ConfirmLinkBad(Exception):
         super().__init__(state)
 
 
+class MailNotSent(Exception):
+    """The mail server refused a confirmation mail or could not be reached; the mail is
+    queued again for the task's next try."""
+
+
 @dataclass(frozen=True)
 class JoinRequest:
     """Who asked to join ``invite`` with which address; ``newcomer``: their account waits
-    for this confirmation to be activated."""
+    for this confirmation to be activated. ``mail_id``: the confirmation mail recorded for
+    it (``InviteMail``), when one was."""
 
     invite: Invite
     user: Any
     email: str
     newcomer: bool
+    mail_id: int | None = None
 
     def _payload(self) -> dict[str, Any]:
         return {"i": self.invite.pk, "u": self.user.pk, "e": self.email,
@@ -437,20 +474,36 @@ def _mail_unavailable() -> ValidationError:
         "e-mail now. Ask the project's admins."), code="no_mail")
 
 
+def _mail_queue(join: JoinRequest, *, site_root: str, language: str | None) -> JoinRequest:
+    """Record ``join``'s confirmation mail (counted against the hourly limit) and have it
+    sent once the transaction commits; ``site_root`` is the site's absolute root URL
+    (``https://crowdqa.example.org/``), ``language`` the mail's (default: the active one).
+    Returns ``join`` with its ``mail_id``."""
+    _mail_counted(join.invite, join.email)
+    mail = InviteMail.objects.create(
+        invite=join.invite, user=join.user, email=join.email, newcomer=join.newcomer,
+        language=language or translation.get_language() or settings.LANGUAGE_CODE,
+        site_root=site_root)
+    transaction.on_commit(partial(invite_mail_enqueue, mail_id=mail.pk))
+    return replace(join, mail_id=mail.pk)
+
+
 @transaction.atomic
 def invite_join_request(
     *,
     invite_id: int,
+    site_root: str,
     user: Any = None,
     username: str = "",
     email: str = "",
     password: str = "",
+    language: str | None = None,
 ) -> JoinRequest:
     """Ask to join a link restricted to some e-mail domains: what ``invite_accept`` checks
     is checked (state, domains, a blocked membership, a newcomer's sign-up), nothing joins.
     A newcomer's account is made, inactive, with the address; an existing user's address
-    is not changed. Counts a confirmation mail (``CROWDQA_INVITE_MAILS_PER_HOUR``); send it
-    with ``confirm_mail_send``. Errors as ``invite_accept``'s."""
+    is not changed. Records the confirmation mail (``CROWDQA_INVITE_MAILS_PER_HOUR``), sent
+    by a task once this commits (``_mail_queue``). Errors as ``invite_accept``'s."""
     if not mail_possible():
         raise _mail_unavailable()
     invite, _already = _invite_open(invite_id, user)
@@ -461,8 +514,101 @@ def invite_join_request(
     else:
         _member_unblocked(invite, user)
     to = address or (user.email or "").strip()
-    _mail_counted(invite, to)  # last: refused, the new account is rolled back
-    return JoinRequest(invite=invite, user=user, email=to, newcomer=newcomer)
+    join = JoinRequest(invite=invite, user=user, email=to, newcomer=newcomer)
+    # Last: refused by the limit, the new account is rolled back.
+    return _mail_queue(join, site_root=site_root, language=language)
+
+
+def invite_mail_enqueue(*, mail_id: int) -> None:
+    """Send confirmation mail ``mail_id`` to the workers (in the embedded mode, eager
+    Celery sends it here and now, trying once). A broker that cannot be reached fails the
+    mail at once, saying so: the page offers "Send the link again"."""
+    from annotation.tasks import invite_mail_send_task
+
+    try:
+        invite_mail_send_task.delay(mail_id)
+    except KombuOperationalError as exc:
+        logger.error("confirmation mail %s could not be queued: %s", mail_id, exc)
+        InviteMail.objects.filter(pk=mail_id, status=InviteMail.Status.QUEUED).update(
+            status=InviteMail.Status.FAILED,
+            error=f"the broker could not be reached: {exc}"[:500])
+
+
+def _mail_unwanted(mail: InviteMail) -> str:
+    """Why ``mail`` need not be sent any more (its link would join nobody), or ''."""
+    user = mail.user
+    state = invite_state(mail.invite)
+    if state != State.OK:
+        return f"the invite link is {state.replace('_', ' ')}"
+    if invite_joined(invite=mail.invite, user=user):
+        return "joined already"
+    if mail.newcomer and (user.is_active or user.last_login is not None
+                          or (user.email or "").lower() != mail.email.lower()):
+        return "the account does not wait for this address any more"
+    if not mail.newcomer and not user.is_active:
+        return "the account is deactivated"
+    return ""
+
+
+def _mail_finish(mail_id: int, status: str, **fields: Any) -> None:
+    InviteMail.objects.filter(pk=mail_id, status=InviteMail.Status.SENDING).update(
+        status=status, **fields)
+
+
+def invite_mail_send(*, mail_id: int, final: bool = True) -> str:
+    """Send confirmation mail ``mail_id`` (the Celery task's work), once: a mail sent, or
+    being sent, is left alone, so a second delivery of the task sends nothing (a send cut
+    short by a dead worker is tried again after MAIL_SENDING_STALE). A mail whose link
+    would join nobody (joined already, the link closed, the account no longer waiting) is
+    dropped unsent. The link is signed now, so it works CONFIRM_MAX_AGE from the sending.
+
+    When the mail server fails: ``final``, the mail is failed (the page's "Send the link
+    again" still works); otherwise it is queued again and ``MailNotSent`` raised for the
+    task to retry. Returns the mail's status (``gone`` when its row is)."""
+    now = timezone.now()
+    claimed = InviteMail.objects.filter(
+        Q(status=InviteMail.Status.QUEUED)
+        | Q(status=InviteMail.Status.SENDING, attempted_at__lt=now - MAIL_SENDING_STALE),
+        pk=mail_id,
+    ).update(status=InviteMail.Status.SENDING, attempts=F("attempts") + 1, attempted_at=now)
+    mail = (InviteMail.objects.select_related("invite__project", "user")
+            .filter(pk=mail_id).first())
+    if mail is None:
+        return "gone"
+    if not claimed:
+        return mail.status
+    reason = _mail_unwanted(mail)
+    if reason:
+        _mail_finish(mail.pk, InviteMail.Status.DROPPED, error=reason)
+        return InviteMail.Status.DROPPED
+    join = JoinRequest(invite=mail.invite, user=mail.user, email=mail.email,
+                       newcomer=mail.newcomer, mail_id=mail.pk)
+    with translation.override(mail.language):
+        # Relative to the site's root (which has any path prefix the request had).
+        path = reverse("annotation:invite_confirm", args=[join.confirm_token])
+        path = path.removeprefix(get_script_prefix())
+        try:
+            confirm_mail_send(join=join, url=urljoin(mail.site_root, path))
+        except (OSError, smtplib.SMTPException) as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            if final:
+                logger.error("confirmation mail %s to invite %s failed for good (%d tries): "
+                             "%s", mail.pk, mail.invite_id, mail.attempts, error)
+                _mail_finish(mail.pk, InviteMail.Status.FAILED, error=error)
+                return InviteMail.Status.FAILED
+            logger.warning("confirmation mail %s: try %d failed, will try again: %s",
+                           mail.pk, mail.attempts, error)
+            _mail_finish(mail.pk, InviteMail.Status.QUEUED, error=error)
+            raise MailNotSent(error) from exc
+    _mail_finish(mail.pk, InviteMail.Status.SENT, sent_at=timezone.now(), error="")
+    return InviteMail.Status.SENT
+
+
+def invite_mail_status(*, mail_id: int | None) -> str:
+    """Where confirmation mail ``mail_id`` stands (``InviteMail.Status``; ``gone`` when
+    there is no such mail)."""
+    status = InviteMail.objects.filter(pk=mail_id).values_list("status", flat=True).first()
+    return status or "gone"
 
 
 def _token_read(token: str, *, salt: str, max_age: timedelta) -> tuple[dict[str, Any], Any]:
@@ -521,22 +667,28 @@ def invite_confirm(*, token: str) -> tuple[ProjectMember, bool]:
     return member, pending
 
 
-def confirm_resend(*, resend_token: str) -> JoinRequest | None:
-    """The join request to mail again (counted against the hourly limit), or None when its
-    user joined already. ``ConfirmLinkBad``, ``InviteUnavailable`` or ``ValidationError``
-    otherwise."""
+def confirm_resend(*, resend_token: str, site_root: str,
+                   language: str | None = None) -> JoinRequest | None:
+    """The join request mailed again (recorded and counted against the hourly limit, sent
+    by a task as ``invite_join_request``'s), or None when its user joined already.
+    ``ConfirmLinkBad`` (also when the account went: a lapsed sign-up is purged),
+    ``InviteUnavailable`` or ``ValidationError`` otherwise."""
     if not mail_possible():
         raise _mail_unavailable()
     data, user = _token_read(resend_token, salt=RESEND_SALT, max_age=RESEND_MAX_AGE)
     with transaction.atomic():
+        # Locked: the purge, which locks it too, does not remove it under a new link.
+        user = get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        if user is None:
+            raise ConfirmLinkBad("bad")
         invite, already = _invite_open(data.get("i"), user)
-    if already:
-        return None
-    newcomer = bool(data.get("n"))
-    if newcomer and (user.is_active or user.last_login is not None):
-        raise ConfirmLinkBad("bad")  # not a pending sign-up any more
-    _mail_counted(invite, data["e"])
-    return JoinRequest(invite=invite, user=user, email=data["e"], newcomer=newcomer)
+        if already:
+            return None
+        newcomer = bool(data.get("n"))
+        if newcomer and (user.is_active or user.last_login is not None):
+            raise ConfirmLinkBad("bad")  # not a pending sign-up any more
+        join = JoinRequest(invite=invite, user=user, email=data["e"], newcomer=newcomer)
+        return _mail_queue(join, site_root=site_root, language=language)
 
 
 def signup_pending(*, username: str, password: str) -> Any:
@@ -557,6 +709,76 @@ def confirm_mail_send(*, join: JoinRequest, url: str) -> None:
         "annotation/invites/confirm_mail_subject.txt", context).split())
     body = render_to_string("annotation/invites/confirm_mail.txt", context)
     send_mail(subject, body, None, [join.email])
+
+
+# Unconfirmed sign-ups whose links expired ---------------------------------------------------
+
+def _signups_lapsed(now: datetime) -> QuerySet:
+    """Accounts made by a sign-up through a link restricted to e-mail domains that were
+    never confirmed (inactive, never logged in) and whose every confirmation link has
+    expired (the last mail sent, or asked for, longer than CONFIRM_MAX_AGE ago)."""
+    recent = (InviteMail.objects.filter(user=OuterRef("pk"))
+              .annotate(link_at=Coalesce("sent_at", "created_at"))
+              .filter(link_at__gt=now - CONFIRM_MAX_AGE))
+    return (get_user_model().objects
+            .filter(is_active=False, last_login__isnull=True,
+                    pk__in=InviteMail.objects.filter(newcomer=True).values("user_id"))
+            .exclude(Exists(recent)))
+
+
+def _referenced(user_ids: set[int]) -> set[int]:
+    """Those of ``user_ids`` that any row refers to but their confirmation mails: a
+    membership, an invite use, work, payments, groups, a token, an admin's log entry (every
+    relation to the user model, whatever app adds it). Such an account is never purged."""
+    if not user_ids:
+        return set()
+    found: set[int] = set()
+    for relation in get_user_model()._meta.get_fields(include_hidden=True):
+        if (relation.concrete or not relation.auto_created
+                or relation.related_model is InviteMail):
+            continue
+        name = relation.field.name
+        found.update(relation.related_model._base_manager
+                     .filter(**{f"{name}__in": user_ids}).values_list(name, flat=True))
+    return found
+
+
+def _signup_lapsed(*, user_id: int, now: datetime | None = None) -> bool:
+    """Whether account ``user_id`` is a lapsed sign-up nothing refers to (read only)."""
+    now = now or timezone.now()
+    return (_signups_lapsed(now).filter(pk=user_id).exists()
+            and not _referenced({user_id}))
+
+
+def _signup_lapsed_release(*, user_id: int, now: datetime | None = None) -> bool:
+    """Delete account ``user_id`` (and its confirmation mails) when it is a lapsed sign-up
+    nothing refers to, checked again under its row lock; whether it is gone. Runs in the
+    caller's transaction, or its own."""
+    with transaction.atomic():
+        if not get_user_model().objects.select_for_update().filter(pk=user_id).exists():
+            return True
+        if not _signup_lapsed(user_id=user_id, now=now):
+            return False
+        get_user_model().objects.filter(pk=user_id).delete()
+        return True
+
+
+def signups_lapsed_purge(*, now: datetime | None = None) -> int:
+    """The periodic purge: delete the accounts of sign-ups never confirmed whose links
+    have all expired and that nothing refers to (``_signup_lapsed``), so their usernames
+    and addresses are free; then the confirmation mail rows older than MAIL_ROWS_KEPT.
+    Never touches a confirmed account, or one with any membership, work or role.
+    Idempotent. Returns how many accounts went."""
+    now = now or timezone.now()
+    candidates = set(_signups_lapsed(now).values_list("pk", flat=True))
+    purged = 0
+    for user_id in sorted(candidates - _referenced(candidates)):
+        if _signup_lapsed_release(user_id=user_id, now=now):
+            purged += 1
+    InviteMail.objects.filter(created_at__lt=now - MAIL_ROWS_KEPT).delete()
+    if purged:
+        logger.info("purged %d unconfirmed sign-ups whose confirmation links expired", purged)
+    return purged
 
 
 # Members from a CSV ----------------------------------------------------------------------

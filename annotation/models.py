@@ -709,6 +709,50 @@ class InviteUse(models.Model):
         return f"{self.user} joined through invite {self.invite_id}"
 
 
+class InviteMailStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    SENDING = "sending", _("Sending")
+    SENT = "sent", _("Sent")
+    FAILED = "failed", _("Failed")
+    DROPPED = "dropped", _("Not needed any more")
+
+
+class InviteMail(models.Model):
+    """One confirmation mail asked for through a link restricted to e-mail domains (a
+    sign-up, a join, or "Send the link again"): the Celery task
+    ``annotation.tasks.invite_mail_send_task`` reads it by id and sends it once
+    (``annotation.invites.invite_mail_send``). A ``newcomer``'s rows also say when their
+    account's last link was sent: the periodic purge removes unconfirmed accounts whose
+    links have all expired. Rows go after ``invites.MAIL_ROWS_KEPT``."""
+
+    Status = InviteMailStatus
+
+    invite = models.ForeignKey(Invite, on_delete=models.CASCADE, related_name="mails")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="+")
+    email = models.CharField(max_length=254)
+    newcomer = models.BooleanField(default=False)
+    language = models.CharField(max_length=16)
+    site_root = models.CharField(max_length=500,
+                                 help_text="The site's absolute root URL the link starts with.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempted_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("id",)
+        constraints = [
+            _status_check("annotation_invitemail_status_valid", InviteMailStatus.values),
+        ]
+        indexes = [models.Index(fields=("user", "created_at"), name="annotation_invmail_user")]
+
+    def __str__(self) -> str:
+        return f"confirmation mail {self.pk} of invite {self.invite_id} ({self.status})"
+
+
 class Bonus(models.Model):
     """Money an admin adds to a worker's earnings on a project, with the reason."""
 

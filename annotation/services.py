@@ -79,7 +79,13 @@ def worker_erase(*, user: Any, actor: Any = None) -> ErasureSummary:
     from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 
     from annotation import engine
-    from annotation.models import ExternalAccount, PaymentExport, ProjectMember, StudySession
+    from annotation.models import (
+        ExternalAccount,
+        InviteMail,
+        PaymentExport,
+        ProjectMember,
+        StudySession,
+    )
 
     user = User.objects.select_for_update().get(pk=user.pk)
     for member in ProjectMember.objects.filter(user=user).exclude(
@@ -98,7 +104,8 @@ def worker_erase(*, user: Any, actor: Any = None) -> ErasureSummary:
             session.submit_to = ""
             session.save(update_fields=["session_key", "submit_to"])
         account.delete()
-    if user.email:
+    # The addresses invite confirmation mails went to, too.
+    if InviteMail.objects.filter(user=user).delete()[0] or user.email:
         summary.removed.append(gettext_lazy("e-mail address"))
     if user.first_name or user.last_name:
         summary.removed.append(gettext_lazy("name"))

@@ -296,8 +296,15 @@ elif not PRODUCTION:
 else:
     EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="CrowdQA <crowdqa@localhost>")
+# Seconds a mail server may take to answer (connect, each command) before a try fails.
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
 # Confirmation mails one invite link sends to one address in an hour (0: no limit).
 CROWDQA_INVITE_MAILS_PER_HOUR = env.int("CROWDQA_INVITE_MAILS_PER_HOUR", default=3)
+# A confirmation mail is sent by a worker (annotation.tasks.invite_mail_send_task): a mail
+# server that fails is tried again this many times, first after CROWDQA_INVITE_MAIL_RETRY_S
+# seconds, the pause doubling (at most 30 minutes), before the mail is failed.
+CROWDQA_INVITE_MAIL_RETRIES = env.int("CROWDQA_INVITE_MAIL_RETRIES", default=5)
+CROWDQA_INVITE_MAIL_RETRY_S = env.float("CROWDQA_INVITE_MAIL_RETRY_S", default=30.0)
 
 # Celery: eager in the embedded mode, real workers once a broker is configured.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
@@ -337,6 +344,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
                      "schedule": CROWDQA_PERIODIC_S},
     "pick-up-stages": {"task": "annotation.tasks.stages_pick_up_task",
                        "schedule": CROWDQA_PERIODIC_S},
+    # Unconfirmed sign-ups whose confirmation links expired free their usernames.
+    "purge-signups": {"task": "annotation.tasks.signups_purge_task", "schedule": 3600.0},
 }
 CROWDQA_LEASE_MINUTES = env.int("CROWDQA_LEASE_MINUTES", default=30)
 # New worker accounts that one client address may make through study links in an hour

@@ -208,6 +208,7 @@ def _confirm_link(mail) -> str:
     return link
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_a_domain_outside_the_list_is_refused(project, client, mailoutbox):
     invite = invites.invite_create(project=project, role="annotator",
                                    allowed_domains=["Uni.EDU", " lab.org "])
@@ -229,6 +230,7 @@ def test_a_domain_outside_the_list_is_refused(project, client, mailoutbox):
     assert ProjectMember.objects.filter(user__username="maria").exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_a_newcomer_joins_a_domain_link_only_by_the_link_mailed_to_the_address(
         project, client, mailoutbox):
     """Anybody could type an address at the link's domains and join: the restriction was an
@@ -289,6 +291,7 @@ def test_a_newcomer_joins_a_domain_link_only_by_the_link_mailed_to_the_address(
     assert _logs_in("maria", NEW_PASSWORD)
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_an_existing_users_new_address_is_saved_only_when_confirmed(
         project, client_for, mailoutbox):
     user = user_with_roles("omar", Role.CHECKER)
@@ -316,6 +319,7 @@ def test_an_existing_users_new_address_is_saved_only_when_confirmed(
     assert invite.uses.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_an_existing_user_with_a_fitting_address_confirms_it_too(
         project, client_for, mailoutbox):
     """An account's address was typed, never confirmed (say at an open link's sign-up):
@@ -342,6 +346,7 @@ def _requested(project, client, mailoutbox, **invite_kwargs):
     return invite, _confirm_link(mailoutbox[-1])
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_an_expired_link_joins_nobody_and_sends_a_new_one(project, client, mailoutbox):
     invite, link = _requested(project, client, mailoutbox)
     later = timezone.now() + invites.CONFIRM_MAX_AGE + timedelta(minutes=1)
@@ -362,6 +367,7 @@ def test_an_expired_link_joins_nobody_and_sends_a_new_one(project, client, mailo
     assert ProjectMember.objects.filter(user__username="maria").exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 @pytest.mark.parametrize("change", ["cut", "forged", "resend_token"])
 def test_a_tampered_link_joins_nobody(project, client, mailoutbox, change):
     invite, link = _requested(project, client, mailoutbox)
@@ -380,6 +386,7 @@ def test_a_tampered_link_joins_nobody(project, client, mailoutbox, change):
     assert not User.objects.get(username="maria").is_active
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 @pytest.mark.parametrize("close", ["revoke", "use_up"])
 def test_a_link_confirmed_after_its_invite_closed_joins_nobody(
         project, client, mailoutbox, close):
@@ -394,6 +401,7 @@ def test_a_link_confirmed_after_its_invite_closed_joins_nobody(
     assert not User.objects.get(username="maria").is_active
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_mails_per_address_and_link_are_limited(project, client, mailoutbox, settings):
     settings.CROWDQA_INVITE_MAILS_PER_HOUR = 2
     invite = invites.invite_create(project=project, role="annotator",
@@ -417,6 +425,7 @@ def test_mails_per_address_and_link_are_limited(project, client, mailoutbox, set
     assert len(mailoutbox) == 3
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_a_mail_that_cannot_be_sent_is_said_with_a_button_to_send_it_again(
         project, client, mailoutbox):
     invite = invites.invite_create(project=project, role="annotator",
@@ -435,6 +444,7 @@ def test_a_mail_that_cannot_be_sent_is_said_with_a_button_to_send_it_again(
     assert ProjectMember.objects.filter(user__username="maria").exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_the_mail_is_in_the_readers_language(project, client, mailoutbox):
     invite = invites.invite_create(project=project, role="annotator",
                                    allowed_domains=["uni.edu"])
@@ -467,6 +477,7 @@ def test_production_without_email_url_refuses_domain_links_and_warns(project, se
     invites.invite_create(project=project, role="annotator", allowed_domains=["uni.edu"])
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_a_signed_in_user_without_a_fitting_address_gives_one_on_the_join_form(
         project, client_for, mailoutbox):
     """The join form of a signed-in user had no e-mail field: one without an address (or
@@ -511,6 +522,7 @@ def test_a_signed_in_user_without_a_fitting_address_gives_one_on_the_join_form(
     assert 'name="email"' not in client.get(path).content.decode()
 
 
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_an_open_link_joins_at_once_without_mail(project, client, mailoutbox):
     invite = invites.invite_create(project=project, role="annotator")
     response = _signup(client, invite)
