@@ -33,8 +33,9 @@ from typing import Any, Protocol, TypeVar
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDay, TruncHour
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -74,6 +75,8 @@ DEFAULT_BACKEND = "annotation.pay.CsvPayments"
 HOURLY_SPAN = timedelta(days=2)
 #: Up to this many points a series is drawn as bars, beyond it as a line.
 BARS_UP_TO = 14
+#: Workers on a page of the pay page.
+PAY_WORKERS_PER_PAGE = 50
 
 
 K = TypeVar("K", bound=Hashable)
@@ -304,12 +307,39 @@ def _shares(work: list[dict[str, Any]], rates: dict[int, Rate],
                                               by_stage).items()}
 
 
-def project_pay(*, project: Project) -> dict[str, Any]:
-    """Everything the pay page shows: cost per stage and per finished item, each worker's
-    earnings, bonuses, payments, owed amount and effective hourly wage (flagged below the
-    project's minimum), cost and submissions over time, the members a bonus may go to, the
-    export history (with each export's Prolific studies) and whether MTurk workers are paid
-    in a currency MTurk does not pay. A fixed number of queries, whatever the number of
+def payees(*, project: Project) -> QuerySet[Any]:
+    """The people the pay page lists, by username: whoever submitted work to the project,
+    got one of its bonuses or was paid by one of its exports."""
+    return User.objects.filter(
+        Exists(Submission.objects.filter(worker=OuterRef("pk"), stage__project=project))
+        | Exists(Bonus.objects.filter(user=OuterRef("pk"), project=project))
+        | Exists(PaymentLine.objects.filter(user=OuterRef("pk"), export__project=project))
+    ).order_by("username", "pk")
+
+
+def _worker_pay(acc: dict[str, Any], bonus: Decimal, paid: Decimal,
+                minimum: Decimal) -> dict[str, Any]:
+    """One worker's pay from their tally (``_tally``), bonuses and payments: work rounded
+    once (as the CSV pays it), earned, owed and effective hourly wage."""
+    work_pay = cents(acc["amount"])
+    earned = work_pay + bonus
+    wage = (cents(earned * SECONDS_PER_HOUR / Decimal(str(acc["seconds"])))
+            if acc["seconds"] > 0 else None)
+    return {"submissions": acc["submissions"], "active_hours": _hours(acc["seconds"]),
+            "earned": work_pay, "bonuses": bonus, "total": earned, "paid": paid,
+            "owed": earned - paid, "hourly_wage": wage,
+            "below_minimum": minimum > 0 and wage is not None and wage < minimum}
+
+
+def project_pay(*, project: Project, page: Any = 1,
+                per_page: int | None = None) -> dict[str, Any]:
+    """Everything the pay page shows: cost per stage and per finished item, one page of
+    the workers (``workers``, a Paginator page of ``payees``, ``per_page`` a page) with
+    their earnings, bonuses, payments, owed amount and effective hourly wage (flagged below
+    the project's minimum), cost and submissions over time, the export history (with each
+    export's Prolific studies) and whether MTurk workers are paid in a currency MTurk does
+    not pay. Totals and counts are over every worker, from the database's sums per worker
+    and stage, never from the page. A fixed number of queries, whatever the number of
     workers."""
     stages = list(project.stages.order_by("order"))
     human = _human_stages(stages)
@@ -333,31 +363,25 @@ def project_pay(*, project: Project) -> dict[str, Any]:
             "amount": stage_amounts[stage.pk] + ZERO,
         })
 
-    user_ids = set(per_worker) | set(bonuses) | set(paid)
-    users = {user.pk: user for user in
-             User.objects.filter(pk__in=user_ids).select_related("external_account")}
     minimum = _money(project.min_hourly_wage)
-    workers = []
-    for user_id in user_ids:
-        acc, user = per_worker[user_id], users[user_id]
-        work_pay = cents(acc["amount"])  # rounded once per worker
-        bonus = _money(bonuses.get(user_id, {}).get("summed"))
-        earned = work_pay + bonus
-        wage = (cents(earned * SECONDS_PER_HOUR / Decimal(str(acc["seconds"])))
-                if acc["seconds"] > 0 else None)
+    figures = {user_id: _worker_pay(per_worker[user_id],
+                                    _money(bonuses.get(user_id, {}).get("summed")),
+                                    paid.get(user_id, ZERO), minimum)
+               for user_id in set(per_worker) | set(bonuses) | set(paid)}
+    everyone = payees(project=project)
+    shown = Paginator(everyone.select_related("external_account"),
+                      per_page or PAY_WORKERS_PER_PAGE).get_page(page)
+    rows = []
+    for user in shown.object_list:
         platform, external_id = _external(user)
-        workers.append({
-            "user": user, "username": user.get_username(), "platform": platform,
-            "external_id": external_id, "submissions": acc["submissions"],
-            "active_hours": _hours(acc["seconds"]), "earned": work_pay, "bonuses": bonus,
-            "total": earned, "paid": paid.get(user_id, ZERO),
-            "owed": earned - paid.get(user_id, ZERO), "hourly_wage": wage,
-            "below_minimum": minimum > 0 and wage is not None and wage < minimum,
-        })
-    workers.sort(key=lambda w: w["username"])
+        rows.append({"user": user, "username": user.get_username(), "platform": platform,
+                     "external_id": external_id,
+                     **(figures.get(user.pk) or _worker_pay(per_worker[user.pk], ZERO, ZERO,
+                                                            minimum))})
+    shown.object_list = rows
 
-    work_total = sum((w["earned"] for w in workers), ZERO)
-    bonus_total = sum((w["bonuses"] for w in workers), ZERO)
+    work_total = sum((f["earned"] for f in figures.values()), ZERO)
+    bonus_total = sum((f["bonuses"] for f in figures.values()), ZERO)
     total = work_total + bonus_total
     # A finished item is a record: an item the pipeline's last stage finished (NewsQA's
     # consolidated question), not one of the last stage people work, which may see only
@@ -365,7 +389,8 @@ def project_pay(*, project: Project) -> dict[str, Any]:
     final = stages[-1] if stages else None
     done = Item.objects.filter(stage=final, status=Item.Status.DONE).count() if final else 0
     series = _series(project, stages, rates, work, bonuses, shares)
-    mturk = [w for w in workers if w["platform"] == Platform.MTURK]
+    mturk = set(everyone.filter(external_account__platform=Platform.MTURK)
+                .values_list("pk", flat=True))
     # Prolific takes a bulk bonus per study: each export lists its studies, so the CSVs
     # themselves are not read here.
     exports = list(PaymentExport.objects.filter(project=project).select_related("created_by")
@@ -376,21 +401,19 @@ def project_pay(*, project: Project) -> dict[str, Any]:
         "stage_rows": stage_rows,
         "work_total": work_total, "bonus_total": bonus_total, "total": total,
         "paid_total": sum(paid.values(), ZERO),
-        "owed_total": sum((max(w["owed"], ZERO) for w in workers), ZERO),
+        "owed_total": sum((max(f["owed"], ZERO) for f in figures.values()), ZERO),
         "items_done": done, "last_stage": final,
         "cost_per_item": cents(total / done) if done else None,
-        "workers": workers,
-        "below_minimum": sum(1 for w in workers if w["below_minimum"]),
+        "workers": shown,
+        "below_minimum": sum(1 for f in figures.values() if f["below_minimum"]),
         "series": series,
-        "members": list(ProjectMember.objects.filter(project=project)
-                        .values_list("user_id", "user__username").distinct()
-                        .order_by("user__username")),
         "exports": exports,
         # MTurk pays in US dollars only: exports leave MTurk workers out in another currency.
         "mturk_other_currency": project.currency != MTURK_CURRENCY and (
             bool(mturk) or Study.objects.filter(project=project,
                                                 platform=Platform.MTURK).exists()),
-        "mturk_owed": sum(1 for w in mturk if w["owed"] > 0),
+        "mturk_owed": sum(1 for user_id in mturk
+                          if user_id in figures and figures[user_id]["owed"] > 0),
         "currency_fixed": bool(paid),
         # What an export now tells the workers when the admin gives no reason.
         "export_reason": _export_reason("", project=project, period_end=timezone.now()),

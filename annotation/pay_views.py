@@ -13,7 +13,6 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import pay
-from annotation.http import posted_id
 from annotation.models import PaymentExport, Project
 from annotation.roles import Role, role_required
 
@@ -23,13 +22,15 @@ User = get_user_model()
 @role_required(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def project_pay(request: HttpRequest, pk: int) -> HttpResponse:
-    """The pay page (GET); its forms post ``action`` = bonus, settings or export."""
+    """The pay page (GET; ``?page=``: a page of its workers); its forms post ``action`` =
+    bonus (to the member named ``username``), settings or export (every worker owed)."""
     project = get_object_or_404(Project, pk=pk)
     if request.method == "POST":
         _pay_action(request, project)
         return redirect("annotation:project_pay", pk=project.pk)
+    figures = pay.project_pay(project=project, page=request.GET.get("page") or 1)
     return render(request, "annotation/pay/project_pay.html", {
-        "project": project, **pay.project_pay(project=project),
+        "project": project, **figures, "page": figures["workers"],
     })
 
 
@@ -37,8 +38,11 @@ def _pay_action(request: HttpRequest, project: Project) -> None:
     action = request.POST.get("action")
     try:
         if action == "bonus":
-            worker_id = posted_id(request.POST.get("worker"))
-            worker = User.objects.filter(pk=worker_id).first() if worker_id else None
+            username = request.POST.get("username", "").strip()
+            worker = User.objects.filter(username=username).first() if username else None
+            if worker is None:
+                raise ValidationError(_("worker: nobody is named %(username)r.")
+                                      % {"username": username})
             bonus = pay.bonus_add(project=project, worker=worker,
                                   amount=request.POST.get("amount", ""),
                                   reason=request.POST.get("reason", ""), actor=request.user)

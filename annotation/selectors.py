@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q, QuerySet
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils.translation import gettext, gettext_noop, ngettext
 
 from annotation.eligibility import AVAILABLE_CAP
@@ -21,6 +22,13 @@ from annotation.roles import Role, has_role
 User = get_user_model()
 AS, IS = Assignment.Status, Item.Status
 MEMBERS_SHOWN = 30
+#: People to add a page on the project page's members card.
+CANDIDATES_PER_PAGE = 25
+#: Recipes whose projects have checkers added from the project page (ReCO: test-set
+#: adjudication; MS MARCO: outlier review).
+CHECKED_RECIPES = ("reco", "marco")
+#: Weighed queries (their answers, weights and outlier flags) a page on MS MARCO's page.
+WEIGHED_QUERIES_PER_PAGE = 12
 WORKERS_PLOTTED = 30  # bars of the project page's submissions per worker (then the rest in one)
 
 
@@ -296,8 +304,11 @@ def _workers_plot(workers: list[tuple[str, int]]) -> Any:
     return hbar(shown, label=gettext("Submissions per worker"), width=WIDTH)
 
 
-def project_dashboard(*, project: Project) -> dict[str, Any]:
-    """Everything the project page shows: per-stage progress and the paper's figures."""
+def project_dashboard(*, project: Project, weights_page: Any = 1) -> dict[str, Any]:
+    """Everything the project page's dashboard shows: per-stage progress and the paper's
+    figures; for MS MARCO, page ``weights_page`` of the weighed queries
+    (``answer_weights``, ``marco_answer_weights``), whose queries are also the figures'
+    ``weighed_queries``."""
     stages = list(project.stages.order_by("order"))
     by_stage: dict[int, Counter] = defaultdict(Counter)
     for stage_id, status, n in (
@@ -328,6 +339,10 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
     figures = (_newsqa_figures(project) if project.recipe == "newsqa"
                else _reco_figures(project) if project.recipe == "reco"
                else _marco_figures(project) if project.recipe == "marco" else {})
+    weights = (marco_answer_weights(project=project, page=weights_page)
+               if project.recipe == "marco" else None)
+    if weights is not None:
+        figures["weighed_queries"] = list(weights["page"].object_list)
     workers = sorted(per_worker.items(), key=lambda kv: (-kv[1], kv[0]))
     plots = {
         "stages": hbar([
@@ -349,6 +364,7 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         if figures.get("answers_distribution") else None,
         **(_reco_plots(figures) if project.recipe == "reco" else {}),
         **(_marco_plots(figures) if project.recipe == "marco" else {}),
+        **({"weights": weights["plots"]} if weights is not None else {}),
     }
     reports = stage_run_reports(stages=stages)
     for row in rows:
@@ -363,11 +379,38 @@ def project_dashboard(*, project: Project) -> dict[str, Any]:
         "members": project.members.select_related("user").order_by("role", "user__username")
         [:MEMBERS_SHOWN],
         "member_count": project.members.count(),
-        # Marketplace workers join through their studies, never from this list.
-        "candidates": User.objects.filter(is_active=True, groups__name__in=[r.value for r in Role],
-                                          external_account__isnull=True)
-        .distinct().order_by("username"),
+        "answer_weights": weights["page"] if weights is not None else None,
     }
+
+
+def member_candidates(*, project: Project, query: str = "", page: Any = 1,
+                      per_page: int | None = None) -> Page:
+    """One page (by username) of the people the project page offers to add: active
+    accounts with a role, not marketplace workers (they join through their studies),
+    whose username holds ``query`` (any case), and not yet a member in every role offered
+    (annotator; checker too in ReCO and MS MARCO, whose checkers adjudicate or review
+    outliers). Each carries ``is_annotator`` and ``is_checker``: the roles they hold in the
+    project already. Two queries whatever the number of people (the count, the page)."""
+    from django.contrib.auth.models import Group
+
+    from annotation.models import ProjectMember
+
+    def member(role: Role) -> Exists:
+        return Exists(ProjectMember.objects.filter(project=project, user=OuterRef("pk"),
+                                                   role=role.value))
+
+    roles = Group.objects.filter(user=OuterRef("pk"), name__in=[r.value for r in Role])
+    people = (User.objects.filter(Exists(roles), is_active=True,
+                                  external_account__isnull=True)
+              .annotate(is_annotator=member(Role.ANNOTATOR), is_checker=member(Role.CHECKER)))
+    wanted = Q(is_annotator=False)
+    if project.recipe in CHECKED_RECIPES:
+        wanted |= Q(is_checker=False)
+    people = people.filter(wanted)
+    if query.strip():
+        people = people.filter(username__icontains=query.strip())
+    return Paginator(people.order_by("username", "pk"),
+                     per_page or CANDIDATES_PER_PAGE).get_page(page)
 
 
 def stage_run_reports(*, stages: list[Any]) -> dict[int, dict[str, Any]]:
@@ -598,11 +641,11 @@ def _reco_plots(figures: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _marco_figures(project: Project, *, queries_shown: int = 12) -> dict[str, Any]:
+def _marco_figures(project: Project) -> dict[str, Any]:
     """MS MARCO distillation: judgment and curation outcomes with their exclusion reasons,
-    passages selected per query, answers with their pa-BLEU weights and flags (the latest
-    ``queries_shown`` queries), checker decisions and time per human stage."""
-    from annotation.stages.marco import EXCLUSIONS, UNANSWERABLE, answer_rows
+    passages selected per query, checker decisions and time per human stage (the answers
+    with their weights: ``marco_answer_weights``)."""
+    from annotation.stages.marco import EXCLUSIONS, UNANSWERABLE
 
     def results(kind: str) -> list[dict[str, Any]]:
         return list(Item.objects.filter(project=project, stage__kind=kind, status=IS.DONE)
@@ -618,23 +661,6 @@ def _marco_figures(project: Project, *, queries_shown: int = 12) -> dict[str, An
         reasons[UNANSWERABLE.capitalize()] += unanswerable
     selected = Counter(len(c.get("selected", [])) for c in curated if not c.get("unanswerable"))
     decisions = Counter(d for r in reviewed for d in r.get("decisions", {}).values())
-    weighed = list(
-        Item.objects.filter(project=project, stage__kind="marco_consensus", status=IS.DONE)
-        .order_by("-id").values("id", "key", "data", "result")[:queries_shown]
-    )
-    review_decisions = {
-        key: result.get("decisions", {}) for key, result in
-        Item.objects.filter(project=project, stage__kind="marco_review", status=IS.DONE,
-                            key__in=[w["key"] for w in weighed]).values_list("key", "result")
-    }
-    queries = []
-    for w in weighed:
-        data = {**w["data"], **{k: w["result"].get(k) for k in ("weights", "shares", "flagged")}}
-        queries.append({
-            "item": w["id"], "query_id": w["data"].get("query_id"), "query": w["data"]["query"],
-            "answers": [{k: row[k] for k in ("number", "text", "weight", "flagged", "decision")}
-                        for row in answer_rows(data, review_decisions.get(w["key"]))],
-        })
     times: dict[str, list[float]] = defaultdict(list)
     active: dict[str, list[float]] = defaultdict(list)
     for name, seconds, active_s in Submission.objects.filter(stage__project=project).values_list(
@@ -667,13 +693,10 @@ def _marco_figures(project: Project, *, queries_shown: int = 12) -> dict[str, An
             {"stage": name, "median_s": _median(values), "median_active_s": _median(active[name]),
              "submissions": len(values)} for name, values in times.items()
         ],
-        "weighed_queries": queries,
     }
 
 
 def _marco_plots(figures: dict[str, Any]) -> dict[str, Any]:
-    from annotation.stages.marco import weights_plot
-
     return {
         "exclusions": hbar([(reason, [(n, "bar", gettext("%(n)s queries") % {"n": n})])
                             for reason, n in figures["exclusion_reasons"]],
@@ -690,11 +713,41 @@ def _marco_plots(figures: dict[str, Any]) -> dict[str, Any]:
                              for row in figures["time_per_stage"]],
                             label=gettext("Median time on task per stage"), total=" s")
         if figures["time_per_stage"] else None,
-        "weights": [
-            {"query": q, "plot": weights_plot(q["answers"], label=f"Weights: {q['query']}")}
-            for q in figures["weighed_queries"]
-        ],
     }
+
+
+def marco_answer_weights(*, project: Project, page: Any = 1,
+                         per_page: int | None = None) -> dict[str, Any]:
+    """One page of an MS MARCO project's weighed queries (its consensus stage's finished
+    items, the latest first, ``WEIGHED_QUERIES_PER_PAGE`` a page): ``page``, a Paginator
+    page of ``{item, query_id, query, answers}``, each answer with its text, pa-BLEU
+    weight, whether it was flagged as an outlier and the checker's decision; and
+    ``plots``, each query's weights plot. Three queries whatever the number of queries
+    (the count, the page, the page's review decisions)."""
+    from annotation.stages.marco import answer_rows, weights_plot
+
+    weighed = (Item.objects.filter(project=project, stage__kind="marco_consensus",
+                                   status=IS.DONE)
+               .order_by("-id").values("id", "key", "data", "result"))
+    shown = Paginator(weighed, per_page or WEIGHED_QUERIES_PER_PAGE).get_page(page)
+    rows = list(shown.object_list)
+    review_decisions = {
+        key: result.get("decisions", {}) for key, result in
+        Item.objects.filter(project=project, stage__kind="marco_review", status=IS.DONE,
+                            key__in=[w["key"] for w in rows]).values_list("key", "result")
+    } if rows else {}
+    queries = []
+    for w in rows:
+        data = {**w["data"], **{k: w["result"].get(k) for k in ("weights", "shares", "flagged")}}
+        queries.append({
+            "item": w["id"], "query_id": w["data"].get("query_id"), "query": w["data"]["query"],
+            "answers": [{k: row[k] for k in ("number", "text", "weight", "flagged", "decision")}
+                        for row in answer_rows(data, review_decisions.get(w["key"]))],
+        })
+    shown.object_list = queries
+    return {"page": shown, "plots": [
+        {"query": q, "plot": weights_plot(q["answers"], label=f"Weights: {q['query']}")}
+        for q in queries]}
 
 
 def consolidated_items(*, project: Project) -> QuerySet[Item]:

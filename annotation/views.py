@@ -609,11 +609,30 @@ def project_create(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.ADMIN)
 def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The project page. ``?outliers_page=``: a page of MS MARCO's weighed queries;
+    ``?people=`` and ``?people_page=``: a search and a page of the people to add. htmx asks
+    for one part (``?part=``): the polled ``dashboard``, ``outliers`` or ``people``."""
     project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
     template = "annotation/project_detail.html"
-    if request.htmx and request.GET.get("part") == "dashboard":
+    part = request.GET.get("part") if request.htmx else None
+    if part == "outliers" and project.recipe == "marco":
+        weights = selectors.marco_answer_weights(
+            project=project, page=request.GET.get("outliers_page") or 1)
+        return render(request, f"{template}#outliers", {
+            "project": project, "answer_weights": weights["page"],
+            "plots": {"weights": weights["plots"]}})
+    if part == "people":
+        return render(request, f"{template}#people",
+                      {"project": project, **_people_to_add(request, project)})
+    if part == "dashboard":
         template += "#dashboard"
     return _project_page(request, project, template=template)
+
+
+def _people_to_add(request: HttpRequest, project: Project) -> dict[str, Any]:
+    query = request.GET.get("people", "")[:150]
+    return {"people_query": query, "candidates": selectors.member_candidates(
+        project=project, query=query, page=request.GET.get("people_page") or 1)}
 
 
 def _project_page(request: HttpRequest, project: Project, *,
@@ -623,17 +642,19 @@ def _project_page(request: HttpRequest, project: Project, *,
     from annotation.release_records import UNAGREED_CHOICES
     from annotation.releases import formats_for
 
-    dashboard = selectors.project_dashboard(project=project)
+    dashboard = selectors.project_dashboard(
+        project=project, weights_page=request.GET.get("outliers_page") or 1)
     stages = [row["stage"] for row in dashboard["stage_rows"]]
     forms = [bound if bound is not None and bound.stage.pk == stage.pk
              else StageParamsForm(stage=stage) for stage in stages]
-    context = {"project": project, **dashboard,
-               "stage_forms": forms,
+    context = {"project": project, **dashboard, "stage_forms": forms,
                "description_names": selectors.project_description_names(project=project),
                "releases": selectors.releases_visible(user=request.user, project=project),
                "release_formats": formats_for(project.recipe),
                "unagreed_choices": ([(value, _(text)) for value, text in UNAGREED_CHOICES.items()]
                                     if project.recipe == "newsqa" else ())}
+    if "#" not in template:  # the whole page, not the polled dashboard
+        context.update(_people_to_add(request, project))
     return render(request, template, context, status=400 if bound is not None else 200)
 
 

@@ -35,8 +35,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
-def pages_of(project, *, checker: bool) -> list[tuple[str, str, str]]:
-    """(name, who, url) of the pages measured on ``project``."""
+def pages_of(project, *, checker: bool, marco=None) -> list[tuple[str, str, str]]:
+    """(name, who, url) of the pages measured on ``project`` (and on the MS MARCO project
+    ``marco``, when given)."""
     from annotation.models import PaymentExport, Stage, Study, Submission
     from collector.models import Job
 
@@ -59,6 +60,7 @@ def pages_of(project, *, checker: bool) -> list[tuple[str, str, str]]:
         ("worker", "admin", f"/manage/projects/{pk}/workers/{worker}/"),
         ("gold", "admin", f"/manage/stages/{stage.pk}/gold/"),
         ("pay", "admin", f"/manage/projects/{pk}/pay/"),
+        ("pay_page2", "admin", f"/manage/projects/{pk}/pay/?page=2"),
         ("members", "admin", f"/manage/projects/{pk}/members/"),
         ("studies", "admin", f"/manage/projects/{pk}/studies/"),
         ("admin_home", "admin", "/manage/"),
@@ -78,6 +80,13 @@ def pages_of(project, *, checker: bool) -> list[tuple[str, str, str]]:
                     f"/manage/payments/{export.pk}/prolific.txt?study=STUDY0"))
     if job is not None:
         out.append(("job", "admin", f"/collector/jobs/{job.pk}/"))
+    if marco is not None:  # the MS MARCO page (the crowd's people may all join it as
+        # annotators or checkers): a search of them, and a page of its outlier answers
+        out += [("marco_project", "admin", f"/manage/projects/{marco.pk}/"),
+                ("marco_people_htmx", "admin",
+                 f"/manage/projects/{marco.pk}/?part=people&people=8-&people_page=2"),
+                ("marco_outliers_htmx", "admin",
+                 f"/manage/projects/{marco.pk}/?part=outliers&outliers_page=2")]
     if checker:
         out += [("checker_home", "checker", "/review/"),
                 ("checker_workers", "checker", f"/manage/projects/{pk}/workers/"),
@@ -110,6 +119,9 @@ def main() -> None:
     ap.add_argument("--project", type=int, required=True)
     ap.add_argument("--small", type=int, default=None,
                     help="the baseline project (default: the demo's finished NewsQA one)")
+    ap.add_argument("--marco", type=int, default=None,
+                    help="an MS MARCO project whose page is measured too (default: the "
+                         "demo's finished one; 0: none)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated page names")
     ap.add_argument("--idle", action="store_true",
@@ -139,6 +151,8 @@ def main() -> None:
     crowd = Project.objects.get(pk=args.project)
     small = (Project.objects.get(pk=args.small) if args.small else
              Project.objects.filter(recipe="newsqa").exclude(pk=crowd.pk).order_by("id").first())
+    marco = (None if args.marco == 0 else Project.objects.get(pk=args.marco) if args.marco
+             else Project.objects.filter(recipe="marco").order_by("id").first())
     clients = {}
     for who in ("admin", "checker"):
         client = Client()
@@ -160,7 +174,7 @@ def main() -> None:
     rows = []
     base_urls = {name: url for name, _, url in pages_of(small, checker=checks[small.pk])}
     nothing = {"ms": float("nan"), "queries": -1}
-    for name, who, url in pages_of(crowd, checker=checks[crowd.pk]):
+    for name, who, url in pages_of(crowd, checker=checks[crowd.pk], marco=marco):
         if only and name not in only:
             continue
         htmx = name.endswith("_htmx")

@@ -54,7 +54,7 @@ def test_a_bonus_that_is_no_amount_of_money_is_refused(newsqa_project, admin_use
                                                        client_for, amount):
     response = client_for(admin_user).post(
         reverse("annotation:project_pay", args=[newsqa_project.pk]),
-        {"action": "bonus", "worker": workers["ann1"].pk, "amount": amount, "reason": "x"},
+        {"action": "bonus", "username": "ann1", "amount": amount, "reason": "x"},
         follow=True)
     assert response.status_code == 200
     page = response.content.decode()

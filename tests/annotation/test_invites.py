@@ -671,6 +671,69 @@ def test_the_members_page_is_paged_and_lists_an_invites_latest_uses(
     assert 'data-testid="member-crowd07-annotator"' in last.content.decode()
 
 
+def test_the_people_to_add_are_searched_and_paged_in_constant_queries(
+        project, admin_user, client_for, annotator, checker, monkeypatch):
+    """The project page's list of people to add: accounts with a role, not marketplace
+    workers, not members already; searched by part of a username, a page at a time (with
+    or without htmx), in the same number of queries whatever the number of accounts;
+    refused to annotators and checkers."""
+    from django.db import connection as db
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation import selectors
+
+    monkeypatch.setattr(selectors, "CANDIDATES_PER_PAGE", 3, raising=False)
+    url = reverse("annotation:project_detail", args=[project.pk])
+    client = client_for(admin_user)
+
+    def offered(**params) -> tuple[list[str], int, str]:
+        headers = {"HX-Request": "true"} if params.get("part") else {}
+        with CaptureQueriesContext(db) as seen:
+            response = client.get(url, params, headers=headers)
+        assert response.status_code == 200
+        page = response.content.decode()
+        return re.findall(r'data-testid="member-annotator-([^"]+)"', page), len(seen), page
+
+    for n in range(4):
+        user_with_roles(f"crowd{n}", Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=User.objects.get(username="crowd1"),
+                              role=Role.ANNOTATOR)
+    market = user_with_roles("crowd9", Role.ANNOTATOR)
+    ExternalAccount.objects.create(platform="prolific", external_id="5f1e2d3c4b5a", user=market)
+    user_with_roles("nobody")  # no role: not offered
+    names, _, page = offered()
+    # adm, annotator, checker, crowd0, crowd2, crowd3 (crowd1 is a member), three a page
+    assert names == [admin_user.username, annotator.username, checker.username]
+    assert 'data-testid="people-search"' in page and "Page 1 of 2 (6 in all)" in page
+    names, queries, part = offered(part="people", people_page=2)
+    assert names == ["crowd0", "crowd2", "crowd3"]
+    assert part.lstrip().startswith('<div id="people"') and "<html" not in part
+    assert ('<a href="?people_page=1" hx-get="?people_page=1&amp;part=people" '
+            'hx-target="#people" hx-swap="outerHTML" hx-push-url="?people_page=1" '
+            'rel="prev">') in part
+    assert 'name="csrfmiddlewaretoken"' in part and 'data-testid="add-members"' in part
+    names, _, page = offered(people="CROWD", people_page=2)  # past the end: the last page
+    assert names == ["crowd0", "crowd2", "crowd3"] and 'value="CROWD"' in page
+    assert 'data-testid="pager"' not in page.split('id="people"')[1]
+    names, _, page = offered(people="zz", part="people")
+    assert names == [] and "Nobody to add whose username holds “zz”." in page
+
+    for n in range(10, 40):  # thirty more accounts: not one query more
+        user_with_roles(f"crowd{n}", Role.ANNOTATOR)
+    names, more, part = offered(part="people", people_page=2)
+    assert more == queries and len(names) == 3 and "(36 in all)" in part
+
+    response = client.post(reverse("annotation:project_action", args=[project.pk]),
+                           {"action": "members", "user": [
+                               f"{User.objects.get(username='crowd2').pk}:annotator"]})
+    assert response.status_code == 302
+    assert "crowd2" not in offered(people="crowd2")[0]
+
+    for user in (annotator, checker):
+        assert client_for(user).get(url, {"part": "people", "people": "crowd"},
+                                    headers={"HX-Request": "true"}).status_code == 403
+
+
 def test_revoking_with_htmx_returns_the_invites_part(project, admin_user, client_for):
     invite = invites.invite_create(project=project, role="annotator")
     response = client_for(admin_user).post(

@@ -705,6 +705,78 @@ def test_project_page_shows_weights_flags_reasons_and_times(project, people, com
         "Query judgment", "Passage curation", "Answer distillation"}
 
 
+def weigh_many(project, committed, first: int, n: int) -> None:
+    """``n`` weighed queries ``w<first>``…, each with two agreeing answers and an
+    outlier (flagged), weighed by the consensus stage's job."""
+    emits = []
+    for k in range(first, first + n):
+        data = {"query": f"query number {k}", "query_id": f"w{k}",
+                "passages": make_passages(1),
+                "answers": [{"text": t, "yesno": None, "entities": [], "worker_id": None,
+                             "submission": None, "time_s": 1.0, "active_time_s": None}
+                            for t in (*GOOD, OUTLIER)]}
+        emits.append(Emit(kind="marco_consensus", key=f"w{k}", data=data))
+    with committed():
+        engine.items_emit(source_stage=project.stages.get(kind="marco_distill"), emits=emits)
+
+
+def _get(client, url: str, **headers) -> tuple[str, int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as seen:
+        response = client.get(url, headers=headers)
+    assert response.status_code == 200
+    return response.content.decode(), len(seen)
+
+
+def test_every_weighed_query_is_reachable_page_by_page_with_or_without_htmx(
+    project, people, committed, client_for, admin_user
+):
+    """Fourteen weighed queries: the project page shows the twelve latest and a pager; the
+    next page, as a whole page (no JavaScript) or as the htmx part, shows the other two;
+    the part's queries do not grow with the queries weighed; the polled dashboard keeps
+    the page shown; annotators and checkers are refused."""
+    weigh_many(project, committed, 0, 14)
+    assert Item.objects.filter(stage__kind="marco_consensus", status="done").count() == 14
+    client = client_for(admin_user)
+    url = reverse("annotation:project_detail", args=[project.pk])
+
+    def shown(page: str) -> list[str]:
+        return re.findall(r">query number (\d+)</a>", page)
+
+    first, _ = _get(client, url)
+    assert shown(first) == [str(k) for k in range(13, 1, -1)]
+    whole, _ = _get(client, f"{url}?outliers_page=2")
+    assert shown(whole) == ["1", "0"] and 'data-testid="stage-table"' in whole
+    assert "Queries weighed: 14, the latest first" in first
+    assert ('<a href="?outliers_page=2" hx-get="?outliers_page=2&amp;part=outliers" '
+            'hx-target="#answer-weights" hx-swap="outerHTML" hx-push-url="?outliers_page=2" '
+            'rel="next">') in first
+    assert 'hx-include="#outliers-page"' in first
+    part, queries = _get(client, f"{url}?outliers_page=2&part=outliers", HX_REQUEST="true")
+    assert shown(part) == ["1", "0"] and "Page 2 of 2 (14 in all)" in part
+    assert part.lstrip().startswith('<section class="card" id="answer-weights"')
+    assert 'data-testid="stage-table"' not in part and "<html" not in part
+    assert 'href="?outliers_page=1"' in part and 'name="outliers_page" value="2"' in part
+    assert OUTLIER in part and "flagged" in part
+    # The polled dashboard, asked with the page shown (hx-include), keeps it.
+    polled, _ = _get(client, f"{url}?part=dashboard&outliers_page=2", HX_REQUEST="true")
+    assert shown(polled) == ["1", "0"]
+
+    weigh_many(project, committed, 14, 14)
+    again, more = _get(client, f"{url}?outliers_page=2&part=outliers", HX_REQUEST="true")
+    assert more == queries
+    assert shown(again) == [str(k) for k in range(15, 3, -1)]
+    assert "Page 2 of 3 (28 in all)" in again
+
+    for name in ("ed1", "chk"):
+        other = client_for(people[name])
+        assert other.get(f"{url}?outliers_page=2&part=outliers",
+                         headers={"HX-Request": "true"}).status_code == 403
+        assert other.get(f"{url}?outliers_page=2").status_code == 403
+
+
 #: New msgids of the project page's plots and their translations (as the catalogue gets them).
 PLOT_LABELS_ZH = {
     "Items per stage by status": "各阶段条目（按状态）",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -16,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.models import F, Sum
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -497,7 +499,7 @@ def test_amounts_are_kept_and_shown_as_plain_money(paid_project, workers, admin_
 
     client = client_for(admin_user)
     url = reverse("annotation:project_pay", args=[paid_project.pk])
-    page = client.post(url, {"action": "bonus", "worker": workers["ann2"].pk, "amount": given,
+    page = client.post(url, {"action": "bonus", "username": "ann2", "amount": given,
                              "reason": "Thorough"}, follow=True).content.decode()
     assert f"Bonus of {plain} GBP added for ann2." in page
     page = client.post(url, {"action": "settings", "currency": "GBP", "min_hourly_wage": given},
@@ -964,8 +966,9 @@ def test_pay_pages_need_the_admin_role(client, client_for, paid_project, workers
     for user in (workers["ann2"], checker):
         other = client_for(user)
         assert other.get(page).status_code == 403
+        assert other.get(f"{page}?page=2").status_code == 403
         assert other.post(page, {"action": "export"}).status_code == 403
-        assert other.post(page, {"action": "bonus", "worker": user.pk, "amount": "5",
+        assert other.post(page, {"action": "bonus", "username": user.username, "amount": "5",
                                  "reason": "me"}).status_code == 403
         assert other.get(download).status_code == 403
     assert PaymentExport.objects.count() == 1 and Bonus.objects.count() == 0
@@ -991,15 +994,18 @@ def test_the_admin_page_shows_costs_and_takes_bonuses_settings_and_exports(
     assert 'data-testid="total-cost">9.50<' in page
     assert f"prolific: <code>{PROLIFIC_ID}</code>" in page
     assert 'name="csrfmiddlewaretoken"' in page
-    assert f'<option value="{workers["val2"].pk}">val2</option>' in page
+    assert '<input type="text" id="bonus-worker" name="username"' in page
 
-    response = client.post(url, {"action": "bonus", "worker": workers["ann2"].pk,
+    response = client.post(url, {"action": "bonus", "username": "ann2",
                                  "amount": "2.00", "reason": "Thorough"}, follow=True)
     assert response.redirect_chain == [(url, 302)]
     assert "Bonus of 2.00 GBP added for ann2." in response.content.decode()
-    refused = client.post(url, {"action": "bonus", "worker": workers["ann2"].pk,
+    refused = client.post(url, {"action": "bonus", "username": "ann2",
                                 "amount": "-3", "reason": "Thorough"}, follow=True)
     assert "amount: more than 0" in refused.content.decode()
+    nobody = client.post(url, {"action": "bonus", "username": "ann9", "amount": "2.00",
+                               "reason": "Thorough"}, follow=True).content.decode()
+    assert "worker: nobody is named &#x27;ann9&#x27;." in nobody
     assert Bonus.objects.count() == 1
 
     client.post(url, {"action": "settings", "currency": "eur", "min_hourly_wage": "13.50"})
@@ -1013,10 +1019,65 @@ def test_the_admin_page_shows_costs_and_takes_bonuses_settings_and_exports(
     assert "Unknown action" in client.post(url, {"action": "pay-everyone"},
                                            follow=True).content.decode()
 
-    # A fixed number of queries, however many workers and exports (the eleventh: whether
-    # the project has an MTurk study, which needs USD).
-    with django_assert_max_num_queries(11):
+    # A fixed number of queries, however many workers and exports (the last two: the
+    # MTurk workers and whether the project has an MTurk study, which needs USD; the page
+    # of workers takes two, its count and its rows).
+    with django_assert_max_num_queries(12):
         pay.project_pay(project=paid_project)
+
+
+def _page_queries(client, url: str) -> tuple[str, int]:
+    with CaptureQueriesContext(connection) as seen:
+        response = client.get(url)
+    assert response.status_code == 200
+    return response.content.decode(), len(seen)
+
+
+def test_the_pay_page_pages_its_workers_with_totals_and_exports_over_all_of_them(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user, monkeypatch
+):
+    """Four workers, two a page: each page shows its two, by username, with the pager;
+    the totals, the alerts and the export are over all four, whichever page the admin is
+    on; and a crowd three times as big costs the page no more queries."""
+    monkeypatch.setattr(pay, "PAY_WORKERS_PER_PAGE", 2, raising=False)
+    pay.project_pay_settings_update(project=paid_project, currency="GBP",
+                                    min_hourly_wage="15")
+    pay.bonus_add(project=paid_project, worker=workers["val2"], amount="1.25",
+                  reason="Helpful", actor=admin_user)
+    client = client_for(admin_user)
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    names = sorted(["questioner", "ann2", prolific_worker.username, "val2"])
+    first, _ = _page_queries(client, url)
+    second, queries = _page_queries(client, f"{url}?page=2")
+    for page, shown in ((first, names[:2]), (second, names[2:])):
+        rows = re.findall(r'data-testid="pay-worker-([^"]+)"', page)
+        assert rows == shown
+        # 0.50 + 6.00 + 3.00 of work and 1.25 of bonus, owed by nobody paid yet
+        assert 'data-testid="total-cost">10.75<' in page
+        assert 'data-testid="owed-total">10.75<' in page
+        assert "Workers (4)" in page and "Page 1 of 2 (4 in all)" not in second
+        # ann2 (3.00 for 0.25 h) earns 12.00 an hour, the Prolific worker 6.00 for 0.5 h
+        assert "2 workers earn less" in html.unescape(page)
+    assert 'href="?page=2" rel="next"' in first and "Page 1 of 2 (4 in all)" in first
+    assert 'href="?page=1" rel="prev"' in second and "Page 2 of 2 (4 in all)" in second
+
+    client.post(f"{url}?page=2", {"action": "export"})
+    export = PaymentExport.objects.get(project=paid_project)
+    assert sorted(row["username"] for row in _rows(export)) == names
+    assert export.total == Decimal("10.75")
+    assert client.get(reverse("annotation:payment_export_file", args=[export.pk])
+                      ).content.decode() == export.content
+
+    for n in range(8):  # eight more people with a bonus: twelve workers, six pages
+        extra = user_with_roles(f"extra{n}", Role.ANNOTATOR)
+        engine.project_member_add(project=paid_project, user=extra, role=Role.ANNOTATOR)
+        pay.bonus_add(project=paid_project, worker=extra, amount="1.00", reason="Welcome",
+                      actor=admin_user)
+    crowd, crowd_queries = _page_queries(client, f"{url}?page=2")
+    assert crowd_queries == queries
+    assert len(re.findall(r'data-testid="pay-worker-', crowd)) == 2
+    assert 'data-testid="total-cost">18.75<' in crowd and "Page 2 of 6 (12 in all)" in crowd
+    assert 'data-testid="owed-total">8.00<' in crowd
 
 
 def test_workers_see_what_they_earned_on_their_pages(
