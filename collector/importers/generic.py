@@ -20,11 +20,12 @@ from collector.importers.errors import (
     COLUMNS_DIFFER,
     SHOULD_BE_TEXT,
     ImportFailure,
+    Where,
     at_line,
     shorten,
 )
 from collector.importers.jsonvalues import json_record
-from collector.importers.records import SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
+from collector.importers.records import ONE_OF, SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
 from collector.importers.source import ByteCounter, Source, iter_csv_rows, iter_lines
 from collector.stored_text import StoredText
 
@@ -66,7 +67,7 @@ def _full_mapping(mapping: dict[str, str]) -> dict[str, str]:
 
 
 def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[str, str],
-              check: Checker, where: str, default_source_type: str) -> DocumentRecord:
+              check: Checker, where: Where, default_source_type: str) -> DocumentRecord:
     for field in REQUIRED:
         if values.get(field) is None:
             raise check.fail(StoredText(gettext_noop("is missing (column %(column)s)"),
@@ -91,8 +92,8 @@ def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[st
     url = check.url(text_fields["url"], where=where, field="url")
     source_type = text_fields["source_type"] or default_source_type
     if source_type and source_type not in SOURCE_TYPES:
-        raise check.fail(StoredText(gettext_noop("%(value)s is not one of %(choices)s"),
-                                    value=repr(source_type), choices=", ".join(SOURCE_TYPES)),
+        raise check.fail(StoredText(ONE_OF, value=repr(source_type),
+                                    choices=", ".join(SOURCE_TYPES)),
                          where=where, field="source_type")
     return DocumentRecord(
         external_id=ident, body=body, where=where, title=text_fields["title"],
@@ -102,7 +103,7 @@ def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[st
     )
 
 
-def _highlights(value: Any, *, check: Checker, where: str) -> list[str]:
+def _highlights(value: Any, *, check: Checker, where: Where) -> list[str]:
     if value is None or value == "":
         return []
     if isinstance(value, str):
