@@ -120,6 +120,9 @@ def test_squad_references_and_predictions():
     assert _refused(lambda: read_references(cut)) == (
         f"dev-v1.1.sample.json: line 1, column {quote + 1}: invalid JSON: unterminated string",
         f"dev-v1.1.sample.json：第 1 行第 {quote + 1} 列：无效的 JSON：字符串未结束")
+    deep = Upload("deep.json", '{"data": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert _refused(lambda: read_references(deep))[1] == (
+        "deep.json：嵌套超过 100 层（列表和对象相互嵌套）")
     data = json.loads(text)
     data["data"][2]["paragraphs"][1]["qas"][3].pop("question")
     assert _refused(lambda: read_references(Upload("dev.json", json.dumps(data))))[1] == (
