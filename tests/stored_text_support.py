@@ -80,6 +80,11 @@ ZH = {
         "段落序号 %(index)s 超出该文档的 %(count)s 个段落",
     "document index %(index)s is outside the record's %(count)s documents":
         "文档序号 %(index)s 超出该记录的 %(count)s 篇文档",
+    # the field mapping of JSONL, CSV and TSV
+    "--map: %(part)s is not field=column": "--map：%(part)s 不是 field=column 形式",
+    "--map: unknown field %(field)s (fields: %(fields)s)":
+        "--map：未知字段 %(field)s（可用字段：%(fields)s）",
+    "--map: field %(field)s is mapped twice": "--map：字段 %(field)s 被映射了两次",
     # query lists
     "is missing (a query needs one of %(keys)s)": "缺失（查询需要 %(keys)s 之一）",
     # the judgment study's references and predictions

@@ -33,10 +33,23 @@ FIELDS = ("id", "body", "title", "url", "source_type", "highlights")
 REQUIRED = ("id", "body")
 
 
+class MappingError(ValueError):
+    """A malformed ``--map``: ``text`` says what is wrong as a stored text; ``str()`` says it
+    in the active language (a form's error), ``args`` in English."""
+
+    def __init__(self, text: StoredText) -> None:
+        self.text = text
+        super().__init__(text.english())
+
+    def __str__(self) -> str:
+        return str(self.text)
+
+
 def mapping_parse(spec: str | dict[str, str] | None) -> dict[str, str]:
     """``"id=doc_id,body=text"`` (or a dict) to ``{"id": "doc_id", "body": "text"}``.
 
-    Raises ``ValueError`` with a one-line message on a malformed mapping.
+    Raises :class:`MappingError` (a ``ValueError``) with a one-line message on a malformed
+    mapping.
     """
     if not spec:
         return {}
@@ -50,14 +63,18 @@ def mapping_parse(spec: str | dict[str, str] | None) -> dict[str, str]:
                 continue
             field, sep, column = part.partition("=")
             if not sep or not field.strip() or not column.strip():
-                raise ValueError(f"--map: {part!r} is not field=column")
+                raise MappingError(StoredText(gettext_noop("--map: %(part)s is not field=column"),
+                                              part=repr(part)))
             pairs.append((field.strip(), column.strip()))
     mapping: dict[str, str] = {}
     for field, column in pairs:
         if field not in FIELDS:
-            raise ValueError(f"--map: unknown field {field!r} (fields: {', '.join(FIELDS)})")
+            raise MappingError(StoredText(gettext_noop("--map: unknown field %(field)s (fields: "
+                                                       "%(fields)s)"),
+                                          field=repr(field), fields=", ".join(FIELDS)))
         if field in mapping:
-            raise ValueError(f"--map: field {field!r} is mapped twice")
+            raise MappingError(StoredText(gettext_noop("--map: field %(field)s is mapped twice"),
+                                          field=repr(field)))
         mapping[field] = str(column)
     return mapping
 
@@ -207,4 +224,5 @@ def read_tsv(source: Source, **kwargs: Any) -> Iterator[ImportUnit]:
     return read_delimited(source, delimiter="\t", **kwargs)
 
 
-__all__ = ["FIELDS", "ImportFailure", "mapping_parse", "read_csv", "read_jsonl", "read_tsv"]
+__all__ = ["FIELDS", "ImportFailure", "MappingError", "mapping_parse", "read_csv", "read_jsonl",
+           "read_tsv"]

@@ -12,10 +12,18 @@ import pytest
 from django.urls import reverse
 from django.utils.translation import override
 
-from collector.importers import ImportFailure, format_get, queries_read, source_open, units_read
+from collector.importers import (
+    ImportFailure,
+    format_get,
+    mapping_parse,
+    queries_read,
+    source_open,
+    units_read,
+)
 from collector.importers.sniff import QUERIES
 from collector.importers.source import ByteCounter
 from collector.models import Corpus, Job
+from collector.services import corpus_import
 from collector.stored_text import stored_text_json, stored_text_render
 from tests.collector.corpus_support import (
     DUREADER_DEV,
@@ -357,6 +365,34 @@ def test_queries(tmp_path):
     column = len(lines[6]) - 1
     assert _read(_write(tmp_path, "nq.jsonl", "".join(lines)), QUERIES)[1] == (
         f"nq.jsonl：第 7 行：无效的 JSON：JSON 值结束后出现意外的 'x'（第 {column} 列）")
+
+
+# -- the field mapping of JSONL, CSV and TSV -------------------------------------------------
+@pytest.mark.django_db
+@pytest.mark.usefixtures("isolated_storage")
+def test_a_bad_field_mapping_is_refused_in_chinese(tmp_path, client_for, admin_user):
+    path = _write(tmp_path, "docs.jsonl", _jsonl([{"key": "a", "text": "Some text."}]))
+    with pytest.raises(ImportFailure) as caught:
+        corpus_import(path=path, corpus="docs", language="en", format="jsonl",
+                      mapping="id=key,bdy=text")
+    assert caught.value.args[0] == ("docs.jsonl: --map: unknown field 'bdy' (fields: id, body, "
+                                    "title, url, source_type, highlights)")
+    with override("zh-hans"):
+        assert str(caught.value) == ("docs.jsonl：--map：未知字段 'bdy'（可用字段：id, body, "
+                                     "title, url, source_type, highlights）")
+        with pytest.raises(ValueError) as twice:
+            mapping_parse("id=key,id=text")
+        assert str(twice.value) == "--map：字段 'id' 被映射了两次"
+    assert not Corpus.objects.filter(name="docs").exists()
+
+    client = client_for(admin_user)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    with path.open("rb") as upload:
+        page = client.post(reverse("collector:import"), {
+            "file": upload, "corpus": "docs", "language": "en", "format": "jsonl",
+            "mapping": "nope"}).content.decode()
+    assert "--map：&#x27;nope&#x27; 不是 field=column 形式" in page
+    assert not Job.objects.exists()
 
 
 # -- through a job: what its page shows ----------------------------------------------------
