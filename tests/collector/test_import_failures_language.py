@@ -213,6 +213,12 @@ def test_newsqa_csv(tmp_path):
         "newsqa.csv：第 6 行：字段 'validated_answers'：不是 JSON：应为 ':'，实际为 '1'"
         f"（第 {column} 列）")
 
+    # A value of several lines: its own line and column, the record's line in the file.
+    two_lines = text.replace('""none"": 1}', '\n ""none"" 1}', 1)
+    assert _read(_write(tmp_path, "newsqa.csv", two_lines), "newsqa-csv")[1] == (
+        "newsqa.csv：第 6 行：字段 'validated_answers'：不是 JSON：应为 ':'，实际为 '1'"
+        "（该值的第 2 行第 9 列）")
+
     differs = header + first + second.replace("PORTVALE", "PORTVILLE", 1)
     assert _read(_write(tmp_path, "newsqa.csv", differs), "newsqa-csv") == (
         "newsqa.csv: line 6: field 'story_text': differs from the story text of the story's "
