@@ -18,7 +18,9 @@ from annotation.http import posted_or_404
 from annotation.models import Project, Release
 from annotation.roles import Role, role_required
 from annotation.stages.judgment import TYPE_LABELS
-from annotation.stages.judgment_import import Upload
+from annotation.stages.judgment_import import Upload, refusal
+from collector.importers.errors import ImportFailure
+from collector.importers.source import text_decode
 
 
 def _project(pk: int) -> Project:
@@ -30,9 +32,9 @@ def _project(pk: int) -> Project:
 
 def _upload(file: UploadedFile) -> Upload:
     try:
-        return Upload(file.name, file.read().decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise ValidationError(_("%(file)s: not UTF-8 text") % {"file": file.name}) from exc
+        return Upload(file.name, text_decode(file.read(), file=file.name))
+    except ImportFailure as exc:
+        raise refusal(exc) from None
 
 
 #: Rows of the import form, each a system's name and its prediction file.

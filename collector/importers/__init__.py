@@ -18,7 +18,13 @@ from django.utils.translation import gettext_noop
 
 from collector.importers.dureader import read_dureader
 from collector.importers.errors import ImportFailure
-from collector.importers.generic import mapping_parse, read_csv, read_jsonl, read_tsv
+from collector.importers.generic import (
+    MappingError,
+    mapping_parse,
+    read_csv,
+    read_jsonl,
+    read_tsv,
+)
 from collector.importers.msmarco import read_msmarco
 from collector.importers.newsqa import read_newsqa_csv, read_newsqa_json, read_story
 from collector.importers.queries import read_queries
@@ -110,6 +116,6 @@ def queries_read(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecor
 
 __all__ = [
     "FORMATS", "SOURCE_TYPES", "ByteCounter", "DocumentRecord", "Format", "ImportFailure",
-    "ImportUnit", "QueryRecord", "QuestionRecord", "Source", "format_get", "http_url_problem",
-    "mapping_parse", "queries_read", "source_open", "units_read",
+    "ImportUnit", "MappingError", "QueryRecord", "QuestionRecord", "Source", "format_get",
+    "http_url_problem", "mapping_parse", "queries_read", "source_open", "units_read",
 ]

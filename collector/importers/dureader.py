@@ -14,10 +14,13 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from collector.importers.errors import at_line
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import SHOULD_BE_STRING, Where, at_line
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
+from collector.stored_text import StoredText
 
 KEPT_FIELDS = ("question_type", "fact_or_opinion", "yesno_answers", "entity_answers",
                "yesno_type", "answer_docs", "answer_spans", "fake_answers", "match_scores")
@@ -37,7 +40,7 @@ def read_dureader(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator
             yield _record(record, where=where, check=check, source_type=source_type)
 
 
-def _record(record: Any, *, where: str, check: Checker, source_type: str) -> ImportUnit:
+def _record(record: Any, *, where: Where, check: Checker, source_type: str) -> ImportUnit:
     qid = check.identifier(check.get(record, "question_id", where=where, kind=(int, str)),
                            where=where, field="question_id")
     question = check.text(record, "question", where=where)
@@ -54,7 +57,7 @@ def _record(record: Any, *, where: str, check: Checker, source_type: str) -> Imp
         offset = 0
         for p, paragraph in enumerate(paragraphs):
             if not isinstance(paragraph, str):
-                raise check.fail("should be a string", where=where,
+                raise check.fail(StoredText(SHOULD_BE_STRING), where=where,
                                  field=f"{prefix}paragraphs[{p}]")
             spans.append((offset, offset + len(paragraph)))
             offset += len(paragraph) + 1
@@ -62,9 +65,10 @@ def _record(record: Any, *, where: str, check: Checker, source_type: str) -> Imp
         related = check.get(raw, "most_related_para", where=where, kind=int, required=False,
                             prefix=prefix)
         if related is not None and not -1 <= related < len(paragraphs):
-            raise check.fail(f"paragraph index {related} is outside the document's "
-                             f"{len(paragraphs)} paragraphs", where=where,
-                             field=f"{prefix}most_related_para")
+            raise check.fail(StoredText(gettext_noop("paragraph index %(index)s is outside the "
+                                                     "document's %(count)s paragraphs"),
+                                        index=related, count=len(paragraphs)),
+                             where=where, field=f"{prefix}most_related_para")
         if not body.strip():
             empty += 1
             continue
@@ -82,16 +86,17 @@ def _record(record: Any, *, where: str, check: Checker, source_type: str) -> Imp
     answers = check.get(record, "answers", where=where, kind=list, required=False, default=[])
     for i, answer in enumerate(answers):
         if not isinstance(answer, str):
-            raise check.fail("should be a string", where=where, field=f"answers[{i}]")
+            raise check.fail(StoredText(SHOULD_BE_STRING), where=where, field=f"answers[{i}]")
     answer_docs = check.get(record, "answer_docs", where=where, kind=list, required=False,
                             default=[])
     for i, index in enumerate(answer_docs):
         if isinstance(index, bool) or not isinstance(index, int) or not (
             0 <= index < len(raw_documents)
         ):
-            raise check.fail(f"document index {index!r} is outside the record's "
-                             f"{len(raw_documents)} documents", where=where,
-                             field=f"answer_docs[{i}]")
+            raise check.fail(StoredText(gettext_noop("document index %(index)s is outside the "
+                                                     "record's %(count)s documents"),
+                                        index=repr(index), count=len(raw_documents)),
+                             where=where, field=f"answer_docs[{i}]")
     metadata = {key: record[key] for key in KEPT_FIELDS if key in record}
     metadata["documents"] = [doc.external_id for doc in documents]
     if empty:

@@ -47,11 +47,16 @@ class ImportFailure(Exception):
         return str(self.text)
 
 
+Where = str | StoredText  # a place: a JSON path, ``line 3``, ``data[2] (line 40)``
+
 WHOLE_FILE = gettext_noop("whole file")
 TOP_LEVEL = gettext_noop("top level")
 FILE_NAME = gettext_noop("file name")
 SHOULD_BE_TEXT = gettext_noop("should be text, found %(found)s")
 COLUMNS_DIFFER = gettext_noop("has %(columns)s columns, the header has %(header)s")
+SHOULD_BE_STRING = gettext_noop("should be a string")
+SHOULD_BE_OBJECT = gettext_noop("should be an object")
+THE_END_OF_THE_FILE = gettext_noop("the end of the file")
 
 
 def at_line(line: int | str, column: int | str | None = None) -> StoredText:
@@ -60,6 +65,12 @@ def at_line(line: int | str, column: int | str | None = None) -> StoredText:
         return StoredText(gettext_noop("line %(line)s"), line=line)
     return StoredText(gettext_noop("line %(line)s, column %(column)s"), line=line,
                       column=column)
+
+
+def at_path(path: str, line: int | str) -> StoredText:
+    """``data[3] (line 40)``: a record of a JSON document by its path and the line it starts
+    on, for ``where``."""
+    return StoredText(gettext_noop("%(path)s (line %(line)s)"), path=path, line=line)
 
 
 def shorten(value: object, limit: int = 40) -> str:

@@ -20,11 +20,12 @@ from collector.importers.errors import (
     COLUMNS_DIFFER,
     SHOULD_BE_TEXT,
     ImportFailure,
+    Where,
     at_line,
     shorten,
 )
 from collector.importers.jsonvalues import json_record
-from collector.importers.records import SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
+from collector.importers.records import ONE_OF, SOURCE_TYPES, Checker, DocumentRecord, ImportUnit
 from collector.importers.source import ByteCounter, Source, iter_csv_rows, iter_lines
 from collector.stored_text import StoredText
 
@@ -32,10 +33,23 @@ FIELDS = ("id", "body", "title", "url", "source_type", "highlights")
 REQUIRED = ("id", "body")
 
 
+class MappingError(ValueError):
+    """A malformed ``--map``: ``text`` says what is wrong as a stored text; ``str()`` says it
+    in the active language (a form's error), ``args`` in English."""
+
+    def __init__(self, text: StoredText) -> None:
+        self.text = text
+        super().__init__(text.english())
+
+    def __str__(self) -> str:
+        return str(self.text)
+
+
 def mapping_parse(spec: str | dict[str, str] | None) -> dict[str, str]:
     """``"id=doc_id,body=text"`` (or a dict) to ``{"id": "doc_id", "body": "text"}``.
 
-    Raises ``ValueError`` with a one-line message on a malformed mapping.
+    Raises :class:`MappingError` (a ``ValueError``) with a one-line message on a malformed
+    mapping.
     """
     if not spec:
         return {}
@@ -49,14 +63,18 @@ def mapping_parse(spec: str | dict[str, str] | None) -> dict[str, str]:
                 continue
             field, sep, column = part.partition("=")
             if not sep or not field.strip() or not column.strip():
-                raise ValueError(f"--map: {part!r} is not field=column")
+                raise MappingError(StoredText(gettext_noop("--map: %(part)s is not field=column"),
+                                              part=repr(part)))
             pairs.append((field.strip(), column.strip()))
     mapping: dict[str, str] = {}
     for field, column in pairs:
         if field not in FIELDS:
-            raise ValueError(f"--map: unknown field {field!r} (fields: {', '.join(FIELDS)})")
+            raise MappingError(StoredText(gettext_noop("--map: unknown field %(field)s (fields: "
+                                                       "%(fields)s)"),
+                                          field=repr(field), fields=", ".join(FIELDS)))
         if field in mapping:
-            raise ValueError(f"--map: field {field!r} is mapped twice")
+            raise MappingError(StoredText(gettext_noop("--map: field %(field)s is mapped twice"),
+                                          field=repr(field)))
         mapping[field] = str(column)
     return mapping
 
@@ -66,7 +84,7 @@ def _full_mapping(mapping: dict[str, str]) -> dict[str, str]:
 
 
 def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[str, str],
-              check: Checker, where: str, default_source_type: str) -> DocumentRecord:
+              check: Checker, where: Where, default_source_type: str) -> DocumentRecord:
     for field in REQUIRED:
         if values.get(field) is None:
             raise check.fail(StoredText(gettext_noop("is missing (column %(column)s)"),
@@ -91,8 +109,8 @@ def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[st
     url = check.url(text_fields["url"], where=where, field="url")
     source_type = text_fields["source_type"] or default_source_type
     if source_type and source_type not in SOURCE_TYPES:
-        raise check.fail(StoredText(gettext_noop("%(value)s is not one of %(choices)s"),
-                                    value=repr(source_type), choices=", ".join(SOURCE_TYPES)),
+        raise check.fail(StoredText(ONE_OF, value=repr(source_type),
+                                    choices=", ".join(SOURCE_TYPES)),
                          where=where, field="source_type")
     return DocumentRecord(
         external_id=ident, body=body, where=where, title=text_fields["title"],
@@ -102,7 +120,7 @@ def _document(values: dict[str, Any], *, extra: dict[str, Any], columns: dict[st
     )
 
 
-def _highlights(value: Any, *, check: Checker, where: str) -> list[str]:
+def _highlights(value: Any, *, check: Checker, where: Where) -> list[str]:
     if value is None or value == "":
         return []
     if isinstance(value, str):
@@ -206,4 +224,5 @@ def read_tsv(source: Source, **kwargs: Any) -> Iterator[ImportUnit]:
     return read_delimited(source, delimiter="\t", **kwargs)
 
 
-__all__ = ["FIELDS", "ImportFailure", "mapping_parse", "read_csv", "read_jsonl", "read_tsv"]
+__all__ = ["FIELDS", "ImportFailure", "MappingError", "mapping_parse", "read_csv", "read_jsonl",
+           "read_tsv"]

@@ -18,9 +18,11 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from collector.importers.errors import ImportFailure, at_line
+from collector.importers.errors import THE_END_OF_THE_FILE, ImportFailure, at_line
 from collector.importers.jsonvalues import (
+    UNTERMINATED_STRING,
     join_path,
+    json_problem,
     needs_check,
     nesting_problem,
     too_deep,
@@ -33,6 +35,7 @@ _WS = re.compile(r"[ \t\r\n]*")
 _STRUCT = re.compile(r'[\[\]{}"]')
 _SCALAR_END = re.compile(r"[,\]}\s]")
 _DECODER = json.JSONDecoder()
+ENDS_BEFORE_VALUE = gettext_noop("the file ends where a value was expected")
 
 
 class JsonStream:
@@ -148,7 +151,7 @@ class JsonStream:
             if found < 0:
                 i = len(self._buf)
                 if not self._read_more():
-                    raise self.error("unterminated string", pos=quote)
+                    raise self.error(StoredText(UNTERMINATED_STRING), pos=quote)
                 continue
             backslashes = 0
             j = found - 1
@@ -172,7 +175,8 @@ class JsonStream:
                 if match is None:
                     i = len(self._buf)
                     if not self._read_more():
-                        raise self.error("the file ends inside this value", pos=start)
+                        raise self.error(StoredText(gettext_noop("the file ends inside this "
+                                                                 "value")), pos=start)
                     continue
                 k = match.start()
                 char = self._buf[k]
@@ -202,7 +206,7 @@ class JsonStream:
         ``path``. Nesting too deep for Python's decoder is refused in any case.
         """
         if not self.peek():
-            raise self.error("the file ends where a value was expected")
+            raise self.error(StoredText(ENDS_BEFORE_VALUE))
         start = self._pos
         self._record_start = start
         try:
@@ -215,7 +219,7 @@ class JsonStream:
         try:
             value, stop = _DECODER.raw_decode(self._buf, self._pos)
         except json.JSONDecodeError as exc:
-            raise self.error(exc.msg, pos=exc.pos) from None
+            raise self.error(json_problem(exc), pos=exc.pos) from None
         except RecursionError:
             found = nesting_problem(self._buf, start)
             pos, field = (found[0], found[1].field) if found else (start, "")
@@ -234,7 +238,7 @@ class JsonStream:
     def skip_value(self) -> None:
         """Step over the next value without building it."""
         if not self.peek():
-            raise self.error("the file ends where a value was expected")
+            raise self.error(StoredText(ENDS_BEFORE_VALUE))
         self._pos = self._value_end()
 
     def iter_object(self) -> Iterator[str]:
@@ -299,4 +303,4 @@ class JsonStream:
 
 
 def _describe(char: str) -> StoredText | str:
-    return StoredText(gettext_noop("the end of the file")) if not char else repr(char)
+    return StoredText(THE_END_OF_THE_FILE) if not char else repr(char)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from django.utils.translation import gettext_noop
 
-from collector.importers.errors import ImportFailure
+from collector.importers.errors import THE_END_OF_THE_FILE, ImportFailure, Where
 from collector.stored_text import StoredText
 
 MAX_DEPTH = 100
@@ -34,6 +34,41 @@ _RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 class Problem(NamedTuple):
     field: str  # path inside the value ("" for the value itself)
     detail: StoredText
+
+
+def json_problem(exc: json.JSONDecodeError, *, end: str = THE_END_OF_THE_FILE
+                 ) -> StoredText | str:
+    """What Python's JSON decoder found wrong, in our own words (translatable), naming what
+    it found where it stopped (``end``, a msgid, when that is the end of the text); its
+    English as it is for a complaint not mapped here. The position is the caller's to
+    say, from ``exc``."""
+    doc, pos, msg = exc.doc, exc.pos, exc.msg
+    found: StoredText | str = StoredText(end) if pos >= len(doc) else repr(doc[pos])
+    if msg == "Expecting value":
+        return StoredText(gettext_noop("expected a value, found %(found)s"), found=found)
+    if msg == "Expecting property name enclosed in double quotes":
+        return StoredText(gettext_noop("expected a key in double quotes, found %(found)s"),
+                          found=found)
+    if msg in ("Expecting ':' delimiter", "Expecting ',' delimiter"):
+        return StoredText(gettext_noop("expected %(expected)s, found %(found)s"),
+                          expected=msg.split()[1], found=found)
+    if msg == "Extra data":
+        return StoredText(gettext_noop("unexpected %(found)s after the end of the JSON value"),
+                          found=found)
+    if msg == "Unterminated string starting at":
+        return StoredText(UNTERMINATED_STRING)
+    if msg == "Invalid control character at":
+        return StoredText(gettext_noop("control character %(found)s inside a string: write it "
+                                       "as an escape (\\n, \\t, \\u0000)"), found=found)
+    if msg == "Invalid \\escape":
+        return StoredText(INVALID_ESCAPE, escape=f"'{doc[pos:pos + 2]}'")
+    if msg == "Invalid \\uXXXX escape":
+        return StoredText(INVALID_ESCAPE, escape=f"'{doc[max(pos - 1, 0):pos + 5]}'")
+    return msg
+
+
+UNTERMINATED_STRING = gettext_noop("unterminated string")
+INVALID_ESCAPE = gettext_noop("invalid escape %(escape)s in a string")
 
 
 def text_problem(text: str) -> StoredText | None:
@@ -149,22 +184,29 @@ def nesting_problem(text: str, start: int = 0) -> tuple[int, Problem] | None:
     return None
 
 
-def json_record(text: str, *, file: str, where: str | StoredText, field: str = "",
+def json_record(text: str, *, file: str, where: Where, field: str = "",
                 invalid: str = gettext_noop("invalid JSON")) -> Any:
     """``text`` (one whole JSON value, such as a JSON Lines line) decoded and checked.
 
     Bad JSON, a value nested too deep and text that cannot be stored raise
     :class:`ImportFailure` naming ``file``, ``where`` and the field inside the value
-    (below ``field``); ``invalid`` (a msgid) starts the message for malformed JSON.
+    (below ``field``); ``invalid`` (a msgid) starts the message for malformed JSON, which
+    says the column (and the line, in a value of several lines) where the decoder stopped.
     """
+    text = text.rstrip(" \t\r\n")  # a line's ending: an error at the end is on the line
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ImportFailure(StoredText(gettext_noop("%(invalid)s: %(error)s (column "
-                                                    "%(column)s)"),
-                                       invalid=StoredText(invalid), error=exc.msg,
-                                       column=exc.colno),
-                            file=file, where=where, field=field or None) from None
+        error = json_problem(exc, end=END_OF_VALUE if field else END_OF_LINE)
+        if exc.lineno == 1:
+            detail = StoredText(gettext_noop("%(invalid)s: %(error)s (column %(column)s)"),
+                                invalid=StoredText(invalid), error=error, column=exc.colno)
+        else:
+            detail = StoredText(gettext_noop("%(invalid)s: %(error)s (line %(line)s of the "
+                                             "value, column %(column)s)"),
+                                invalid=StoredText(invalid), error=error, line=exc.lineno,
+                                column=exc.colno)
+        raise ImportFailure(detail, file=file, where=where, field=field or None) from None
     except RecursionError:
         found = nesting_problem(text)
         problem = found[1] if found else Problem("", too_deep())
@@ -174,3 +216,7 @@ def json_record(text: str, *, file: str, where: str | StoredText, field: str = "
         raise ImportFailure(problem.detail, file=file, where=where,
                             field=join_path(field, problem.field) or None)
     return value
+
+
+END_OF_LINE = gettext_noop("the end of the line")
+END_OF_VALUE = gettext_noop("the end of the value")

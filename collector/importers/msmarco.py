@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
-from collector.importers.errors import TOP_LEVEL, at_line
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import SHOULD_BE_STRING, TOP_LEVEL, Where, at_line
 from collector.importers.jsonstream import JsonStream
 from collector.importers.jsonvalues import join_path, json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
@@ -58,7 +60,8 @@ def _read_columnar(source_file: SourceFile, counter: ByteCounter) -> Iterator[Im
     present = _columns(source_file)
     for column in REQUIRED_COLUMNS:
         if column not in present:
-            raise check.fail("column is missing", where=StoredText(TOP_LEVEL), field=column)
+            raise check.fail(StoredText(gettext_noop("column is missing")),
+                             where=StoredText(TOP_LEVEL), field=column)
     wanted = [column for column in COLUMNS if column in present]
     with ExitStack() as stack:
         rows = {}
@@ -71,16 +74,25 @@ def _read_columnar(source_file: SourceFile, counter: ByteCounter) -> Iterator[Im
             for column in wanted[1:]:
                 other = next(rows[column], None)
                 if other is None or other[0] != key:
-                    found = "no more rows" if other is None else f"row {other[0]!r}"
-                    raise check.fail(f"rows are out of step: expected row {key!r}, found {found}",
-                                     where=f"{column}", field=column)
+                    found = (StoredText(gettext_noop("no more rows")) if other is None
+                             else _row(other[0]))
+                    raise check.fail(StoredText(gettext_noop("rows are out of step: expected "
+                                                             "%(expected)s, found %(found)s"),
+                                                expected=_row(key), found=found),
+                                     where=column, field=column)
                 record[column] = other[1]
-            yield _record(record, where=f"row {key!r}", check=check)
+            yield _record(record, where=_row(key), check=check)
         for column in wanted[1:]:
             extra = next(rows[column], None)
             if extra is not None:
-                raise check.fail(f"has row {extra[0]!r} that {lead!r} lacks", where=column,
-                                 field=column)
+                raise check.fail(StoredText(gettext_noop("has %(row)s that %(lead)s lacks"),
+                                            row=_row(extra[0]), lead=repr(lead)),
+                                 where=column, field=column)
+
+
+def _row(key: str) -> StoredText:
+    """``row '3'``: a row of the column-oriented file, by its key."""
+    return StoredText(gettext_noop("row %(row)s"), row=repr(key))
 
 
 def _columns(source_file: SourceFile) -> list[str]:
@@ -93,13 +105,14 @@ def _column_rows(stream: JsonStream, column: str) -> Iterator[tuple[str, Any]]:
         if key != column:
             continue
         if stream.peek() != "{":
-            raise stream.error(f"column {column!r} should map row keys to values")
+            raise stream.error(StoredText(gettext_noop("column %(column)s should map row keys "
+                                                       "to values"), column=repr(column)))
         for row_key in stream.iter_object():
             yield row_key, stream.read_value(path=join_path(column, row_key))
         return
 
 
-def _record(record: Any, *, where: str, check: Checker) -> ImportUnit:
+def _record(record: Any, *, where: Where, check: Checker) -> ImportUnit:
     query_id = check.identifier(check.get(record, "query_id", where=where, kind=(int, str)),
                                 where=where, field="query_id")
     query = check.text(record, "query", where=where)
@@ -125,13 +138,13 @@ def _record(record: Any, *, where: str, check: Checker) -> ImportUnit:
                             default=[])
     for i, answer in enumerate(answers_raw):
         if not isinstance(answer, str):
-            raise check.fail("should be a string", where=where, field=f"answers[{i}]")
+            raise check.fail(StoredText(SHOULD_BE_STRING), where=where, field=f"answers[{i}]")
     well_formed = record.get("wellFormedAnswers", [])
     if well_formed == "[]" or well_formed is None:
         well_formed = []
     if not isinstance(well_formed, list):
-        raise check.fail("should be a list or the string '[]'", where=where,
-                         field="wellFormedAnswers")
+        raise check.fail(StoredText(gettext_noop("should be a list or the string '[]'")),
+                         where=where, field="wellFormedAnswers")
     metadata: dict[str, Any] = {
         "passages": [doc.external_id for doc in documents],
         "selected": selected,

@@ -18,9 +18,12 @@ from django.utils.translation import gettext_noop
 from collector.importers.errors import (
     COLUMNS_DIFFER,
     FILE_NAME,
+    SHOULD_BE_OBJECT,
     TOP_LEVEL,
     WHOLE_FILE,
+    Where,
     at_line,
+    at_path,
     shorten,
 )
 from collector.importers.jsonstream import JsonStream
@@ -36,6 +39,8 @@ from collector.importers.source import ByteCounter, Source, iter_csv_rows, read_
 from collector.stored_text import StoredText
 
 CSV_COLUMNS = ("story_id", "question", "answer_char_ranges", "story_text")
+#: A question of a NewsQA story: its path, and the line the story starts on.
+IN_STORY = gettext_noop("%(path)s (story at line %(line)s)")
 
 
 def story_key(story_id: str) -> str:
@@ -95,7 +100,8 @@ def read_newsqa_json(source: Source, *, counter: ByteCounter, **_: Any) -> Itera
     check = Checker(source_file.name)
     with JsonStream(source_file, counter) as stream:
         if stream.peek() != "{":
-            raise stream.error("a NewsQA file is one JSON object with a 'data' list")
+            raise stream.error(StoredText(gettext_noop("a NewsQA file is one JSON object with a "
+                                                       "'data' list")))
         found = False
         for key in stream.iter_object():
             if key != "data":
@@ -116,7 +122,7 @@ def read_newsqa_json(source: Source, *, counter: ByteCounter, **_: Any) -> Itera
 
 
 def _json_story(story: Any, *, path: str, line: int, check: Checker) -> ImportUnit:
-    where = f"{path} (line {line})"
+    where = at_path(path, line)
     story_id = check.text(story, "storyId", where=where)
     key = check.identifier(story_key(story_id), where=where, field="storyId")
     text = check.text(story, "text", where=where)
@@ -127,7 +133,7 @@ def _json_story(story: Any, *, path: str, line: int, check: Checker) -> ImportUn
     questions = []
     for q, item in enumerate(check.get(story, "questions", where=where, kind=list,
                                        required=False, default=[])):
-        q_where = f"{path}.questions[{q}] (story at line {line})"
+        q_where = StoredText(IN_STORY, path=f"{path}.questions[{q}]", line=line)
         question = check.text(item, "q", where=q_where)
         answers = []
         for w, worker in enumerate(check.get(item, "answers", where=q_where, kind=list,
@@ -160,12 +166,12 @@ def _json_story(story: Any, *, path: str, line: int, check: Checker) -> ImportUn
     return ImportUnit([document], questions)
 
 
-def _selections(selections: list[Any], *, body: str, where: str, field: str,
+def _selections(selections: list[Any], *, body: str, where: Where, field: str,
                 check: Checker) -> dict[str, Any]:
     spans = []
     for i, selection in enumerate(selections):
         if not isinstance(selection, dict):
-            raise check.fail("should be an object", where=where, field=f"{field}[{i}]")
+            raise check.fail(StoredText(SHOULD_BE_OBJECT), where=where, field=f"{field}[{i}]")
         if selection.get("noAnswer"):
             return {"no_answer": True}
         if selection.get("badQuestion"):
@@ -183,10 +189,10 @@ def _answer_from_spans(spans: list[dict[str, Any]]) -> dict[str, Any]:
     return {"text": " … ".join(span["text"] for span in spans), "spans": spans}
 
 
-def _choice(choice: Any, *, body: str, where: str, field: str, check: Checker,
+def _choice(choice: Any, *, body: str, where: Where, field: str, check: Checker,
             counted: bool) -> dict[str, Any]:
     if not isinstance(choice, dict):
-        raise check.fail("should be an object", where=where, field=field)
+        raise check.fail(StoredText(SHOULD_BE_OBJECT), where=where, field=field)
     result: dict[str, Any] = {}
     if counted:
         result["count"] = check.get(choice, "count", where=where, kind=int, prefix=f"{field}.")
@@ -212,10 +218,13 @@ def read_newsqa_csv(source: Source, *, counter: ByteCounter, **_: Any) -> Iterat
             header = {name.strip(): i for i, name in enumerate(row)}
             for column in CSV_COLUMNS:
                 if column not in header:
-                    hint = (" (the story-less question file cannot be imported: use the "
-                            "combined CSV with story_text)") if column == "story_text" else ""
-                    raise check.fail(f"column {column!r} is missing from the header{hint}",
-                                     where=where, field=column)
+                    detail = (gettext_noop("column %(column)s is missing from the header (the "
+                                           "story-less question file cannot be imported: use "
+                                           "the combined CSV with story_text)")
+                              if column == "story_text"
+                              else gettext_noop("column %(column)s is missing from the header"))
+                    raise check.fail(StoredText(detail, column=repr(column)), where=where,
+                                     field=column)
             continue
         if len(row) != len(header):
             raise check.fail(StoredText(COLUMNS_DIFFER, columns=len(row), header=len(header)),
@@ -232,8 +241,10 @@ def read_newsqa_csv(source: Source, *, counter: ByteCounter, **_: Any) -> Iterat
                 finished.add(current[0])
             if key in finished:
                 raise check.fail(
-                    f"story {shorten(key)} appears again after other stories; the rows of "
-                    "one story must be consecutive", where=where, field="story_id",
+                    StoredText(gettext_noop("story %(story)s appears again after other "
+                                            "stories; the rows of one story must be "
+                                            "consecutive"), story=shorten(key)),
+                    where=where, field="story_id",
                 )
             if not text.strip():
                 raise check.fail(StoredText(IS_EMPTY), where=where, field="story_text")
@@ -241,7 +252,8 @@ def read_newsqa_csv(source: Source, *, counter: ByteCounter, **_: Any) -> Iterat
                                            source_type="news",
                                            metadata={"story_id": story_id}), [])
         elif text != current[1].body:
-            raise check.fail("differs from the story text of the story's earlier rows",
+            raise check.fail(StoredText(gettext_noop("differs from the story text of the "
+                                                     "story's earlier rows")),
                              where=where, field="story_text")
         current[2].append(_csv_question(values, key=key, index=len(current[2]), body=text,
                                         where=where, check=check))
@@ -249,7 +261,7 @@ def read_newsqa_csv(source: Source, *, counter: ByteCounter, **_: Any) -> Iterat
         yield ImportUnit([current[1]], current[2])
 
 
-def _csv_question(values: dict[str, str], *, key: str, index: int, body: str, where: str,
+def _csv_question(values: dict[str, str], *, key: str, index: int, body: str, where: Where,
                   check: Checker) -> QuestionRecord:
     question = values["question"].strip()
     if not question:
@@ -273,7 +285,8 @@ def _csv_question(values: dict[str, str], *, key: str, index: int, body: str, wh
             try:
                 metadata[name] = float(raw)
             except ValueError:
-                raise check.fail(f"{shorten(raw)} is not a number or '?'", where=where,
+                raise check.fail(StoredText(gettext_noop("%(value)s is not a number or '?'"),
+                                            value=shorten(raw)), where=where,
                                  field=column) from None
     validated = values.get("validated_answers", "").strip()
     if validated:
@@ -285,27 +298,30 @@ def _csv_question(values: dict[str, str], *, key: str, index: int, body: str, wh
                           metadata=metadata)
 
 
-def _range(part: str, *, where: str, field: str, check: Checker) -> tuple[int, int]:
+def _range(part: str, *, where: Where, field: str, check: Checker) -> tuple[int, int]:
     start, sep, end = part.strip().partition(":")
     try:
         if not sep:
             raise ValueError
         return int(start), int(end)
     except ValueError:
-        raise check.fail(f"{shorten(part)} is not start:end", where=where, field=field) from None
+        raise check.fail(StoredText(gettext_noop("%(value)s is not start:end"),
+                                    value=shorten(part)), where=where, field=field) from None
 
 
-def _csv_validated(raw: str, *, body: str, where: str, check: Checker) -> list[dict[str, Any]]:
+def _csv_validated(raw: str, *, body: str, where: Where, check: Checker) -> list[dict[str, Any]]:
     field = "validated_answers"
     choices = json_record(raw, file=check.file, where=where, field=field,
                           invalid=gettext_noop("is not JSON"))
     if not isinstance(choices, dict):
-        raise check.fail("should be a JSON object", where=where, field=field)
+        raise check.fail(StoredText(gettext_noop("should be a JSON object")), where=where,
+                         field=field)
     result = []
     for choice, count in choices.items():
         if not isinstance(count, int) or isinstance(count, bool):
-            raise check.fail(f"count for {choice!r} should be an integer", where=where,
-                             field=field)
+            raise check.fail(StoredText(gettext_noop("count for %(choice)s should be an "
+                                                     "integer"), choice=repr(choice)),
+                             where=where, field=field)
         if choice == "none":
             result.append({"count": count, "noAnswer": True})
         elif choice == "bad_question":

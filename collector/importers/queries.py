@@ -12,10 +12,13 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from collector.importers.errors import at_line
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import Where, at_line
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, QueryRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
+from collector.stored_text import StoredText
 
 TEXT_KEYS = ("question", "query", "text")
 ID_KEYS = ("question_id", "query_id", "id")
@@ -41,16 +44,18 @@ def read_queries(source: Source, *, counter: ByteCounter) -> Iterator[QueryRecor
         if not json_lines:
             yield QueryRecord(external_id=text_id(stripped), text=stripped, where=where)
             continue
-        record = json_record(stripped, file=check.file, where=where)
+        record = json_record(line, file=check.file, where=where)  # columns as in the file
         if not isinstance(record, dict):
-            raise check.fail("expected a JSON object on each line", where=where)
+            raise check.fail(StoredText(gettext_noop("expected a JSON object on each line")),
+                             where=where)
         yield _record(record, where=where, check=check)
 
 
-def _record(record: dict[str, Any], *, where: str, check: Checker) -> QueryRecord:
+def _record(record: dict[str, Any], *, where: Where, check: Checker) -> QueryRecord:
     text_key = next((key for key in TEXT_KEYS if key in record), None)
     if text_key is None:
-        raise check.fail(f"is missing (a query needs one of {', '.join(TEXT_KEYS)})",
+        raise check.fail(StoredText(gettext_noop("is missing (a query needs one of %(keys)s)"),
+                                    keys=", ".join(TEXT_KEYS)),
                          where=where, field="question")
     text = check.text(record, text_key, where=where).strip()
     id_key = next((key for key in ID_KEYS if record.get(key) is not None), None)

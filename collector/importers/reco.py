@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from collector.importers.errors import at_line
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import Where, at_line, at_path
 from collector.importers.jsonstream import JsonStream
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source, iter_lines
+from collector.stored_text import StoredText
 
 
 def read_reco(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[ImportUnit]:
@@ -25,7 +28,7 @@ def read_reco(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Imp
     if first == "[":
         with JsonStream(source_file, counter) as stream:
             for i in stream.iter_array():
-                where = f"[{i}] (line {stream.line()})"
+                where = at_path(f"[{i}]", stream.line())
                 yield _record(stream.read_value(path=f"[{i}]"), where=where, check=check)
             stream.finish()
         return
@@ -37,7 +40,7 @@ def read_reco(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Imp
         yield _record(record, where=where, check=check)
 
 
-def _record(record: Any, *, where: str, check: Checker) -> ImportUnit:
+def _record(record: Any, *, where: Where, check: Checker) -> ImportUnit:
     qid = check.identifier(check.get(record, "query_id", where=where, kind=(int, str)),
                            where=where, field="query_id")
     query = check.text(record, "query", where=where)
@@ -47,12 +50,15 @@ def _record(record: Any, *, where: str, check: Checker) -> ImportUnit:
     alternatives_raw = check.text(record, "alternatives", where=where)
     alternatives = [item.strip() for item in alternatives_raw.split("|")]
     if len(alternatives) != 3 or not all(alternatives):
-        raise check.fail(f"should be three answers joined by '|', found {alternatives_raw!r}",
+        raise check.fail(StoredText(gettext_noop("should be three answers joined by '|', found "
+                                                 "%(found)s"), found=repr(alternatives_raw)),
                          where=where, field="alternatives")
     answer = check.get(record, "answer", where=where, kind=str, required=False, default="")
     answer = answer.strip()
     if answer and answer not in alternatives:
-        raise check.fail(f"{answer!r} is not one of the alternatives {alternatives_raw!r}",
+        raise check.fail(StoredText(gettext_noop("%(answer)s is not one of the alternatives "
+                                                 "%(alternatives)s"),
+                                    answer=repr(answer), alternatives=repr(alternatives_raw)),
                          where=where, field="answer")
     metadata: dict[str, Any] = {"alternatives": alternatives}
     evidence = check.get(record, "passage", where=where, kind=str, required=False, default="")

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from django.utils.translation import gettext_noop
 
-from collector.importers.errors import ImportFailure, shorten
+from collector.importers.errors import ImportFailure, Where, shorten
 from collector.importers.jsonvalues import MAX_DEPTH, join_path, text_problem, value_problem
 from collector.stored_text import StoredText
 
@@ -61,7 +61,7 @@ def http_url_problem(url: str) -> StoredText | None:
 class DocumentRecord:
     external_id: str
     body: str
-    where: str
+    where: Where
     title: str = ""
     url: str = ""
     source_type: str = ""
@@ -75,7 +75,7 @@ class DocumentRecord:
 class QuestionRecord:
     external_id: str
     text: str
-    where: str
+    where: Where
     # External id of the document the answer offsets point into (None: no single one).
     document_id: str | None = None
     answers: list[dict[str, Any]] = field(default_factory=list)
@@ -93,7 +93,7 @@ class ImportUnit:
 class QueryRecord:
     external_id: str
     text: str
-    where: str
+    where: Where
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -103,11 +103,11 @@ class Checker:
     def __init__(self, file: str) -> None:
         self.file = file
 
-    def fail(self, detail: str | StoredText, *, where: str | StoredText | None,
+    def fail(self, detail: str | StoredText, *, where: Where | None,
              field: str | None = None) -> ImportFailure:
         return ImportFailure(detail, file=self.file, where=where, field=field)
 
-    def get(self, obj: Any, key: str, *, where: str, kind: type | tuple[type, ...],
+    def get(self, obj: Any, key: str, *, where: Where, kind: type | tuple[type, ...],
             required: bool = True, default: Any = None, prefix: str = "") -> Any:
         """``obj[key]`` checked for presence and type; ``prefix`` makes the field path."""
         name = f"{prefix}{key}"
@@ -116,8 +116,7 @@ class Checker:
                                        found=_kind(obj)), where=where)
         if key not in obj or obj[key] is None:
             if required:
-                raise self.fail(StoredText(gettext_noop("is missing (required)")), where=where,
-                                field=name)
+                raise self.fail(StoredText(IS_MISSING), where=where, field=name)
             return default
         value = obj[key]
         if isinstance(value, bool) and bool not in _as_tuple(kind):
@@ -128,7 +127,7 @@ class Checker:
                                        found=_kind(value)), where=where, field=name)
         return value
 
-    def text(self, obj: Any, key: str, *, where: str, required: bool = True,
+    def text(self, obj: Any, key: str, *, where: Where, required: bool = True,
              prefix: str = "") -> str:
         """A string field; required ones must not be blank."""
         value = self.get(obj, key, where=where, kind=str, required=required, default="",
@@ -137,7 +136,7 @@ class Checker:
             raise self.fail(StoredText(IS_EMPTY), where=where, field=f"{prefix}{key}")
         return value
 
-    def identifier(self, value: Any, *, where: str, field: str) -> str:
+    def identifier(self, value: Any, *, where: Where, field: str) -> str:
         """An external id: a non-empty string or an integer, at most 255 characters."""
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise self.fail(StoredText(gettext_noop("should be a string or an integer, found "
@@ -153,7 +152,7 @@ class Checker:
                             where=where, field=field)
         return ident
 
-    def url(self, value: str, *, where: str, field: str) -> str:
+    def url(self, value: str, *, where: Where, field: str) -> str:
         """A document's link: empty, or an http(s) URL (stripped)."""
         value = value.strip()
         problem = http_url_problem(value) if value else None
@@ -161,7 +160,7 @@ class Checker:
             raise self.fail(problem, where=where, field=field)
         return value
 
-    def span(self, body: str, start: Any, end: Any, *, where: str, field: str,
+    def span(self, body: str, start: Any, end: Any, *, where: Where, field: str,
              expect: str | None = None) -> dict[str, Any]:
         """A character span of ``body``: inside the text, and equal to ``expect`` if given."""
         for name, value in (("start", start), ("end", end)):
@@ -211,7 +210,7 @@ def query_check(record: QueryRecord, *, file: str) -> None:
 
 
 def _stored_check(texts: tuple[tuple[str, str], ...], nested: tuple[tuple[str, Any], ...], *,
-                  file: str, where: str) -> None:
+                  file: str, where: Where) -> None:
     for name, text in texts:
         detail = text_problem(text)
         if detail:
@@ -230,6 +229,8 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 IS_EMPTY = gettext_noop("is empty")
+IS_MISSING = gettext_noop("is missing (required)")
+ONE_OF = gettext_noop("%(value)s is not one of %(choices)s")
 SHOULD_BE = gettext_noop("should be %(kind)s, found %(found)s")
 _NAMES = {str: gettext_noop("a string"), int: gettext_noop("an integer"),
           float: gettext_noop("a number"), list: gettext_noop("a list"),

@@ -13,6 +13,7 @@ import codecs
 import csv
 import gzip
 import io
+import re
 import sys
 import zipfile
 import zlib
@@ -331,11 +332,7 @@ def read_text(source_file: SourceFile, counter: ByteCounter) -> str:
         raise record_too_big(source_file, where=StoredText(WHOLE_FILE))
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8):]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line, column = _line_column(raw, exc.start)
-        raise not_utf8(source_file.name, line=line, column=column) from None
+    text = text_decode(raw, file=source_file.name)
     nul = raw.find(b"\x00")
     if nul >= 0:
         line, column = _line_column(raw, nul)
@@ -346,9 +343,43 @@ def read_text(source_file: SourceFile, counter: ByteCounter) -> str:
     return text
 
 
+def text_decode(raw: bytes, *, file: str) -> str:
+    """``raw`` as strict UTF-8 text (a BOM dropped); a bad byte raises :class:`ImportFailure`
+    naming its line and column (what ``UnicodeDecodeError`` says only as a byte offset)."""
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _line_column(raw, exc.start)
+        raise not_utf8(file, line=line, column=column) from None
+
+
 def _line_column(raw: bytes, offset: int) -> tuple[int, int]:
     line = raw.count(b"\n", 0, offset) + 1
     return line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
+
+
+_QUOTE_NOT_CLOSING = re.compile(r"'(.)' expected after '(.)'", re.DOTALL)
+
+
+def csv_problem(exc: csv.Error) -> tuple[StoredText | str, bool]:
+    """What Python's CSV reader found wrong, in our own words (translatable; its English as
+    it is for a complaint not mapped here), and whether the record's first line is the
+    place to name (else the line the reader stopped on)."""
+    text = str(exc)
+    if found := _QUOTE_NOT_CLOSING.fullmatch(text):
+        return StoredText(gettext_noop("a quote %(quote)s ends a field but is followed by more "
+                                       "text, not by %(delimiter)s or the end of the line "
+                                       "(write a quote inside a quoted field as two quotes)"),
+                          quote=repr(found[2]), delimiter=repr(found[1])), False
+    if text == "unexpected end of data":
+        return StoredText(gettext_noop("the file ends inside a quoted field that starts in this "
+                                       "record (its closing quote is missing)")), True
+    if text.startswith("new-line character seen in unquoted field"):
+        return StoredText(gettext_noop("a carriage return (\\r) inside a field that is not "
+                                       "quoted: quote the field or remove the character")), False
+    return text, True
 
 
 def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: str = ",",
@@ -375,9 +406,13 @@ def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: s
         except StopIteration:
             return
         except csv.Error as exc:
-            raise ImportFailure(StoredText(gettext_noop("bad CSV: %(error)s"), error=str(exc)),
+            # The record's first line, or the line the reader stopped on when the problem
+            # is there (a quote closed too early).
+            error, at_record = csv_problem(exc)
+            raise ImportFailure(StoredText(gettext_noop("bad CSV: %(error)s"), error=error),
                                 file=source_file.name,
-                                where=at_line(line_start)) from None
+                                where=at_line(line_start if at_record else reader.line_num)
+                                ) from None
         pending[0] = 0
         where = at_line(line_start)
         line_start = reader.line_num + 1

@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from collector.importers.errors import TOP_LEVEL, Where, at_path
 from collector.importers.jsonstream import JsonStream
 from collector.importers.records import Checker, DocumentRecord, ImportUnit, QuestionRecord
 from collector.importers.source import ByteCounter, Source
+from collector.stored_text import StoredText
+
+#: A paragraph or question of a SQuAD article: its path, and the line the article starts on.
+IN_ARTICLE = gettext_noop("%(path)s (article at line %(line)s)")
 
 
 def read_squad(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[ImportUnit]:
@@ -20,33 +27,34 @@ def read_squad(source: Source, *, counter: ByteCounter, **_: Any) -> Iterator[Im
     check = Checker(source_file.name)
     with JsonStream(source_file, counter) as stream:
         if stream.peek() != "{":
-            raise stream.error("a SQuAD file is one JSON object with a 'data' list")
+            raise stream.error(StoredText(gettext_noop("a SQuAD file is one JSON object with a "
+                                                       "'data' list")))
         found_data = False
         for key in stream.iter_object():
             if key != "data":
                 continue
             found_data = True
             if stream.peek() != "[":
-                raise check.fail("should be a list of articles", where="top level",
-                                 field="data")
+                raise check.fail(StoredText(gettext_noop("should be a list of articles")),
+                                 where=StoredText(TOP_LEVEL), field="data")
             for a in stream.iter_array():
                 line = stream.line()
                 article = stream.read_value(path=f"data[{a}]")
                 yield from _article(article, index=a, line=line, check=check)
         stream.finish()
     if not found_data:
-        raise check.fail("is missing: this is not a SQuAD file", where="top level",
-                         field="data")
+        raise check.fail(StoredText(gettext_noop("is missing: this is not a SQuAD file")),
+                         where=StoredText(TOP_LEVEL), field="data")
 
 
 def _article(article: Any, *, index: int, line: int, check: Checker) -> Iterator[ImportUnit]:
     path = f"data[{index}]"
-    where = f"{path} (line {line})"
+    where = at_path(path, line)
     title = check.text(article, "title", where=where)
     paragraphs = check.get(article, "paragraphs", where=where, kind=list)
     for p, paragraph in enumerate(paragraphs):
         p_path = f"{path}.paragraphs[{p}]"
-        p_where = f"{p_path} (article at line {line})"
+        p_where = StoredText(IN_ARTICLE, path=p_path, line=line)
         context = check.text(paragraph, "context", where=p_where)
         qas = check.get(paragraph, "qas", where=p_where, kind=list, required=False,
                         default=[])
@@ -57,13 +65,14 @@ def _article(article: Any, *, index: int, line: int, check: Checker) -> Iterator
         )
         questions = [
             _question(qa, context=context, doc_id=doc_id,
-                      where=f"{p_path}.qas[{q}] (article at line {line})", check=check)
+                      where=StoredText(IN_ARTICLE, path=f"{p_path}.qas[{q}]", line=line),
+                      check=check)
             for q, qa in enumerate(qas)
         ]
         yield ImportUnit([document], questions)
 
 
-def _question(qa: Any, *, context: str, doc_id: str, where: str,
+def _question(qa: Any, *, context: str, doc_id: str, where: Where,
               check: Checker) -> QuestionRecord:
     ident = check.identifier(check.get(qa, "id", where=where, kind=(str, int)), where=where,
                              field="id")
@@ -74,7 +83,8 @@ def _question(qa: Any, *, context: str, doc_id: str, where: str,
                                  default=[]),
                        context=context, where=where, field="answers", check=check)
     if not answers and not impossible:
-        raise check.fail("is empty for an answerable question (is_impossible is not true)",
+        raise check.fail(StoredText(gettext_noop("is empty for an answerable question "
+                                                 "(is_impossible is not true)")),
                          where=where, field="answers")
     metadata: dict[str, Any] = {}
     if "plausible_answers" in qa:
@@ -86,7 +96,7 @@ def _question(qa: Any, *, context: str, doc_id: str, where: str,
                           answers=answers, is_impossible=impossible, metadata=metadata)
 
 
-def _answers(items: list[Any], *, context: str, where: str, field: str,
+def _answers(items: list[Any], *, context: str, where: Where, field: str,
              check: Checker) -> list[dict[str, Any]]:
     answers = []
     for i, answer in enumerate(items):

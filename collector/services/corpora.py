@@ -18,6 +18,7 @@ from collector.importers import (
     ByteCounter,
     DocumentRecord,
     ImportFailure,
+    MappingError,
     QueryRecord,
     QuestionRecord,
     format_get,
@@ -228,6 +229,8 @@ def corpus_import(*, path: Path, corpus: str, language: str, format: str,
     try:
         fmt = format_get(format)
         mapping_dict = mapping_parse(mapping)
+    except MappingError as exc:
+        raise ImportFailure(exc.text, file=name) from None
     except ValueError as exc:
         raise ImportFailure(str(exc), file=name) from None
     source = source_open(path, max_bytes=settings.CROWDQA_IMPORT_MAX_BYTES, name=name,

@@ -46,7 +46,7 @@ def test_import_errors_name_file_line_and_field_and_write_nothing(draft):
     bad = json.loads(lines[2])
     bad["yesno_answers"] = ["Maybe"]
     lines[2] = json.dumps(bad, ensure_ascii=False)
-    with pytest.raises(ValidationError, match=r"lead-sentence.jsonl, line 3: field "
+    with pytest.raises(ValidationError, match=r"lead-sentence.jsonl: line 3: field "
                                               r"'yesno_answers': 'Maybe' is not one of"):
         judgment_import(project=draft, references=refs,
                         predictions=[(name_a, a), (name_b, Upload(b.name, "\n".join(lines)))])
@@ -56,7 +56,8 @@ def test_import_errors_name_file_line_and_field_and_write_nothing(draft):
     broken = json.loads(ref_lines[4])
     del broken["question_type"]
     ref_lines[4] = json.dumps(broken, ensure_ascii=False)
-    with pytest.raises(ValidationError, match=r"line 5: field 'question_type': missing"):
+    with pytest.raises(ValidationError,
+                       match=r"refs.jsonl: line 5: field 'question_type': is missing"):
         judgment_import(project=draft, references=Upload("refs.jsonl", "\n".join(ref_lines)),
                         predictions=[(name_a, a)])
     short = Upload("short.jsonl", "\n".join(a.text.splitlines()[:-1]))
@@ -243,7 +244,7 @@ def test_import_page_uploads_and_refuses_bad_files(draft, admin_user, client):
 
     bad = client.post(url, files(upload.text.replace('"answers"', '"answerz"', 1)))
     assert bad.status_code == 400
-    assert "line 1: field 'answers': missing" in html.unescape(bad.content.decode())
+    assert "line 1: field 'answers': is missing (required)" in html.unescape(bad.content.decode())
     assert not Item.objects.filter(project=draft).exists()
     # The form has five name fields; without JavaScript the browser sends the empty ones
     # too, while an empty file field sends nothing.
