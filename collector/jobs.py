@@ -39,7 +39,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -56,6 +56,9 @@ from collector.stored_text import (
     stored_text_json,
     stored_text_render,
 )
+
+if TYPE_CHECKING:
+    from collector.broker import BrokerHoldings
 
 logger = logging.getLogger(__name__)
 
@@ -492,7 +495,9 @@ def _recover(job: Job, *, now: Any) -> str | None:
 def jobs_recover(*, now: Any = None) -> dict[str, int]:
     """The periodic check: recover running jobs whose heartbeat stopped (see ``_recover``).
     In the embedded mode also re-submit queued jobs this process does not hold (they were
-    queued on a thread that a restart ended). Idempotent; safe to run from several places."""
+    queued on a thread that a restart ended); with a broker, send again the queued jobs whose
+    message it lost, and mark stalled those it cannot say about (see ``_queued_check``).
+    Idempotent; safe to run from several places."""
     now = now or timezone.now()
     stale = now - lost_after()
     counts = {"requeued": 0, "failed": 0, "resubmitted": 0, "resent": 0, "stalled": 0}
@@ -536,7 +541,7 @@ def _queued_check(*, now: Any) -> dict[int, str | None]:
     return {job.pk: _queued_settle(job, holdings, now=now) for job in waiting}
 
 
-def _queued_settle(job: Job, holdings: Any, *, now: Any) -> str | None:
+def _queued_settle(job: Job, holdings: BrokerHoldings, *, now: Any) -> str | None:
     """One queued job that waited long, after the broker said what it holds: its message is
     held: it waits (no longer stalled); gone: it is sent again ("resent"); cannot be told:
     it is marked stalled, once ("stalled"). Each move is a conditional update, so a job a
