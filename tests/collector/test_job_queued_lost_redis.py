@@ -101,3 +101,35 @@ def test_a_message_waiting_or_taken_is_not_sent_again(redis_broker, settings):
     job.refresh_from_db()
     assert job.status == Job.Status.DONE and job.attempts == 1
     assert _waiting() == 0  # one message was ever sent, and it was taken
+
+
+@pytest.mark.celery_worker
+def test_a_stalled_job_whose_message_a_flush_dropped_is_sent_again_by_retry(
+    redis_broker, settings, monkeypatch, client_for, admin_user
+):
+    from django.urls import reverse
+
+    from collector import broker
+
+    settings.CROWDQA_JOB_QUEUED_LOST_AFTER_S = 60
+    job = _sent(minutes_ago=10)
+    # A queue too long to look through (here: any message at all) cannot say whose messages
+    # it holds: the job is marked stalled, not sent again.
+    monkeypatch.setattr(broker, "SCAN_LIMIT", 0)
+    assert jobs_recover() == {**QUIET, "stalled": 1}
+    assert _waiting() == 1
+    _flush()
+    page = client_for(admin_user).get(reverse("collector:job_detail", args=[job.pk]))
+    assert b'data-testid="job-stalled"' in page.content
+    assert b"the queue default holds more than 0 messages" in page.content
+    # The admin presses Retry twice: the queue is empty now, so the job is sent, once.
+    retry = reverse("collector:job_retry", args=[job.pk])
+    client_for(admin_user).post(retry)
+    client_for(admin_user).post(retry)
+    assert _waiting() == 1
+    redis_broker()
+    wait_until(lambda: Job.objects.get(pk=job.pk).finished, timeout=60,
+               what="the retried job to run", detail=lambda: _state(job))
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and job.attempts == 1 and job.stalled_at is None
+    assert job.history[-1]["event"].startswith("sent again by adm after: no worker has taken")
