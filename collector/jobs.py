@@ -15,6 +15,14 @@ release builds, stage runs) is queued again, up to ``CROWDQA_JOB_MAX_ATTEMPTS`` 
 any other job is marked failed with the reason "worker lost", and an admin can retry it
 (``job_retry``). Only the run holding the current claim may record the job's outcome.
 
+A queued job can wait for ever too: its message was lost (Redis restarted without
+persistence, a flushed queue, a process that died between the commit and the send). The
+periodic check looks at jobs still queued ``CROWDQA_JOB_QUEUED_LOST_AFTER_S`` after they were
+sent and asks the broker whether it still holds their messages (``collector.broker``): a job
+whose message is held is left to wait; one whose message is gone is sent again (it never
+started, so any kind can be); one whose fate the broker cannot tell is marked stalled, with
+the reason and a Retry on its page. A job is never sent again while its message is held.
+
 Progress is written to the cache, not the database, so a job that keeps one long
 transaction open (an all-or-nothing import) still shows its progress to other requests.
 """
@@ -31,7 +39,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -42,7 +50,15 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from collector.models import Job
-from collector.stored_text import StoredText, stored_text_english, stored_text_json
+from collector.stored_text import (
+    StoredText,
+    stored_text_english,
+    stored_text_json,
+    stored_text_render,
+)
+
+if TYPE_CHECKING:
+    from collector.broker import BrokerHoldings
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +163,12 @@ def heartbeat_interval() -> float:
 def lost_after() -> timedelta:
     """How long a running job's heartbeat may be silent before its worker counts as lost."""
     return timedelta(seconds=float(getattr(settings, "CROWDQA_JOB_LOST_AFTER_S", 60)))
+
+
+def queued_lost_after() -> timedelta:
+    """How long a job may stay queued before the periodic check asks the broker whether it
+    still holds its message."""
+    return timedelta(seconds=float(getattr(settings, "CROWDQA_JOB_QUEUED_LOST_AFTER_S", 300)))
 
 
 def max_attempts() -> int:
@@ -362,6 +384,7 @@ def job_run(*, job_id: int) -> Job:
     claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
         status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, claim=claim,
         worker=worker_identity()[:200], attempts=F("attempts") + 1,
+        stalled_at=None, error="", error_text={},  # a stalled job's message turned up
     )
     job.refresh_from_db()
     if not claimed:
@@ -417,8 +440,13 @@ def _failed_hook(job: Job, reason: str) -> None:
         logger.exception("the failure hook of job %s (%s) failed", job.pk, job.kind)
 
 
-def _history(job: Job, event: str, now: Any) -> list[dict[str, Any]]:
-    return [*job.history, {"at": now.isoformat(timespec="seconds"), "event": event}][-20:]
+def _history(job: Job, event: str | StoredText, now: Any) -> list[dict[str, Any]]:
+    """The job's history with ``event`` added: its English, and a stored text's msgid and
+    parameters, for its page to show in the reader's language."""
+    entry = {"at": now.isoformat(timespec="seconds"), "event": stored_text_english(event)}
+    if isinstance(event, StoredText):
+        entry["text"] = stored_text_json(event)
+    return [*job.history, entry][-20:]
 
 
 def _recover(job: Job, *, now: Any) -> str | None:
@@ -437,6 +465,7 @@ def _recover(job: Job, *, now: Any) -> str | None:
         if kind is not None and kind.rerun_when_lost and job.attempts < max_attempts():
             moved = Job.objects.filter(silent, pk=job.pk, status=Job.Status.RUNNING).update(
                 status=Job.Status.QUEUED, claim=None, worker="", heartbeat_at=None,
+                queued_at=now, stalled_at=None,
                 history=_history(job, f"{WORKER_LOST}{where} ({seen}); queued again for "
                                       f"run {job.attempts + 1} of {max_attempts()}", now),
             )
@@ -466,10 +495,12 @@ def _recover(job: Job, *, now: Any) -> str | None:
 def jobs_recover(*, now: Any = None) -> dict[str, int]:
     """The periodic check: recover running jobs whose heartbeat stopped (see ``_recover``).
     In the embedded mode also re-submit queued jobs this process does not hold (they were
-    queued on a thread that a restart ended). Idempotent; safe to run from several places."""
+    queued on a thread that a restart ended); with a broker, send again the queued jobs whose
+    message it lost, and mark stalled those it cannot say about (see ``_queued_check``).
+    Idempotent; safe to run from several places."""
     now = now or timezone.now()
     stale = now - lost_after()
-    counts = {"requeued": 0, "failed": 0, "resubmitted": 0}
+    counts = {"requeued": 0, "failed": 0, "resubmitted": 0, "resent": 0, "stalled": 0}
     silent = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, started_at__lt=stale)
     for job in Job.objects.filter(silent, status=Job.Status.RUNNING).order_by("id")[:500]:
         outcome = _recover(job, now=now)
@@ -484,14 +515,111 @@ def jobs_recover(*, now: Any = None) -> dict[str, int]:
                 job_enqueue(job_id=job_id, queue=_KINDS[kind].queue if kind in _KINDS
                             else "default")
                 counts["resubmitted"] += 1
+    elif not settings.CELERY_TASK_ALWAYS_EAGER:
+        for outcome in _queued_check(now=now).values():
+            if outcome in counts:
+                counts[outcome] += 1
     return counts
 
 
-@transaction.atomic
+def _job_queue(kind: str) -> str:
+    registered = _KINDS.get(kind)
+    return registered.queue if registered is not None else "default"
+
+
+def _queued_check(*, now: Any) -> dict[int, str | None]:
+    """Jobs queued ``queued_lost_after()`` ago or longer that no worker took: ask the broker
+    what it holds, once for all of them, and settle each (``_queued_settle``)."""
+    from collector.broker import broker_holdings
+
+    waiting = list(Job.objects.filter(
+        status=Job.Status.QUEUED, queued_at__lt=now - queued_lost_after(),
+    ).order_by("id")[:500])
+    if not waiting:
+        return {}
+    holdings = broker_holdings(queues={_job_queue(job.kind) for job in waiting})
+    return {job.pk: _queued_settle(job, holdings, now=now) for job in waiting}
+
+
+def _queued_settle(job: Job, holdings: BrokerHoldings, *, now: Any) -> str | None:
+    """One queued job that waited long, after the broker said what it holds: its message is
+    held: it waits (no longer stalled); gone: it is sent again ("resent"); cannot be told:
+    it is marked stalled, once ("stalled"). Each move is a conditional update, so a job a
+    worker took meanwhile, or another check settled, is left alone."""
+    queue = _job_queue(job.kind)
+    still = Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED)
+    if holdings.held(job.pk):
+        if job.stalled_at is not None:
+            still.filter(stalled_at__isnull=False).update(stalled_at=None, error="",
+                                                          error_text={})
+        return None
+    why = holdings.why_unknown(job.pk, queue)
+    if why is not None:
+        if job.stalled_at is not None:
+            return None
+        reason = StoredText(gettext_noop("no worker has taken it, and it cannot be told whether "
+                                         "the broker still holds its message: %(why)s"), why=why)
+        moved = still.filter(stalled_at__isnull=True, queued_at=job.queued_at).update(
+            stalled_at=now, error=stored_text_english(reason),
+            error_text=stored_text_json(reason), history=_history(job, reason, now))
+        if moved:
+            logger.warning("job %s (%s) is stalled: %s", job.pk, job.kind,
+                           stored_text_english(reason))
+        return "stalled" if moved else None
+    event = StoredText(gettext_noop("the broker no longer held its message (lost in a broker "
+                                    "restart or a flushed queue); sent to the workers again"))
+    with transaction.atomic():
+        moved = still.filter(queued_at=job.queued_at).update(
+            queued_at=now, stalled_at=None, error="", error_text={},
+            history=_history(job, event, now))
+        if moved:
+            transaction.on_commit(lambda: job_enqueue(job_id=job.pk, queue=queue))
+    if moved:
+        logger.warning("job %s (%s): its message was lost; sent again", job.pk, job.kind)
+    return "resent" if moved else None
+
+
 def job_retry(*, job: Job, user: Any = None) -> Job:
-    """Queue a failed job again (an admin's Retry): same kind and parameters, fresh error
-    and progress; the kind's ``on_retry`` hook runs in the same transaction. Refuses a job
-    that is not failed (it ran or runs already)."""
+    """An admin's Retry. A failed job is queued again: same kind and parameters, fresh error
+    and progress; the kind's ``on_retry`` hook runs in the same transaction. A stalled job
+    (queued, its message's fate unknown) is sent to the workers again, unless the broker
+    says it still holds its message. Refuses any other job (it ran, runs or waits already);
+    a job is sent once however often Retry is pressed."""
+    job.refresh_from_db()
+    if job.status == Job.Status.QUEUED:
+        return _stalled_retry(job=job, user=user)
+    return _failed_retry(job=job, user=user)
+
+
+def _stalled_retry(*, job: Job, user: Any = None) -> Job:
+    from collector.broker import broker_holdings
+
+    if job.stalled_at is None:
+        raise JobError(_("job %(pk)s is not stalled: its message waits for a worker; only a "
+                         "failed or stalled job can be retried") % {"pk": job.pk})
+    queue = _job_queue(job.kind)
+    now = timezone.now()
+    holdings = broker_holdings(queues=[queue])
+    if holdings.held(job.pk):
+        _queued_settle(job, holdings, now=now)  # no longer stalled
+        raise JobError(_("job %(pk)s was not sent again: the broker still holds its message, "
+                         "and a worker will take it") % {"pk": job.pk})
+    who = f" by {user.get_username()}" if getattr(user, "pk", None) else ""
+    with transaction.atomic():
+        moved = Job.objects.filter(
+            pk=job.pk, status=Job.Status.QUEUED, stalled_at__isnull=False,
+        ).update(queued_at=now, stalled_at=None, error="", error_text={},
+                 history=_history(job, f"sent again{who} after: {job.error[:300]}", now))
+        if not moved:
+            raise JobError(_("job %(pk)s was not sent again: a worker took it, or it was "
+                             "retried already") % {"pk": job.pk})
+        transaction.on_commit(lambda: job_enqueue(job_id=job.pk, queue=queue))
+    job.refresh_from_db()
+    return job
+
+
+@transaction.atomic
+def _failed_retry(*, job: Job, user: Any = None) -> Job:
     registered = _KINDS.get(job.kind)
     if (job.status == Job.Status.FAILED and registered is not None
             and registered.can_retry is not None and not registered.can_retry(job)):
@@ -502,7 +630,7 @@ def job_retry(*, job: Job, user: Any = None) -> Job:
     event = f"retried{who} after: {job.error[:300]}"
     moved = Job.objects.filter(pk=job.pk, status=Job.Status.FAILED).update(
         status=Job.Status.QUEUED, error="", error_text={}, result={}, finished_at=None,
-        claim=None,
+        claim=None, queued_at=now, stalled_at=None,
         worker="", heartbeat_at=None, progress_done=0, progress_total=None,
         attempts=0, history=_history(job, event, now),
     )
@@ -569,16 +697,20 @@ def job_describe(job: Job) -> dict[str, Any]:
         runs = _("run %(run)s") % {"run": job.attempts}
     else:
         runs = _("not started yet")
+    stalled = job.status == Job.Status.QUEUED and job.stalled_at is not None
     return {
         "title": f"{job_kind_label(job.kind)} #{job.pk}",
         "subject": [{"label": label, "text": text, "link": link}
                     for label, text, link in subject],
         "summary": summary,
         "lost": job.status == Job.Status.FAILED and job.error.startswith(WORKER_LOST),
-        "retryable": (job.status == Job.Status.FAILED and kind is not None
-                      and (kind.can_retry is None or kind.can_retry(job))),
+        "stalled": stalled,
+        "retryable": stalled or (job.status == Job.Status.FAILED and kind is not None
+                                 and (kind.can_retry is None or kind.can_retry(job))),
         "runs": runs,
-        "history": job.history,
+        "history": [{"at": entry.get("at", ""),
+                     "event": stored_text_render(entry.get("text"), entry.get("event", ""))}
+                    for entry in job.history],
     }
 
 

@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from collector.querysets import DocumentQuerySet
@@ -45,6 +46,11 @@ class Job(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # What happened to the job besides its result: re-queued after a lost worker, retried.
     history = models.JSONField(default=list, blank=True)
+    # When it was last sent to the workers, and when the periodic check found it still
+    # queued long after that without being able to tell whether the broker holds its message
+    # (why: in ``error``); a stalled job stays queued, with a Retry on its page.
+    queued_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
+    stalled_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
         related_name="+",

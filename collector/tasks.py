@@ -18,5 +18,6 @@ def job_run_task(job_id: int) -> str:
 
 @shared_task(name="collector.tasks.jobs_recover_task")
 def jobs_recover_task() -> dict[str, int]:
-    """Periodic: queue again (or fail with "worker lost") jobs whose worker stopped."""
+    """Periodic: queue again (or fail with "worker lost") jobs whose worker stopped, and send
+    again queued jobs whose message the broker lost (or mark them stalled)."""
     return jobs_recover()

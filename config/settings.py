@@ -330,6 +330,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CROWDQA_BROKER_VISIBILI
 CROWDQA_JOB_HEARTBEAT_S = env.float("CROWDQA_JOB_HEARTBEAT_S", default=10.0)
 CROWDQA_JOB_LOST_AFTER_S = env.float("CROWDQA_JOB_LOST_AFTER_S", default=60.0)
 CROWDQA_JOB_MAX_ATTEMPTS = env.int("CROWDQA_JOB_MAX_ATTEMPTS", default=3)
+# A job still queued this long after it was sent to the workers: the periodic check asks the
+# broker whether it still holds its message; if not (a Redis restart without persistence, a
+# flushed queue) the job is sent again, and if that cannot be told it is marked stalled, with
+# a Retry on its page. A job waiting behind others whose message is held is left alone.
+CROWDQA_JOB_QUEUED_LOST_AFTER_S = env.float("CROWDQA_JOB_QUEUED_LOST_AFTER_S", default=300.0)
 CROWDQA_PERIODIC_S = env.float("CROWDQA_PERIODIC_S", default=30.0)
 # The embedded mode runs the same schedule on a thread of the web process.
 CROWDQA_EMBEDDED_BEAT_S = CROWDQA_PERIODIC_S

@@ -60,7 +60,8 @@ def test_a_job_with_a_live_heartbeat_is_not_run_again(db, settings):
     assert again.status == Job.Status.RUNNING and again.claim == job.claim
     assert RUNS == []
     # ... and the periodic check leave a job whose worker is alive alone.
-    assert jobs_recover() == {"requeued": 0, "failed": 0, "resubmitted": 0}
+    assert jobs_recover() == {"requeued": 0, "failed": 0, "resubmitted": 0, "resent": 0,
+                              "stalled": 0}
 
 
 def test_a_lost_idempotent_job_is_queued_again_and_finishes(
