@@ -25,9 +25,6 @@ from annotation.stages.judgment_import import (
 )
 from tests.annotation.test_judgment import draft  # noqa: F401
 from tests.collector.corpus_support import DATASETS, DUREADER_DEV, DUREADER_TRAIN, SQUAD_V1
-from tests.stored_text_support import stored_texts_in_chinese  # noqa: F401
-
-pytestmark = pytest.mark.usefixtures("stored_texts_in_chinese")
 
 MARCO = DATASETS / "msmarco_qa_v2.1" / "synthetic"
 

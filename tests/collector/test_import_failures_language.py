@@ -36,9 +36,6 @@ from tests.collector.corpus_support import (
     SQUAD_V1,
     SQUAD_V2,
 )
-from tests.stored_text_support import stored_texts_in_chinese  # noqa: F401
-
-pytestmark = pytest.mark.usefixtures("stored_texts_in_chinese")
 
 
 def _failure(path: Path, fmt: str) -> ImportFailure:
