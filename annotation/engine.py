@@ -420,9 +420,11 @@ def task_claim(
     With ``role``, only stages of that role's kinds (a checker's review queue). Who may
     claim what (membership, pauses, limits, exclusions) is ``annotation.eligibility``.
 
-    Two claims of one worker at once (two tabs, a script) can pick the two slots of one
-    item; the second then breaks the one-live-slot-per-item constraint and writes nothing,
-    and claiming again gives the worker the slot the first one took.
+    Claims of one worker at once (two tabs, a double click, a script) give them one task:
+    on PostgreSQL each waits at the worker's gate (``slots.slot_claim_gate``) for the one
+    before it and then finds its task; on SQLite each runs in one write transaction. Should
+    two still pick the two slots of one item, the second breaks the one-live-slot-per-item
+    constraint, writes nothing, and is tried again.
     """
     for attempt in range(3):
         try:
@@ -455,15 +457,23 @@ def _task_claim(
             return _task_claim_steps(worker=worker, project=project, role=role, now=now,
                                      batched=batched)
     # The live slot, the stages and the claim in one statement (batched stages aside).
+    scope = _queue_scope(project, role)
     got, slot, stages = slots.slot_claim_next(
         worker=worker, now=now, lease=lease_duration(), batched_kinds=batched,
-        related=related, **_queue_scope(project, role),
+        related=related, **scope,
     )
     if got:
         return slot
-    if set(batched) & {stage.kind for stage in stages}:
-        slot = _claim_open_slot(worker, stages, batched)
-    return slot or _claim_after_expiry(worker, stages, batched)
+    # The claims of batched stages and after expired leases take more statements: the
+    # worker's gate stays shut to their other claims until these end.
+    with transaction.atomic():
+        if not slots.slot_claim_gate(worker=worker, now=now, project_id=scope["project_id"],
+                                     kinds=scope["live_kinds"]):
+            return slots.slot_live(worker=worker, now=now, project_id=scope["project_id"],
+                                   kinds=scope["live_kinds"])
+        if set(batched) & {stage.kind for stage in stages}:
+            slot = _claim_open_slot(worker, stages, batched)
+        return slot or _claim_after_expiry(worker, stages, batched)
 
 
 def _task_claim_steps(

@@ -69,6 +69,34 @@ def _live(
     return text + " ORDER BY a.claimed_at, a.id LIMIT 1", params
 
 
+def _gate(
+    *, worker: Any, now: datetime, project_id: int | None, kinds: Sequence[str] | None,
+) -> tuple[str, list[Any]]:
+    """PostgreSQL: the call of ``crowdqa_claim_gate`` (migration ``annotation/0019``),
+    true when the worker may claim. It holds the worker's claims after this one until this
+    transaction ends, then looks for a live slot of the same scope as ``_live`` in a fresh
+    snapshot: a claim that waited finds the slot the one before it took, which its
+    statement's own snapshot cannot see."""
+    return ("SELECT crowdqa_claim_gate(%s, %s, %s::bigint, %s::text[]) AS free",
+            [worker.pk, sql.db().ops.adapt_datetimefield_value(now), project_id,
+             list(kinds) if kinds is not None else None])
+
+
+def slot_claim_gate(
+    *, worker: Any, now: datetime, project_id: int | None = None,
+    kinds: Sequence[str] | None = None,
+) -> bool:
+    """Whether the worker may claim now (PostgreSQL, in the claim's transaction: the gate
+    stays shut to their other claims until it ends). True on other databases, whose claim
+    runs in one write transaction anyway."""
+    if sql.db().vendor != "postgresql":
+        return True
+    text, params = _gate(worker=worker, now=now, project_id=project_id, kinds=kinds)
+    with sql.db().cursor() as cursor:
+        sql.execute(cursor, text, params)
+        return bool(cursor.fetchone()[0])
+
+
 def slot_live(
     *, worker: Any, now: datetime, project_id: int | None = None,
     kinds: Sequence[str] | None = None,
@@ -262,14 +290,18 @@ def slot_claim_next(
     candidates, candidate_params = eligibility.pick_sql(
         worker_id=worker.pk, stage="st", roll=random.random(),  # noqa: S311
         lock=" FOR NO KEY UPDATE SKIP LOCKED")
+    gate, gate_params = _gate(worker=worker, now=now, project_id=project_id,
+                              kinds=live_kinds)
+    # The gate is asked only when the statement's snapshot shows no live slot, before any
+    # candidate is looked at.
     before = (
-        f"live AS ({live}), stages AS ({stages[0]}), pick AS (SELECT c.id,"
-        " st.id AS stage_id, st.member_id, st.item_limit, st.session_limited FROM"
-        ' (SELECT * FROM stages ORDER BY "order" DESC, id) st CROSS JOIN LATERAL'
-        f" ({candidates}) c"
-        f" WHERE c.id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM live){skip_batched}"
+        f"live AS ({live}), gate AS MATERIALIZED ({gate}), stages AS ({stages[0]}),"
+        " pick AS (SELECT c.id, st.id AS stage_id, st.member_id, st.item_limit,"
+        " st.session_limited FROM (SELECT * FROM stages WHERE NOT EXISTS (SELECT 1 FROM live)"
+        ' AND (SELECT free FROM gate) ORDER BY "order" DESC, id) st CROSS JOIN LATERAL'
+        f" ({candidates}) c WHERE c.id IS NOT NULL{skip_batched}"
         f' ORDER BY st."order" DESC, st.id LIMIT 1), {eligibility.counted_cte()}',
-        [*live_params, *stages[1], *candidate_params, *batched_params],
+        [*live_params, *gate_params, *stages[1], *candidate_params, *batched_params],
     )
     prefix, params = transition_cte(
         Assignment, AS.ACTIVE, source=AS.OPEN,
@@ -291,16 +323,22 @@ def slot_claim_next(
             cursor,
             f"{prefix} SELECT got.*{joined}, (SELECT coalesce(json_agg(json_build_array("
             "s.id, s.kind, s.member_id, s.item_limit, s.session_limited, s.gold_rate)"
-            """ ORDER BY s."order" DESC, s.id), '[]') FROM stages s) FROM (SELECT 1) one"""
+            """ ORDER BY s."order" DESC, s.id), '[]') FROM stages s),"""
+            " EXISTS (SELECT 1 FROM live) OR (SELECT free FROM gate) FROM (SELECT 1) one"
             f" LEFT JOIN (SELECT 'claimed' AS got, {names} FROM moved UNION ALL"
             f" SELECT 'live', {names} FROM live) got ON true{joins}",
             params,
         )
-        got, *row, stage_list = cursor.fetchone()
-    slot = None
+        got, *row, stage_list, free = cursor.fetchone()
+    queue = [eligibility.queue_stage(each) for each in stage_list]
     if got:
-        slot = _slot_load(row, related)
-    return got or "", slot, [eligibility.queue_stage(each) for each in stage_list]
+        return got, _slot_load(row, related), queue
+    if not free:
+        # Another claim of this worker took a slot while this one's statement ran.
+        slot = slot_live(worker=worker, now=now, project_id=project_id, kinds=live_kinds)
+        if slot is not None:
+            return "live", slot_related(slot.pk) if related else slot, queue
+    return "", None, queue
 
 
 #: What a claim with ``related`` loads beside the slot, and the aliases it joins them as.

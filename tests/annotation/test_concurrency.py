@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from annotation import engine
 from annotation.models import Assignment, Item
@@ -99,3 +100,62 @@ def test_expired_lease_returns_under_concurrency(busy_project):
     assert sum(results) == 1  # expired once, whoever got there first
     slots = Counter(Assignment.objects.filter(item=task.item).values_list("status", flat=True))
     assert slots == {"open": 2, "expired": 1}  # the untouched slot and the returned one
+
+
+def test_one_workers_claims_at_once_take_one_task(busy_project):
+    """A second claim of one worker that starts while the first one's transaction is still
+    open waits for it and then gets the same task. A claim is one statement, whose snapshot
+    cannot see the first claim's commit: before the worker's gate the second took another
+    task (a script's parallel claims held as many tasks as it sent)."""
+    project, workers = busy_project
+    worker = workers[0]
+    # Another worker holds the first item's first slot: the worker's first claim takes the
+    # item's last one, and a claim that does not see it would take the next item's.
+    assert engine.task_claim(worker=workers[1], project=project) is not None
+    first: dict[str, Assignment] = {}
+    second: dict[str, Assignment | None] = {}
+    errors: list[str] = []
+    claimed, release = threading.Event(), threading.Event()
+
+    def claim_and_hold():
+        try:
+            with transaction.atomic():
+                first["slot"] = engine.task_claim(worker=worker, project=project)
+                claimed.set()
+                release.wait(60)
+        except Exception as exc:  # surfaced by the assertions below
+            errors.append(repr(exc))
+            claimed.set()
+        finally:
+            connections.close_all()
+
+    def claim():
+        try:
+            second["slot"] = engine.task_claim(worker=worker, project=project)
+        except Exception as exc:
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=claim_and_hold)
+    holder.start()
+    assert claimed.wait(60)
+    other = threading.Thread(target=claim)
+    other.start()
+    # Until the second claim waits on the first one's gate, or (without the gate) is done.
+    deadline = time.monotonic() + 60
+    with connection.cursor() as cursor:
+        while other.is_alive() and time.monotonic() < deadline:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                           " AND NOT granted")
+            if cursor.fetchone()[0]:
+                break
+            other.join(0.01)
+    release.set()
+    holder.join(60)
+    other.join(60)
+    assert errors == []
+    assert first["slot"] is not None
+    assert second["slot"] is not None and second["slot"].pk == first["slot"].pk
+    assert list(Assignment.objects.filter(worker=worker, status="active")
+                .values_list("pk", flat=True)) == [first["slot"].pk]
