@@ -526,7 +526,12 @@ def invite_mail_enqueue(*, mail_id: int) -> None:
     from annotation.tasks import invite_mail_send_task
 
     try:
-        invite_mail_send_task.delay(mail_id)
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            # Django's setting decides, as for jobs (``collector.jobs``): Celery's own copy
+            # of it is read once, and tests and the demo turn it on at run time.
+            invite_mail_send_task.apply(args=(mail_id,))
+        else:
+            invite_mail_send_task.delay(mail_id)
     except KombuOperationalError as exc:
         logger.error("confirmation mail %s could not be queued: %s", mail_id, exc)
         InviteMail.objects.filter(pk=mail_id, status=InviteMail.Status.QUEUED).update(

@@ -67,9 +67,10 @@ def _days_pass(delta: timedelta) -> None:
 # The mail from a task --------------------------------------------------------------------
 
 def test_the_sign_up_answers_at_once_and_a_task_enqueued_on_commit_sends_the_mail(
-        invite, client, mailoutbox, django_capture_on_commit_callbacks):
+        invite, client, mailoutbox, django_capture_on_commit_callbacks, settings):
     """The mail was sent inside the request: a slow or dead mail server made the sign-up
     page hang or fail. Now the request records the mail and enqueues its task on commit."""
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker: the task goes to the workers
     with mock.patch("annotation.invites.send_mail", side_effect=AssertionError(
             "mail sent inside the request")), \
             django_capture_on_commit_callbacks() as callbacks:
@@ -136,7 +137,8 @@ def test_a_failing_mail_server_does_not_lose_the_sign_up(invite, client, mailout
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_broker_that_cannot_be_reached_fails_the_mail_not_the_page(invite, client):
+def test_a_broker_that_cannot_be_reached_fails_the_mail_not_the_page(invite, client, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
     with mock.patch.object(invite_mail_send_task, "delay",
                            side_effect=KombuOperationalError("Connection refused")):
         response = _signup(client, invite)
