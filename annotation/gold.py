@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from annotation import engine, quality
 from annotation.eligibility import GOLD_PRIORITY
@@ -37,6 +37,16 @@ from annotation.models import (
     WorkerStage,
 )
 from annotation.stages import StageKind
+from collector.importers.errors import (
+    LONGER_THAN,
+    SHOULD_BE_OBJECT,
+    SHOULD_BE_STRING,
+    ImportFailure,
+    at_line,
+)
+from collector.importers.jsonvalues import join_path, json_record
+from collector.importers.records import IS_EMPTY, IS_MISSING
+from collector.stored_text import StoredText
 
 WS = WorkerStage.Status
 PURPOSES = ("check", "training")
@@ -54,40 +64,48 @@ def _gold_kind(stage: Stage, purpose: str) -> StageKind:
     """The stage's kind, when it can take gold items of ``purpose``; else ValidationError."""
     spec = stage.kind_spec
     if purpose not in PURPOSES:
-        raise ValidationError(f"purpose: {purpose!r} is not one of {', '.join(PURPOSES)}")
+        raise ValidationError(gettext("purpose: %(purpose)s is not one of %(choices)s")
+                              % {"purpose": repr(purpose), "choices": ", ".join(PURPOSES)})
     if spec.automatic or not spec.scores_gold:
-        raise ValidationError(f"stage {stage.name!r} ({stage.kind}) has no gold measure: its "
-                              "answers cannot be scored against a gold answer")
+        raise ValidationError(gettext("stage %(stage)s (%(kind)s) has no gold measure: its "
+                                      "answers cannot be scored against a gold answer")
+                              % {"stage": repr(stage.name), "kind": stage.kind})
     if purpose == "check" and spec.batched:
-        raise ValidationError(f"stage {stage.name!r} hands out whole batches: gold checks are "
-                              "not mixed into it; import training items for its qualification")
+        raise ValidationError(gettext("stage %(stage)s hands out whole batches: gold checks "
+                                      "are not mixed into it; import training items for its "
+                                      "qualification") % {"stage": repr(stage.name)})
     return spec
 
 
-def _item_shown(spec: StageKind, item: Item) -> str | None:
-    """Why the task page of ``item`` cannot be built (what its kind's context misses), or
-    None when it can."""
+def _item_shown(spec: StageKind, item: Item) -> tuple[str, StoredText] | None:
+    """Why the task page of ``item`` cannot be built (what its kind's context misses): the
+    field and the problem, or None when it can."""
     try:
         spec.context(item)
     except KeyError as exc:
-        return f"field data: {exc.args[0]!r} is missing (the task shows it)"
+        return join_path("data", str(exc.args[0])), StoredText(
+            gettext_noop("is missing (the task shows it)"))
     except AttributeError:
         if item.document_id is None:
-            return "field document: this stage's tasks show a document; give its external id"
+            return "document", StoredText(gettext_noop(
+                "is missing: this stage's tasks show a document; give its external id"))
         raise
     except (TypeError, IndexError, ValueError) as exc:
-        return f"field data: not the shape the task needs ({exc})"
+        return "data", StoredText(gettext_noop("is not the shape the task needs (%(error)s)"),
+                                  error=str(exc))
     return None
 
 
 def _cleaned_expected(spec: StageKind, item: Item, expected: Any) -> dict[str, Any]:
     """``expected`` cleaned by the kind against the built item (ValidationError else)."""
     if not isinstance(expected, dict):
-        raise ValidationError("a JSON object (a payload of the stage's kind) is required")
+        raise ValidationError(StoredText(gettext_noop(
+            "should be an object (an answer of the stage's kind)")))
     try:
         return spec.payload_checked(item, expected)
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
-        raise ValidationError(f"does not fit the item ({exc!r})") from exc
+        raise ValidationError(StoredText(gettext_noop("does not fit the item (%(error)s)"),
+                                         error=repr(exc))) from exc
 
 
 def _gold_items_create(*, stage: Stage, rows: list[tuple[Item, dict[str, Any], str]],
@@ -103,8 +121,9 @@ def _gold_items_create(*, stage: Stage, rows: list[tuple[Item, dict[str, Any], s
                     engine.slots_add(item=item, n=CHECK_SLOTS)
                 created.append(item)
     except IntegrityError as exc:
-        raise ValidationError(f"stage {stage.name!r}: a gold item with one of these keys was "
-                              "added meanwhile; nothing was imported") from exc
+        raise ValidationError(gettext("stage %(stage)s: a gold item with one of these keys "
+                                      "was added meanwhile; nothing was imported")
+                              % {"stage": repr(stage.name)}) from exc
     return created
 
 
@@ -131,54 +150,67 @@ def gold_items_import(*, stage: Stage, text: str, name: str, purpose: str) -> li
                    .values_list("key", flat=True))
     seen: dict[str, int] = {}
     documents: dict[str, Any] = {}
-    errors: list[str] = []
+    errors: list[StoredText] = []
     rows: list[tuple[Item, dict[str, Any], str]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        where = f"{name} line {number}"
 
-        def error(field: str | None, message: str, where: str = where) -> None:
-            errors.append(f"{where}" + (f", field {field}" if field else "") + f": {message}")
+        def error(field: str | None, detail: str | StoredText, number: int = number) -> None:
+            errors.append(ImportFailure(detail, file=name, where=at_line(number),
+                                        field=field).text)
 
         try:
-            row = json.loads(line)
-        except ValueError as exc:
-            error(None, f"not valid JSON ({exc.args[0]})")
+            row = json_record(line, file=name, where=at_line(number))
+        except ImportFailure as exc:
+            errors.append(exc.text)
             continue
         if not isinstance(row, dict):
-            error(None, "a JSON object is required")
+            error(None, StoredText(gettext_noop("expected a JSON object on each line")))
             continue
         unknown = sorted(set(row) - set(IMPORT_FIELDS))
         if unknown:
-            error(unknown[0], f"unknown field; known: {', '.join(IMPORT_FIELDS)}")
+            error(unknown[0], StoredText(gettext_noop("unknown field; the fields are "
+                                                      "%(fields)s"),
+                                         fields=", ".join(IMPORT_FIELDS)))
             continue
         key, data = row.get("key"), row.get("data", {})
         reason, external_id = row.get("reason", ""), row.get("document")
-        if not isinstance(key, str) or not key.strip():
-            error("key", "a non-empty text is required")
+        if "key" not in row:
+            error("key", StoredText(IS_MISSING))
+            continue
+        if not isinstance(key, str):
+            error("key", StoredText(SHOULD_BE_STRING))
+            continue
+        if not key.strip():
+            error("key", StoredText(IS_EMPTY))
             continue
         full_key = KEY_PREFIX + key.strip()
         if len(full_key) > 200:
-            error("key", f"longer than {200 - len(KEY_PREFIX)} characters")
+            error("key", StoredText(LONGER_THAN, most=200 - len(KEY_PREFIX)))
             continue
         if full_key in seen:
-            error("key", f"{key!r} is on line {seen[full_key]} too")
+            error("key", StoredText(gettext_noop("%(key)s is on line %(line)s too"),
+                                    key=repr(key), line=seen[full_key]))
             continue
         seen[full_key] = number
         if full_key in existing:
-            error("key", f"the stage already has a gold item {key!r}")
+            error("key", StoredText(gettext_noop("the stage already has a gold item %(key)s"),
+                                    key=repr(key)))
             continue
         if not isinstance(data, dict):
-            error("data", "a JSON object is required")
+            error("data", StoredText(SHOULD_BE_OBJECT))
             continue
         if not isinstance(reason, str):
-            error("reason", "a text is required")
+            error("reason", StoredText(SHOULD_BE_STRING))
             continue
         document = None
         if external_id is not None:
-            if not isinstance(external_id, str) or not external_id:
-                error("document", "the external id of a document is required")
+            if not isinstance(external_id, str):
+                error("document", StoredText(SHOULD_BE_STRING))
+                continue
+            if not external_id:
+                error("document", StoredText(IS_EMPTY))
                 continue
             if external_id not in documents:
                 documents[external_id] = (Document.objects.filter(
@@ -186,27 +218,32 @@ def gold_items_import(*, stage: Stage, text: str, name: str, purpose: str) -> li
                     if project.corpus_id else None)
             document = documents[external_id]
             if document is None:
-                error("document", f"no document {external_id!r} in the project's corpus")
+                error("document", StoredText(gettext_noop("no document %(id)s in the project's "
+                                                          "corpus"), id=repr(external_id)))
                 continue
         item = _gold_item(stage, key=full_key, data=data, purpose=purpose, document=document)
         missing = _item_shown(spec, item)
         if missing:
-            errors.append(f"{where}, {missing}")
+            error(*missing)
             continue
         if "expected" not in row:
-            error("expected", "the expected answer is missing")
+            error("expected", StoredText(IS_MISSING))
             continue
         try:
             expected = _cleaned_expected(spec, item, row["expected"])
         except ValidationError as exc:
+            # The kind's own words for a refused answer, in the language active now.
             error("expected", "; ".join(exc.messages))
             continue
         rows.append((item, expected, reason.strip()))
     if errors:
         more = len(errors) - MAX_ERRORS
-        raise ValidationError(errors[:MAX_ERRORS] + ([f"… and {more} more"] if more > 0 else []))
+        raise ValidationError(errors[:MAX_ERRORS] + (
+            ["… " + ngettext("and %(more)s more", "and %(more)s more", more) % {"more": more}]
+            if more > 0 else []))
     if not rows:
-        raise ValidationError(f"{name}: the file holds no gold item")
+        raise ValidationError(ImportFailure(
+            StoredText(gettext_noop("the file holds no gold item")), file=name).text)
     return _gold_items_create(stage=stage, rows=rows, purpose=purpose, source=name)
 
 
@@ -292,19 +329,23 @@ def gold_items_from_project(*, stage: Stage, source_project: Project, purpose: s
 
     spec = _gold_kind(stage, purpose)
     if source_project.pk == stage.project_id:
-        raise ValidationError("source project: take gold items from an earlier project, not "
-                              "from the project itself")
+        raise ValidationError(gettext("source project: take gold items from an earlier "
+                                      "project, not from the project itself"))
     if source_project.recipe != stage.project.recipe:
-        raise ValidationError(f"source project: {source_project.name!r} is a "
-                              f"{source_project.recipe} project; stage {stage.name!r} needs "
-                              f"records of a {stage.project.recipe} project")
+        raise ValidationError(gettext("source project: %(source)s is a %(recipe)s project; "
+                                      "stage %(stage)s needs records of a %(wanted)s project")
+                              % {"source": repr(source_project.name),
+                                 "recipe": source_project.recipe, "stage": repr(stage.name),
+                                 "wanted": stage.project.recipe})
     build = RECORD_GOLD.get(stage.kind)
     if build is None:
-        raise ValidationError(f"stage {stage.name!r} ({stage.kind}) cannot take gold items "
-                              "from consolidated records; stages that can: "
-                              f"{', '.join(RECORD_GOLD)}. Import a JSONL file instead")
+        raise ValidationError(gettext("stage %(stage)s (%(kind)s) cannot take gold items from "
+                                      "consolidated records; stages that can: %(kinds)s. "
+                                      "Import a JSONL file instead")
+                              % {"stage": repr(stage.name), "kind": stage.kind,
+                                 "kinds": ", ".join(RECORD_GOLD)})
     if not isinstance(limit, int) or limit < 1:
-        raise ValidationError("limit: take at least one record")
+        raise ValidationError(gettext("limit: take at least one record"))
     existing = set(stage.items.filter(key__startswith=KEY_PREFIX)
                    .values_list("key", flat=True))
     rows: list[tuple[Item, dict[str, Any], str]] = []
@@ -327,8 +368,9 @@ def gold_items_from_project(*, stage: Stage, source_project: Project, purpose: s
         if len(rows) >= limit:
             break
     if not rows:
-        raise ValidationError(f"project {source_project.name!r} has no consolidated record "
-                              f"usable as a new gold item ({records} record(s) read)")
+        raise ValidationError(gettext("project %(project)s has no consolidated record usable "
+                                      "as a new gold item (%(records)s record(s) read)")
+                              % {"project": repr(source_project.name), "records": records})
     return _gold_items_create(stage=stage, rows=rows, purpose=purpose,
                               source=f"project {source_project.name}")
 

@@ -18,6 +18,8 @@ from annotation.http import posted_id
 from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Item, Project, ProjectMember, Stage, WorkerStage
 from annotation.roles import Role, has_role, role_required
+from collector.importers.errors import ImportFailure
+from collector.importers.source import text_decode
 
 #: The largest JSONL file of gold items the stage's gold page accepts.
 GOLD_UPLOAD_MAX_BYTES = 20 * 1024 * 1024
@@ -160,14 +162,15 @@ def _gold_action(request: HttpRequest, stage: Stage) -> list[Item]:
     if action == "import":
         upload = request.FILES.get("file")
         if upload is None:
-            raise ValidationError("file: attach a JSONL file of gold items")
+            raise ValidationError(_("file: attach a JSONL file of gold items"))
         if upload.size > GOLD_UPLOAD_MAX_BYTES:
-            raise ValidationError(f"{upload.name}: larger than "
-                                  f"{GOLD_UPLOAD_MAX_BYTES // (1024 * 1024)} MiB")
+            raise ValidationError(_("%(file)s: larger than %(limit)s MiB")
+                                  % {"file": upload.name,
+                                     "limit": GOLD_UPLOAD_MAX_BYTES // (1024 * 1024)})
         try:
-            text = upload.read().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise ValidationError(f"{upload.name}: not UTF-8 text") from exc
+            text = text_decode(upload.read(), file=upload.name)
+        except ImportFailure as exc:
+            raise ValidationError(exc.text) from None
         return gold.gold_items_import(stage=stage, text=text, name=upload.name,
                                       purpose=purpose)
     if action == "from_project":
@@ -175,9 +178,9 @@ def _gold_action(request: HttpRequest, stage: Stage) -> list[Item]:
         limit = posted_id(request.POST.get("limit"))
         source = Project.objects.filter(pk=source_id).first() if source_id else None
         if source is None:
-            raise ValidationError("project: choose the project to take gold items from")
+            raise ValidationError(_("project: choose the project to take gold items from"))
         if not limit:
-            raise ValidationError("limit: how many records to take (1 or more)")
+            raise ValidationError(_("limit: how many records to take (1 or more)"))
         return gold.gold_items_from_project(stage=stage, source_project=source,
                                             purpose=purpose, limit=limit)
-    raise ValidationError(f"unknown action {action!r}")
+    raise ValidationError(_("unknown action %(action)s") % {"action": repr(action)})

@@ -26,6 +26,8 @@ from annotation import engine, invites
 from annotation.markdown import render_markdown
 from annotation.models import Invite, InviteMail, Project, ProjectMember
 from annotation.roles import Role, role_required
+from collector.importers.errors import ImportFailure
+from collector.importers.source import text_decode
 
 MEMBERS_TEMPLATE = "annotation/invites/members.html"
 IMPORT_MAX_BYTES = 2 * 1024 * 1024
@@ -83,7 +85,7 @@ class InviteCreateForm(forms.Form):
 
 
 class MembersImportForm(forms.Form):
-    file = forms.FileField(label="CSV file")
+    file = forms.FileField(label=gettext_lazy("CSV file"))
 
 
 def _errors_to_form(form: forms.Form, exc: ValidationError) -> None:
@@ -322,12 +324,12 @@ def members_import(request: HttpRequest, pk: int) -> HttpResponse:
         name = PurePath(upload.name).name or "members.csv"
         try:
             if upload.size > IMPORT_MAX_BYTES:
-                raise ValidationError(f"{name}: larger than {IMPORT_MAX_BYTES // 1024} KiB")
+                raise ValidationError(_("%(file)s: larger than %(limit)s KiB")
+                                      % {"file": name, "limit": IMPORT_MAX_BYTES // 1024})
             try:
-                text = upload.read().decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                raise ValidationError(f"{name}: not UTF-8 text ({exc.reason} at byte "
-                                      f"{exc.start})") from exc
+                text = text_decode(upload.read(), file=name)
+            except ImportFailure as exc:
+                raise ValidationError(exc.text) from None
             result = invites.members_import(text=text, name=name, project=project,
                                             actor=request.user)
         except ValidationError as exc:
@@ -336,8 +338,9 @@ def members_import(request: HttpRequest, pk: int) -> HttpResponse:
             result.links = [(username, request.build_absolute_uri(path))
                             for username, path in result.links]
     else:
-        errors = [f"{field}: {message}" for field, messages_ in form.errors.items()
-                  for message in messages_]
+        errors = [*form.non_field_errors(),
+                  *(_("%(where)s: %(detail)s") % {"where": field.label, "detail": message}
+                    for field in form for message in field.errors)]
     return render(request, MEMBERS_TEMPLATE, _members_page(
         request, project, import_form=form, import_result=result, import_errors=errors),
         status=200 if result else 400)

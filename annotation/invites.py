@@ -45,7 +45,7 @@ from django.utils import timezone, translation
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_noop, ngettext
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from annotation.models import (
@@ -58,6 +58,10 @@ from annotation.models import (
 )
 from annotation.ratelimit import hour_count
 from annotation.roles import Role
+from collector.importers.errors import COLUMNS_DIFFER, LONGER_THAN, ImportFailure, at_line
+from collector.importers.records import IS_EMPTY, ONE_OF
+from collector.importers.source import BAD_CSV, csv_problem
+from collector.stored_text import StoredText
 
 logger = logging.getLogger(__name__)
 
@@ -817,31 +821,41 @@ def password_set_path(user: Any) -> str:
 
 
 def _rows_parse(*, text: str, name: str, project: Project | None) -> list[_Row]:
-    """Every row checked; all errors raised together, naming file, line and field."""
-    errors: list[str] = []
+    """Every row checked; all errors raised together, naming file, line and field (stored
+    texts in the import's frame, shown in the reader's language)."""
+    errors: list[StoredText] = []
 
-    def error(line: int, column: str | None, message: str) -> None:
-        where = f"{name} line {line}" + (f", field {column}" if column else "")
-        errors.append(f"{where}: {message}")
+    def error(line: int, column: str | None, detail: StoredText) -> None:
+        errors.append(ImportFailure(detail, file=name, where=at_line(line), field=column).text)
+
+    def bad_csv(exc: csv.Error, line: int) -> None:
+        problem, _at_record = csv_problem(exc)
+        error(line, None, StoredText(BAD_CSV, error=problem))
 
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     try:
         header = next(reader)
     except StopIteration:
-        raise ValidationError([f"{name}: the file is empty (expected a header row "
-                               f"{','.join(IMPORT_REQUIRED)})"]) from None
+        raise ValidationError([ImportFailure(
+            StoredText(gettext_noop("the file is empty (expected a header row %(header)s)"),
+                       header=",".join(IMPORT_REQUIRED)), file=name).text]) from None
     except csv.Error as exc:
-        raise ValidationError([f"{name} line 1: not CSV ({exc})"]) from None
+        bad_csv(exc, 1)
+        raise ValidationError(errors) from None
     columns = [c.strip().lower() for c in header]
+    known = ", ".join(IMPORT_COLUMNS)
     for column in columns:
-        if column not in IMPORT_COLUMNS:
-            error(1, column or "(empty)",
-                  f"unknown column; the columns are {', '.join(IMPORT_COLUMNS)}")
+        if not column:
+            error(1, None, StoredText(gettext_noop("a column has no name; the columns are "
+                                                   "%(columns)s"), columns=known))
+        elif column not in IMPORT_COLUMNS:
+            error(1, column, StoredText(gettext_noop("unknown column; the columns are "
+                                                     "%(columns)s"), columns=known))
     for column in IMPORT_REQUIRED:
         if column not in columns:
-            error(1, column, "missing column")
-    if len(set(columns)) != len(columns):
-        error(1, None, "a column appears twice")
+            error(1, column, StoredText(gettext_noop("column is missing")))
+    for column in dict.fromkeys(c for c in columns if c and columns.count(c) > 1):
+        error(1, column, StoredText(gettext_noop("the column appears twice")))
     if errors:
         raise ValidationError(errors)
 
@@ -851,15 +865,16 @@ def _rows_parse(*, text: str, name: str, project: Project | None) -> list[_Row]:
             if not any(v.strip() for v in values):
                 continue
             if len(values) != len(columns):
-                error(reader.line_num, None,
-                      f"{len(values)} values for {len(columns)} columns")
+                error(reader.line_num, None, StoredText(COLUMNS_DIFFER, columns=len(values),
+                                                        header=len(columns)))
                 continue
             raw_rows.append((reader.line_num,
                              {c: v.strip() for c, v in zip(columns, values, strict=True)}))
     except csv.Error as exc:
-        error(reader.line_num, None, f"not CSV ({exc})")
+        bad_csv(exc, reader.line_num)
     if not raw_rows and not errors:
-        errors.append(f"{name}: no rows under the header")
+        errors.append(ImportFailure(StoredText(gettext_noop("no rows under the header")),
+                                    file=name).text)
 
     names = {r.get("project", "") for _, r in raw_rows} - {""}
     projects = {p.name: p for p in Project.objects.filter(name__in=names)}
@@ -870,53 +885,63 @@ def _rows_parse(*, text: str, name: str, project: Project | None) -> list[_Row]:
         ok = True
         username, email, role = r["username"], r["email"], r["role"].lower()
         if not username:
-            error(line, "username", "missing")
+            error(line, "username", StoredText(IS_EMPTY))
             ok = False
         elif len(username) > 150:
-            error(line, "username", f"{username[:20]!r}… is longer than 150 characters")
+            error(line, "username", StoredText(LONGER_THAN, most=150))
             ok = False
         else:
             try:
                 get_user_model().username_validator(username)
             except ValidationError:
-                error(line, "username", f"{username!r} may only hold letters, digits "
-                      "and @ . + - _")
+                error(line, "username", StoredText(gettext_noop(
+                    "%(value)s may only hold letters, digits and @ . + - _"),
+                    value=repr(username)))
                 ok = False
             else:
                 if username.startswith(FORMULA_STARTS):
-                    error(line, "username", f"{username!r} starts with {username[0]!r}; start "
-                          "it with a letter, a digit or '_'")
+                    error(line, "username", StoredText(gettext_noop(
+                        "%(value)s starts with %(start)s; start it with a letter, a digit or "
+                        "'_'"), value=repr(username), start=repr(username[0])))
                     ok = False
         if email:
             try:
                 validate_email(email)
             except ValidationError:
-                error(line, "email", f"{email!r} is not an e-mail address")
+                error(line, "email", StoredText(gettext_noop("%(value)s is not an e-mail "
+                                                             "address"), value=repr(email)))
                 ok = False
         if role not in IMPORT_ROLES:
-            error(line, "role", f"{r['role']!r} is not one of {', '.join(IMPORT_ROLES)}")
+            error(line, "role", StoredText(ONE_OF, value=repr(r["role"]),
+                                           choices=", ".join(IMPORT_ROLES)))
             ok = False
         target = project
         if r.get("project"):
             target = projects.get(r["project"])
             if target is None:
-                error(line, "project", f"no project named {r['project']!r}")
+                error(line, "project", StoredText(gettext_noop("no project named %(name)s"),
+                                                  name=repr(r["project"])))
                 ok = False
         elif project is None:
-            error(line, "project", "empty, and the upload is not for one project")
+            error(line, "project", StoredText(gettext_noop(
+                "is empty, and the upload is not for one project")))
             ok = False
         if not ok:
             continue
         key = (username.lower(), target.pk, role)
         if key in seen:
-            error(line, "username", f"{username!r} as {role} in {target.name!r} is on line "
-                  f"{seen[key]} already")
+            error(line, "username", StoredText(gettext_noop(
+                "%(username)s as %(role)s in %(project)s is on line %(line)s already"),
+                username=repr(username), role=role, project=repr(target.name),
+                line=seen[key]))
             continue
         seen[key] = line
         earlier = emails.get(username.lower())
         if earlier is not None and earlier[1].lower() != email.lower():
-            error(line, "email", f"{email!r} differs from {earlier[1]!r} given for "
-                  f"{username!r} on line {earlier[0]}")
+            error(line, "email", StoredText(gettext_noop(
+                "%(email)s differs from %(earlier)s given for %(username)s on line %(line)s"),
+                email=repr(email), earlier=repr(earlier[1]), username=repr(username),
+                line=earlier[0]))
             continue
         emails.setdefault(username.lower(), (line, email))
         rows.append(_Row(line, username, email, role, target))

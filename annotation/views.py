@@ -21,6 +21,8 @@ from annotation.http import posted_id, posted_or_404
 from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Project, ProjectMember, Stage
 from annotation.roles import Role, has_role, home_url_name, role_required
+from collector.importers.errors import ImportFailure
+from collector.importers.source import text_decode
 
 
 @login_required
@@ -796,14 +798,16 @@ def reco_filter_labels(request: HttpRequest, pk: int) -> HttpResponse:
         upload = request.FILES.get("labelled")
         try:
             if upload is None:
-                raise ValidationError("labelled: attach a file of labelled queries")
-            samples = reco.labelled_queries_read(upload.read().decode("utf-8"),
-                                                 name=upload.name)
+                raise ValidationError(_("labelled: attach a file of labelled queries"))
+            try:
+                text = text_decode(upload.read(), file=upload.name)
+            except ImportFailure as exc:
+                raise ValidationError(exc.text) from None
+            samples = reco.labelled_queries_read(text, name=upload.name)
             trained = reco.intent_model_train(stage=stage, samples=samples,
                                               language=request.POST.get("language", "en"))
-        except (ValidationError, UnicodeDecodeError) as exc:
-            messages.error(request, exc.messages[0] if isinstance(exc, ValidationError)
-                           else _("%(file)s: not UTF-8 text") % {"file": upload.name})
+        except ValidationError as exc:
+            messages.error(request, exc.messages[0])
         else:
             done = _("Intent classifier (%(language)s) trained on %(samples)s queries "
                      "(%(questions)s questions); intent mode %(mode)s.") % {

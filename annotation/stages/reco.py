@@ -47,6 +47,15 @@ from annotation.stages import (
     split_shares_clean,
 )
 from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
+from collector.filters.text import LANGUAGES
+from collector.importers.errors import (
+    SHOULD_BE_STRING,
+    ImportFailure,
+    at_line,
+    shorten,
+)
+from collector.importers.jsonvalues import json_record
+from collector.importers.records import IS_EMPTY, IS_MISSING
 from collector.stored_text import StoredText
 
 if TYPE_CHECKING:
@@ -945,35 +954,46 @@ def final_records(*, project: Project) -> Iterator[dict[str, Any]]:
 def labelled_queries_read(text: str, *, name: str) -> list[tuple[str, bool]]:
     """Labelled queries from an uploaded file: JSON lines ``{"text": ..., "label": ...}`` or
     tab-separated ``label<TAB>text`` lines (labels: question / not_question, yes / no, 1 / 0).
-    Errors name the file, line and field."""
-    import json
-
+    Errors name the file, line and field, framed as the import's (shown in the reader's
+    language)."""
     from collector.filters.classifier import parse_label
 
     samples: list[tuple[str, bool]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        where = f"{name}, line {number}"
+        where = at_line(number)
         if line.lstrip().startswith("{"):
             try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise ValidationError(f"{where}: not valid JSON ({exc.args[0]})") from exc
-            if not isinstance(row.get("text"), str) or not row["text"].strip():
-                raise ValidationError(f"{where}: field 'text' is missing or empty")
-            query, label = row["text"], row.get("label")
+                row = json_record(line, file=name, where=where)
+            except ImportFailure as exc:
+                raise ValidationError(exc.text) from None
+            query, label = row.get("text"), row.get("label")
+            if query is None:
+                raise _label_refusal(StoredText(IS_MISSING), name, where, "text")
+            if not isinstance(query, str):
+                raise _label_refusal(StoredText(SHOULD_BE_STRING), name, where, "text")
+            if not query.strip():
+                raise _label_refusal(StoredText(IS_EMPTY), name, where, "text")
         else:
             if "\t" not in line:
-                raise ValidationError(f"{where}: expected 'label<TAB>text' or a JSON object")
+                raise _label_refusal(StoredText(gettext_noop(
+                    "expected 'label<TAB>text' or a JSON object")), name, where)
             label, query = line.split("\t", 1)
         try:
             samples.append((query.strip(), parse_label(label)))
-        except ValueError as exc:
-            raise ValidationError(f"{where}: field 'label': {exc}") from exc
+        except ValueError:
+            raise _label_refusal(StoredText(gettext_noop(
+                "%(value)s is not a label (use true/false, 1/0 or yes/no)"),
+                value=shorten(label)), name, where, "label") from None
     if not samples:
-        raise ValidationError(f"{name}: the file holds no labelled query")
+        raise _label_refusal(StoredText(gettext_noop("the file holds no labelled query")), name)
     return samples
+
+
+def _label_refusal(detail: StoredText, file: str, where: StoredText | None = None,
+                   field: str | None = None) -> ValidationError:
+    return ValidationError(ImportFailure(detail, file=file, where=where, field=field).text)
 
 
 def intent_model_train(*, stage: Stage, samples: list[tuple[str, bool]],
@@ -984,10 +1004,18 @@ def intent_model_train(*, stage: Stage, samples: list[tuple[str, bool]],
     from annotation.engine import stage_params_update
     from collector.filters.classifier import IntentClassifier
 
+    if language not in LANGUAGES:
+        raise ValidationError(_("language: %(value)s is not one of %(choices)s")
+                              % {"value": repr(language), "choices": ", ".join(LANGUAGES)})
+    questions = sum(1 for _query, label in samples if label)
+    if questions in (0, len(samples)):
+        raise ValidationError(_("training needs questions and non-questions; the file has "
+                                "%(questions)s question(s) and %(others)s non-question(s)")
+                              % {"questions": questions, "others": len(samples) - questions})
     try:
         model = IntentClassifier.train(samples, language=language)
     except ValueError as exc:
-        raise ValidationError(f"training: {exc}") from exc
+        raise ValidationError(_("training: %(error)s") % {"error": exc}) from exc
     models = {**stage.params.get("intent_models", {}), language: model.to_dict()}
     mode = stage.params.get("intent_mode", "rules")
     # The filter uses models for every language it handles: with language "auto" both
@@ -999,6 +1027,5 @@ def intent_model_train(*, stage: Stage, samples: list[tuple[str, bool]],
     if ready and mode == "rules":
         params["intent_mode"] = mode = "rules_or_model"
     stage_params_update(stage=stage, params=params)
-    questions = sum(1 for _, label in samples if label)
     return {"language": language, "samples": len(samples), "questions": questions,
             "mode": mode, "missing": sorted(needed - set(models))}

@@ -57,6 +57,7 @@ COLUMNS_DIFFER = gettext_noop("has %(columns)s columns, the header has %(header)
 SHOULD_BE_STRING = gettext_noop("should be a string")
 SHOULD_BE_OBJECT = gettext_noop("should be an object")
 THE_END_OF_THE_FILE = gettext_noop("the end of the file")
+LONGER_THAN = gettext_noop("is longer than %(most)s characters")
 
 
 def at_line(line: int | str, column: int | str | None = None) -> StoredText:

@@ -15,6 +15,7 @@ Answers are stored as a list of dicts, the same shape for every dataset:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,7 +45,8 @@ def http_url_problem(url: str) -> StoredText | None:
         parts = urlsplit(url.strip())
         host = parts.hostname
     except ValueError as exc:
-        return StoredText(gettext_noop("is not a valid URL (%(error)s)"), error=str(exc))
+        return StoredText(gettext_noop("is not a valid URL (%(error)s)"),
+                          error=_url_error(str(exc)))
     if not parts.scheme:
         return StoredText(gettext_noop("%(url)s is not an http(s) URL (it has no scheme such as "
                                        "https://)"), url=shorten(url))
@@ -55,6 +57,31 @@ def http_url_problem(url: str) -> StoredText | None:
     if not host:
         return StoredText(gettext_noop("%(url)s has no host name"), url=shorten(url))
     return None
+
+
+_NOT_AN_ADDRESS = re.compile(r"'(.*)' does not appear to be an IPv4 or IPv6 address",
+                             re.DOTALL)
+
+
+def _url_error(text: str) -> StoredText | str:
+    """What Python's URL parser found wrong, in our own words (translatable; its English as
+    it is for a complaint not mapped here)."""
+    if text == "Invalid IPv6 URL":
+        return StoredText(gettext_noop("its host has an unmatched square bracket, or text "
+                                       "before '[' or after ']' (an IPv6 address is written "
+                                       "as [2001:db8::1])"))
+    if found := _NOT_AN_ADDRESS.fullmatch(text):
+        return StoredText(gettext_noop("%(host)s in square brackets is not an IPv6 address"),
+                          host=shorten(found[1]))
+    if text == "IPvFuture address is invalid":
+        return StoredText(gettext_noop("the host in square brackets is not a valid IPvFuture "
+                                       "address (v<hex digits>.<address>)"))
+    if text == "An IPv4 address cannot be in brackets":
+        return StoredText(gettext_noop("an IPv4 address is written without square brackets"))
+    if text.endswith("contains invalid characters under NFKC normalization"):
+        return StoredText(gettext_noop("its host name has characters that become '/', '?', "
+                                       "'#', '@' or ':' once normalised (NFKC)"))
+    return text
 
 
 @dataclass(slots=True)

@@ -1,7 +1,8 @@
 """Which format a corpus or query file is in, from its first bytes (plain Python, no Django).
 
-The import page detects the format and says why (``Detection.reason``); the admin can still
-choose another before importing. Only the head of the (decompressed) first file is read:
+The import page detects the format and says why (``Detection.reason``, a stored text: the
+page shows it in its reader's language); the admin can still choose another before
+importing. Only the head of the (decompressed) first file is read:
 the tell-tale fields of each dataset's records appear in its first record.
 """
 
@@ -27,7 +28,7 @@ QUERIES = "queries"
 @dataclass(frozen=True, slots=True)
 class Detection:
     format: str
-    reason: str
+    reason: StoredText  # ``str()`` is the evidence in the active language
 
 
 def _has(head: str, *keys: str) -> bool:
@@ -70,40 +71,47 @@ def format_detect(source: Source) -> Detection:
     fits (naming the file)."""
     first = source.files[0]
     if all(f.name.endswith(".story") for f in source.files):
-        return Detection("story", "the file name ends in .story")
+        return Detection("story", StoredText(gettext_noop("the file name ends in .story")))
     head = _head(source)
     start = head.lstrip()[:1]
     if start in ("{", "["):
         if _has(head, "paragraphs", "qas"):
-            return Detection("squad", "JSON with 'data' articles whose 'paragraphs' hold 'qas'")
+            return Detection("squad", StoredText(gettext_noop(
+                "JSON with 'data' articles whose 'paragraphs' hold 'qas'")))
         if _has(head, "storyId"):
-            return Detection("newsqa-json", "JSON with 'storyId' records (NewsQA combined)")
+            return Detection("newsqa-json", StoredText(gettext_noop(
+                "JSON with 'storyId' records (NewsQA combined)")))
         if _has(head, "documents", "question"):
-            return Detection("dureader", "JSON Lines with 'question' and retrieved "
-                             "'documents' (DuReader)")
+            return Detection("dureader", StoredText(gettext_noop(
+                "JSON Lines with 'question' and retrieved 'documents' (DuReader)")))
         if _has(head, "passages", "query"):
-            return Detection("msmarco", "JSON with 'query' and 'passages' (MS MARCO)")
+            return Detection("msmarco", StoredText(gettext_noop(
+                "JSON with 'query' and 'passages' (MS MARCO)")))
         if _has(head, "doc", "query", "alternatives"):
-            return Detection("reco", "JSON with 'query', 'doc' and 'alternatives' (ReCO)")
+            return Detection("reco", StoredText(gettext_noop(
+                "JSON with 'query', 'doc' and 'alternatives' (ReCO)")))
         record = _first_record(head)
         if record is not None:
             if "body" not in record and any(k in record for k in TEXT_KEYS):
                 key = next(k for k in TEXT_KEYS if k in record)
-                return Detection(QUERIES, f"JSON Lines with a '{key}' and no 'body': a "
-                                 "query list")
-            return Detection("jsonl", "JSON Lines of other records (fields: "
-                             f"{', '.join(list(record)[:8])}); map them to id and body")
+                return Detection(QUERIES, StoredText(gettext_noop(
+                    "JSON Lines with a '%(key)s' and no 'body': a query list"), key=key))
+            return Detection("jsonl", StoredText(gettext_noop(
+                "JSON Lines of other records (fields: %(fields)s); map them to id and body"),
+                fields=", ".join(list(record)[:8])))
         raise ImportFailure(StoredText(gettext_noop("is JSON, but not one of the known datasets "
                                                     "(SQuAD, NewsQA, MS MARCO, DuReader, ReCO) "
                                                     "nor JSON Lines")), file=first.name)
     if "\n@highlight" in head:
-        return Detection("story", "text with '@highlight' lines (a CNN story)")
+        return Detection("story", StoredText(gettext_noop(
+            "text with '@highlight' lines (a CNN story)")))
     table = _table(head)
     if table is not None:
         delimiter, header = table
         if {"story_id", "story_text"} <= set(header):
-            return Detection("newsqa-csv", "CSV with 'story_id' and 'story_text' columns "
-                             "(NewsQA combined)")
+            return Detection("newsqa-csv", StoredText(gettext_noop(
+                "CSV with 'story_id' and 'story_text' columns (NewsQA combined)")))
         name = "tsv" if delimiter == "\t" else "csv"
-        return Detection(name, f"{name.upper()} with columns {', '.join(header[:8])}")
-    return Detection(QUERIES, "plain text lines: one query a line")
+        return Detection(name, StoredText(gettext_noop("%(format)s with columns %(columns)s"),
+                                          format=name.upper(), columns=", ".join(header[:8])))
+    return Detection(QUERIES, StoredText(gettext_noop("plain text lines: one query a line")))

@@ -360,6 +360,7 @@ def _line_column(raw: bytes, offset: int) -> tuple[int, int]:
     return line, offset - (raw.rfind(b"\n", 0, offset) + 1) + 1
 
 
+BAD_CSV = gettext_noop("bad CSV: %(error)s")
 _QUOTE_NOT_CLOSING = re.compile(r"'(.)' expected after '(.)'", re.DOTALL)
 
 
@@ -409,7 +410,7 @@ def iter_csv_rows(source_file: SourceFile, counter: ByteCounter, *, delimiter: s
             # The record's first line, or the line the reader stopped on when the problem
             # is there (a quote closed too early).
             error, at_record = csv_problem(exc)
-            raise ImportFailure(StoredText(gettext_noop("bad CSV: %(error)s"), error=error),
+            raise ImportFailure(StoredText(BAD_CSV, error=error),
                                 file=source_file.name,
                                 where=at_line(line_start if at_record else reader.line_num)
                                 ) from None

@@ -140,15 +140,16 @@ def test_a_bad_file_names_file_line_and_field_and_writes_nothing(
         gold.gold_items_import(stage=answer, text="\n".join(lines), name="gold.jsonl",
                                purpose="check")
     messages = refused.value.messages
-    assert messages[0].startswith("gold.jsonl line 2, field expected: spans[1]:")
+    assert messages[0].startswith("gold.jsonl: line 2: field 'expected': spans[1]:")
     assert "outside the article" in messages[0]
-    assert messages[1] == ("gold.jsonl line 3, field document: no document 'no-such-story' "
-                           "in the project's corpus")
-    assert messages[2] == ("gold.jsonl line 4, field data: 'question' is missing (the task "
+    assert messages[1] == ("gold.jsonl: line 3: field 'document': no document "
+                           "'no-such-story' in the project's corpus")
+    assert messages[2] == ("gold.jsonl: line 4: field 'data.question': is missing (the task "
                            "shows it)")
-    assert messages[3] == "gold.jsonl line 5, field key: 'weiss' is on line 1 too"
-    assert messages[4].startswith("gold.jsonl line 6: not valid JSON")
-    assert messages[5].startswith("gold.jsonl line 7, field colour: unknown field")
+    assert messages[3] == "gold.jsonl: line 5: field 'key': 'weiss' is on line 1 too"
+    assert messages[4] == ("gold.jsonl: line 6: invalid JSON: expected a key in double "
+                           "quotes, found 'n' (column 2)")
+    assert messages[5].startswith("gold.jsonl: line 7: field 'colour': unknown field")
     assert len(messages) == 6
     assert Item.objects.count() == before and not Assignment.objects.filter(
         priority=GOLD_PRIORITY).exists()
@@ -178,7 +179,7 @@ def test_marco_judgments_and_reco_evidence_import_through_their_kinds(db):
                          "query_type": "DESCRIPTION", "question_type": "DESCRIPTION"},
             "reason": "A definition answers it."}
     bad = {**good, "key": "k2", "expected": {"intent": "navigational", "decision": "keep"}}
-    with pytest.raises(ValidationError, match=r"judge\.jsonl line 2, field expected: decision: "
+    with pytest.raises(ValidationError, match=r"judge\.jsonl: line 2: field 'expected': decision: "
                                               "navigational queries are excluded"):
         gold.gold_items_import(stage=judge, text=f"{json.dumps(good)}\n{json.dumps(bad)}",
                                name="judge.jsonl", purpose="check")
@@ -609,7 +610,8 @@ def test_admin_gold_page_lists_imports_and_takes_from_a_project(qualifying, clie
     bad = SimpleUploadedFile("bad.jsonl", b'{"key": "x", "data": {"question": "Q?"}}\n')
     refused = client.post(url, {"action": "import", "purpose": "check", "file": bad})
     assert refused.status_code == 400
-    assert ("bad.jsonl line 1, field document: this stage&#x27;s tasks show a document"
+    assert ("bad.jsonl: line 1: field &#x27;document&#x27;: is missing: this stage&#x27;s "
+            "tasks show a document"
             in refused.content.decode())
     missing = client.post(url, {"action": "from_project", "purpose": "check", "project": "",
                                 "limit": "5"})

@@ -820,7 +820,7 @@ def test_a_csv_with_a_bad_row_on_line_3_writes_nothing(project, admin_user, clie
     response = _upload(client_for(admin_user), project, text)
     assert response.status_code == 400
     assert response.context["import_errors"] == [
-        "members.csv line 3, field role: 'boss' is not one of annotator, checker, admin"]
+        "members.csv: line 3: field 'role': 'boss' is not one of annotator, checker, admin"]
     assert "Nothing was added." in response.content.decode()
     assert User.objects.count() == users
     assert not ProjectMember.objects.exists()
@@ -828,23 +828,24 @@ def test_a_csv_with_a_bad_row_on_line_3_writes_nothing(project, admin_user, clie
 
 @pytest.mark.parametrize(("text", "errors"), [
     ("username,email,role,team\nkofi,kofi@uni.edu,annotator,x\n",
-     ["roster.csv line 1, field team: unknown column; the columns are "
+     ["roster.csv: line 1: field 'team': unknown column; the columns are "
       "username, email, role, project"]),
-    ("username,role\nkofi,annotator\n", ["roster.csv line 1, field email: missing column"]),
+    ("username,role\nkofi,annotator\n", ["roster.csv: line 1: field 'email': column is missing"]),
     ("username,email,role\n"
      "kofi,kofi@uni.edu,annotator\n"
      ",nobody@uni.edu,annotator\n"
      "ines,ines(at)uni.edu,checker\n"
      "KOFI,kofi@uni.edu,annotator\n",
-     ["roster.csv line 3, field username: missing",
-      "roster.csv line 4, field email: 'ines(at)uni.edu' is not an e-mail address",
-      "roster.csv line 5, field username: 'KOFI' as annotator in 'Harbor news' is on "
+     ["roster.csv: line 3: field 'username': is empty",
+      "roster.csv: line 4: field 'email': 'ines(at)uni.edu' is not an e-mail address",
+      "roster.csv: line 5: field 'username': 'KOFI' as annotator in 'Harbor news' is on "
       "line 2 already"]),
     ("username,email,role\n+1-1,,annotator\n",
-     ["roster.csv line 2, field username: '+1-1' starts with '+'; start it with a letter, "
+     ["roster.csv: line 2: field 'username': '+1-1' starts with '+'; start it with a "
+      "letter, "
       "a digit or '_'"]),
     ("username,email,role,project\nkofi,kofi@uni.edu,annotator,Atlantis\n",
-     ["roster.csv line 2, field project: no project named 'Atlantis'"]),
+     ["roster.csv: line 2: field 'project': no project named 'Atlantis'"]),
     ("username,email,role\n", ["roster.csv: no rows under the header"]),
 ])
 def test_csv_errors_name_file_line_and_field(project, text, errors):
@@ -860,7 +861,7 @@ def test_csv_rows_need_a_project_when_the_upload_has_none(project):
         invites.members_import(text="username,email,role\nkofi,,annotator\n",
                                name="members.csv")
     assert caught.value.messages == [
-        "members.csv line 2, field project: empty, and the upload is not for one project"]
+        "members.csv: line 2: field 'project': is empty, and the upload is not for one project"]
 
 
 # The command -----------------------------------------------------------------------------

@@ -775,7 +775,7 @@ def test_admin_trains_the_intent_classifier_from_uploaded_labels(db, client_for,
     client = client_for(admin_user)
     bad = SimpleUploadedFile("labels.txt", b'{"text": "x", "label": "maybe"}\n')
     page = client.post(url, {"action": "train", "language": "en", "labelled": bad}, follow=True)
-    assert "labels.txt, line 1: field &#x27;label&#x27;" in page.content.decode()
+    assert "labels.txt: line 1: field &#x27;label&#x27;" in page.content.decode()
     upload = SimpleUploadedFile("labels.jsonl", "\n".join(lines).encode())
     client.post(url, {"action": "train", "language": "en", "labelled": upload})
     stage = project.stages.get(kind="reco_query_filter")
