@@ -210,7 +210,8 @@ class RateKind(StageKind):
     overlap_param = "raters_per_candidate"
     params = {
         "raters_per_candidate": Param(2, gettext_lazy("People rating each candidate (paper: 2; "
-                                                      "Table 1 compares the first two)."),
+                                                      "Table 1 uses every pair of their "
+                                                      "ratings)."),
                                       minimum=2, maximum=10),
     }
 

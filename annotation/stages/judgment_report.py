@@ -20,6 +20,10 @@ from collector.stored_text import StoredText
 METRIC_LABELS = {"adapted_rouge_l": "Adapted ROUGE-L", "rouge_l": "ROUGE-L",
                  "adapted_bleu_4": "Adapted BLEU-4", "bleu_4": "BLEU-4"}
 COLUMNS = (*TYPES, "overall")
+# Table 1's figures beside the raters' r, as the CSV names them (report key, name).
+TABLE1_CSV = (("table1_krippendorff_alpha", "krippendorff_alpha_interval"),
+              ("table1_n", "candidates_rated_twice_or_more"), ("table1_pairs", "rating_pairs"),
+              ("table1_one_rating", "candidates_rated_once_left_out"))
 # The steps ``judgment_study`` reports (in English), shown in the admin's language.
 STUDY_STEPS = [gettext_noop("metrics per candidate"), gettext_noop("rater agreement"),
                gettext_noop("single-question correlations and bootstrap"),
@@ -130,6 +134,11 @@ def report_tables(report: dict[str, Any]) -> dict[str, Any]:
         "columns": [gettext(TYPE_LABELS[t]) for t in TYPES] + [gettext("Overall")],
         "table1": _row(report["table1"]),
         "table1_n": _row(report["table1_n"]),
+        # Reports written before Krippendorff's alpha and the one-rating count have neither:
+        # no alpha row, no count (run the study again to get them).
+        "table1_alpha": _row(report["table1_krippendorff_alpha"])
+        if "table1_krippendorff_alpha" in report else None,
+        "table1_one_rating": report.get("table1_one_rating", {}).get("overall", 0),
         "table2": [{"metric": METRIC_LABELS[m], "key": m, "values": _row(report["table2"][m]),
                     "ci": _row(report["table2_ci"][m])} for m in order],
         "table3": [{"metric": METRIC_LABELS[m], "key": m, "values": _row(report["table3"][m])}
@@ -195,6 +204,9 @@ def report_csv(report: dict[str, Any]) -> str:
     writer.writerow(["table", "metric", "type", "value"])
     for column in COLUMNS:
         writer.writerow(["table1", "raters", column, report["table1"].get(column)])
+    for key, name in TABLE1_CSV:
+        for column in COLUMNS if key in report else ():
+            writer.writerow(["table1", name, column, report[key].get(column)])
     for table in ("table2", "table3"):
         for metric, by_type in report[table].items():
             for column in COLUMNS:

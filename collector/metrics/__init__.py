@@ -42,7 +42,8 @@ isf baseline (:mod:`.isf`, NewsQA section 6.3)
 Human judgment study (:mod:`.judgment`, adapted-metrics paper section 4)
     ``judgment_study(references, predictions, ratings, *, alpha=2.0, beta=1.0,
     resamples=100, sample=30, seed=0) -> {"table1", "table2", "table3", "bootstrap",
-    "candidates", "sweeps", ...}``; ``judgment_study_files``.
+    "candidates", "sweeps", "table1_krippendorff_alpha", "table1_one_rating", ...}``;
+    ``judgment_study_files``.
 Agreement (:mod:`.agreement`)
     ``pearson``, ``spearman`` (coefficient, p-value, CI), ``cohen_kappa``,
     ``fleiss_kappa``, ``krippendorff_alpha``, ``paired_bootstrap`` and

@@ -22,7 +22,9 @@ Commands (file names are as the official scripts take them)::
              [--alpha 2.0] [--beta 1.0] [--resamples 100] [--sample 30] [--seed 0]
              (ratings {"question_id", "system",        -> table1, table2, table3, bootstrap,
               "rater", "score": 1-5})                     candidates (adapted-metrics
-                                                          paper section 4)
+                                                          paper section 4), and
+                                                          table1_krippendorff_alpha,
+                                                          table1_one_rating, ...
 
 On bad input (malformed file, unknown or missing ids with ``--strict``, empty input, or a
 case where the official script would crash) it prints one line ``error: ...`` on stderr
@@ -156,7 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_non_negative_int, default=0,
                    help="spans: bootstrap seed (0)")
     p = sub.add_parser("judgment", help="human judgment study of (adapted) ROUGE-L / BLEU-4",
-                       description="Rater agreement (Table 1), single-question (Table 2) and "
+                       description="Rater agreement (Table 1: Pearson r over every pair of "
+                       "a candidate's ratings, and Krippendorff's interval alpha), "
+                       "single-question (Table 2) and "
                        "overall-level (Table 3) Pearson r of ROUGE-L and BLEU-4, original and "
                        "adapted, with the mean human score; paired bootstrap; alpha / beta "
                        "sweeps. See collector/metrics/judgment.py.")

@@ -6,10 +6,28 @@ Inputs: DuReader-layout references and predictions (one record per question id, 
 *candidate* is one system's answer to one question; its human score is the mean of its
 ratings.
 
-- Table 1: Pearson r between the two raters of each candidate (per question type and
+- Table 1: Pearson r between the raters of each candidate (per question type and
   overall). A candidate's ratings are taken in rater order (rater ids sorted as
-  strings); the first two form the pair, so with two fixed raters this is the paper's
-  annotator-against-annotator PCC.
+  strings) and every pair of them, in that order, is one (x, y) point: a candidate rated
+  twice gives one point, so with two fixed raters this is the paper's
+  annotator-against-annotator PCC; one rated k times gives k(k-1)/2 points, so every
+  rating counts whatever the overlap (with fixed raters A, B, C: the A-B, A-C and B-C
+  points pooled). Counting each pair in both orders would make r independent of the
+  rater order but would change the two-rater figure (it is then an intraclass
+  correlation, not the paper's PCC); the order-free figure is the next one.
+  ``table1_krippendorff_alpha``: Krippendorff's alpha with the interval metric
+  (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"), chance-corrected
+  agreement over every rating, for any number of raters per candidate, computed by the
+  ``krippendorff`` package (:func:`collector.metrics.agreement.krippendorff_alpha`).
+  Both leave out candidates with a single rating (a rater left): alpha cannot pair them
+  and r has no pair; ``table1_one_rating`` counts them, ``table1_n`` counts the
+  candidates rated at least twice and ``table1_pairs`` the points of r.
+- Human score: the mean of a candidate's ratings, also for a candidate rated once. The
+  paper's human judgment is the mean of the scores its annotators gave (every candidate
+  had both); one score is the same estimate of the candidate's quality with more noise,
+  while leaving the candidate out would drop it from Table 2 and every system's answer
+  to its question from Table 3 (which needs all systems), and make both tables depend
+  on which raters left.
 - Table 2 (single-question level): per candidate ROUGE-L (γ = 1.2) and sentence BLEU-4,
   each original (α = β = 0) and adapted (paper: α = 2.0, β = 1.0), from
   :mod:`collector.metrics.dureader`; Pearson r of each with the mean human score, with a
@@ -36,6 +54,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -322,13 +341,13 @@ def judgment_study(
     subsets["overall"] = np.arange(len(cands))
 
     step("rater agreement")
-    table1, table1_n = {}, {}
-    for name, idx in subsets.items():
-        pairs = [(cands[i].ratings[0][1], cands[i].ratings[1][1]) for i in idx
-                 if len(cands[i].ratings) >= 2]
-        a = np.asarray([p[0] for p in pairs], dtype=float)
-        b = np.asarray([p[1] for p in pairs], dtype=float)
-        table1[name], table1_n[name] = _r(_pcc(a, b)), len(pairs)
+    agreement = {name: _rater_agreement([cands[i] for i in idx])
+                 for name, idx in subsets.items()}
+    table1 = {name: a["pcc"] for name, a in agreement.items()}
+    table1_n = {name: a["candidates"] for name, a in agreement.items()}
+    table1_pairs = {name: a["pairs"] for name, a in agreement.items()}
+    table1_one_rating = {name: a["one_rating"] for name, a in agreement.items()}
+    table1_alpha = {name: a["alpha"] for name, a in agreement.items()}
 
     step("single-question correlations and bootstrap")
     table2: dict[str, dict[str, float | None]] = {m: {} for m in METRICS}
@@ -360,6 +379,8 @@ def judgment_study(
     for name in TYPES:  # a type without candidates: every figure undefined
         if name not in subsets:
             table1[name], table1_n[name], table3_n[name] = None, 0, 0
+            table1_pairs[name] = table1_one_rating[name] = 0
+            table1_alpha[name] = None
             bootstrap[name] = dict.fromkeys(PAIRS)
             for metric in METRICS:
                 table2[metric][name] = table3[metric][name] = None
@@ -378,6 +399,9 @@ def judgment_study(
         "table3": table3,
         "bootstrap": bootstrap,
         "table1_n": table1_n,
+        "table1_pairs": table1_pairs,
+        "table1_one_rating": table1_one_rating,
+        "table1_krippendorff_alpha": table1_alpha,
         "table2_ci": table2_ci,
         "table3_n": table3_n,
         "sweeps": sweeps,
@@ -396,6 +420,34 @@ def judgment_study(
             for i, c in enumerate(cands)
         ],
     }
+
+
+def _rater_agreement(cands: Sequence[Candidate]) -> dict[str, Any]:
+    """Table 1 over some candidates: Pearson r over every pair of a candidate's ratings in
+    rater order, Krippendorff's interval alpha, and the counts (see the module
+    docstring); candidates rated once are counted and left out."""
+    rated = [[score for _, score in c.ratings] for c in cands if len(c.ratings) >= 2]
+    pairs = [pair for scores in rated for pair in combinations(scores, 2)]
+    a = np.asarray([p[0] for p in pairs], dtype=float)
+    b = np.asarray([p[1] for p in pairs], dtype=float)
+    return {"pcc": _r(_pcc(a, b)), "candidates": len(rated), "pairs": len(pairs),
+            "one_rating": len(cands) - len(rated), "alpha": _r(_interval_alpha(rated))}
+
+
+def _interval_alpha(units: Sequence[Sequence[int]]) -> float | None:
+    """Krippendorff's alpha (interval) of units each holding its ratings; None when
+    undefined (no unit, or one value throughout). Alpha does not depend on who gave a
+    rating, so row j holds each unit's j-th rating (missing where a unit has fewer)."""
+    from collector.metrics.agreement import krippendorff_alpha
+
+    if not units:
+        return None
+    width = max(len(u) for u in units)
+    rows = [[u[j] if j < len(u) else None for u in units] for j in range(width)]
+    try:
+        return krippendorff_alpha(rows, level="interval")
+    except MetricsInputError:
+        return None
 
 
 def _overall_level(cands: list[Candidate], arrays: dict[str, np.ndarray], human: np.ndarray,

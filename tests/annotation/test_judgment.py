@@ -412,3 +412,109 @@ def test_a_second_score_sent_for_a_rated_candidate_is_said_to_be_lost(
     assert same.status_code == 302
     twice = client.post(first["Location"], {"score": "3"}, follow=True)
     assert [str(m) for m in twice.context["messages"]][-1] == "Saved. Here is your next task."
+
+
+def _table1_page(client, project) -> str:
+    page = client.get(reverse("annotation:judgment_report", args=[project.pk])).content.decode()
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html.unescape(page)))
+
+
+def test_three_raters_per_candidate_all_count_in_table1_beside_krippendorffs_alpha(
+        draft, raters, admin_user, committed, client, settings):
+    """Overlap 3 (a stage parameter): Table 1 is scipy's r over the three pairs of every
+    candidate's ratings (the first two alone were read before), Krippendorff's interval
+    alpha (of its definition, redone in the metrics tests) stands beside it on the page,
+    in the CSV and in the JSON."""
+    from itertools import combinations
+
+    from scipy import stats
+
+    from tests.collector.metrics.test_judgment import interval_alpha
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    engine.stage_params_update(stage=draft.stages.get(kind="judgment_rate"),
+                               params={"raters_per_candidate": 3})
+    three = [*raters, user_with_roles("rater3", Role.ANNOTATOR)]
+    judgment_import(project=draft, references=references_upload(),
+                    predictions=system_uploads())
+    for rater in three:
+        engine.project_member_add(project=draft, user=rater, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=draft, actor=admin_user)
+    with committed():
+        for rater in three:
+            _rate_all(draft, rater)
+    report = JudgmentReport.objects.get(project=draft).report
+
+    units = [[r["score"] for r in sorted(item.data["ratings"], key=lambda r: r["rater"])]
+             for item in Item.objects.filter(stage__kind="judgment_study")]
+    assert len(units) == 22 and {len(u) for u in units} == {3}
+    pairs = [p for u in units for p in combinations(u, 2)]
+    r = stats.pearsonr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
+    assert report["table1"]["overall"] == pytest.approx(r, abs=1e-4)
+    first_two = stats.pearsonr([u[0] for u in units], [u[1] for u in units]).statistic
+    assert report["table1"]["overall"] != pytest.approx(first_two, abs=1e-3)
+    alpha = report["table1_krippendorff_alpha"]["overall"]
+    assert alpha == pytest.approx(interval_alpha(units), abs=1e-4)
+    assert (report["table1_n"]["overall"], report["table1_pairs"]["overall"],
+            report["table1_one_rating"]["overall"]) == (22, 66, 0)
+
+    client.force_login(admin_user)
+    text = _table1_page(client, draft)
+    assert f"Krippendorff's α (interval) {report['table1_krippendorff_alpha']['YES_NO']:.3f}" \
+        in text
+    assert "Krippendorff's α (interval metric) is the agreement beyond chance" in text
+    assert "with one rating" not in text
+    download = client.get(reverse("annotation:judgment_download", args=[draft.pk, "csv"]))
+    rows = list(csv.reader(io.StringIO(download.content.decode())))
+    assert ["table1", "krippendorff_alpha_interval", "overall", str(alpha)] in rows
+    assert ["table1", "rating_pairs", "overall", "66"] in rows
+    assert ["table1", "candidates_rated_once_left_out", "overall", "0"] in rows
+    as_json = json.loads(client.get(reverse("annotation:judgment_download",
+                                            args=[draft.pk, "json"])).content)
+    assert as_json["table1_krippendorff_alpha"] == report["table1_krippendorff_alpha"]
+
+
+def test_the_report_page_says_how_many_candidates_rated_once_were_left_out(
+        started, raters, admin_user, committed, client):
+    """A ratings set where a rater left (the platform waits for every rating, so the report
+    is made here from its own items with one rating dropped, as the study makes it): the
+    page says one candidate was left out of the agreement; its one score is its human
+    score."""
+    from annotation.stages.judgment_report import _study_inputs
+    from collector.metrics.judgment import judgment_study
+
+    with committed():
+        for rater in raters:
+            _rate_all(started, rater)
+    stage = started.stages.get(kind="judgment_study")
+    refs, preds, ratings = _study_inputs(list(Item.objects.filter(stage=stage)), "char")
+    left = ratings.pop(0)
+    report = judgment_study(refs, preds, ratings, resamples=10)
+    JudgmentReport.objects.create(project=started, stage=stage, report=report)
+    assert report["table1_one_rating"]["overall"] == 1 and report["table1_n"]["overall"] == 21
+    one = next(c for c in report["candidates"] if (c["question_id"], c["system"]) == (
+        left["question_id"], left["system"]))
+    assert len(one["scores"]) == 1 and one["human"] == one["scores"][0]
+
+    client.force_login(admin_user)
+    assert ("1 candidate with one rating was left out of the agreement; its score is its "
+            "human score in Tables 2 and 3.") in _table1_page(client, started)
+
+
+def test_a_report_from_before_krippendorffs_alpha_still_shows():
+    """Reports saved before the new keys: Table 1 without an alpha row, no count; the CSV
+    has no rows for them."""
+    from annotation.stages.judgment_report import COLUMNS, report_csv, report_tables
+
+    old = {"table1": dict.fromkeys(COLUMNS, 0.8), "table1_n": dict.fromkeys(COLUMNS, 5),
+           "table2": {m: dict.fromkeys(COLUMNS) for m in ("adapted_rouge_l", "rouge_l",
+                                                          "adapted_bleu_4", "bleu_4")},
+           "table2_ci": {m: dict.fromkeys(COLUMNS) for m in ("adapted_rouge_l", "rouge_l",
+                                                             "adapted_bleu_4", "bleu_4")},
+           "table3": {m: {} for m in ("adapted_rouge_l", "rouge_l", "adapted_bleu_4",
+                                      "bleu_4")},
+           "table3_n": {}, "bootstrap": {}, "candidates": []}
+    tables = report_tables(old)
+    assert tables["table1_alpha"] is None and tables["table1_one_rating"] == 0
+    assert "krippendorff" not in report_csv(old)

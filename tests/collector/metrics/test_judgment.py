@@ -215,6 +215,8 @@ def test_command_line_prints_the_contract(tmp_path, capsys, study):
     assert set(out["table2"]["rouge_l"]) == {"YES_NO", "ENTITY", "DESCRIPTION", "overall"}
     assert out["table2"] == result["table2"]
     assert out["table3"] == result["table3"]
+    for key in ("table1_n", "table1_pairs", "table1_one_rating", "table1_krippendorff_alpha"):
+        assert out[key] == result[key]
     first = out["candidates"][0]
     assert {"question_id", "system", "type", "human", *METRICS} <= set(first)
 
@@ -278,3 +280,172 @@ def test_overall_level_with_fewer_questions_than_a_draw_is_not_a_perfect_r():
     assert result["table3_n"]["overall"] == 3
     assert result["table3"]["rouge_l"]["overall"] == pytest.approx(
         stats.pearsonr(xs, ys).statistic, abs=1e-3)
+
+
+# --------------------------------------------------------------------- raters beyond two
+def interval_alpha(units: list[list[int]]) -> float:
+    """Krippendorff's alpha, interval metric, from its definition (Krippendorff 2011,
+    "Computing Krippendorff's Alpha-Reliability", sections A and E): only units with two
+    or more values are pairable; D_o = (1/n) Σ_u Σ_{i≠j in u} (v_i - v_j)² / (m_u - 1),
+    D_e = Σ_{i≠j over all n pairable values} (v_i - v_j)² / (n (n - 1)), α = 1 - D_o / D_e.
+    Σ_{i≠j} (v_i - v_j)² over m values is 2 m Σv² - 2 (Σv)²."""
+    def spread(values: list[int]) -> float:
+        v = np.asarray(values, dtype=float)
+        return 2 * len(v) * float((v * v).sum()) - 2 * float(v.sum()) ** 2
+
+    pairable = [u for u in units if len(u) >= 2]
+    n = sum(len(u) for u in pairable)
+    observed = sum(spread(u) / (len(u) - 1) for u in pairable) / n
+    expected = spread([v for u in pairable for v in u]) / (n * (n - 1))
+    return 1 - observed / expected
+
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C/E: four
+# observers, twelve units, missing values (None); published alpha: interval 0.849 (nominal
+# 0.743, ordinal 0.815, ratio 0.797). Unit 12 has one value and cannot be paired.
+KRIPPENDORFF_2011 = {
+    "A": [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    "B": [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    "C": [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    "D": [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+}
+
+
+def _units(ratings: list[dict]) -> dict[tuple, list[int]]:
+    """Each candidate's scores in rater order, as the study orders them."""
+    by: dict[tuple, list[tuple[str, int]]] = {}
+    for row in ratings:
+        by.setdefault((row["question_id"], row["system"]), []).append(
+            (row["rater"], row["score"]))
+    return {key: [score for _, score in sorted(rows)] for key, rows in by.items()}
+
+
+def _expected_table1(refs: list[dict], ratings: list[dict]) -> dict[str, dict]:
+    """Table 1 redone here: scipy's Pearson r over every pair of a candidate's ratings
+    (rater order), the alpha of the definition, the counts."""
+    from itertools import combinations
+
+    types = {r["question_id"]: r["question_type"] for r in refs}
+    units = _units(ratings)
+    out = {}
+    for name in ("YES_NO", "ENTITY", "DESCRIPTION", "overall"):
+        mine = [u for k, u in units.items() if name == "overall" or types[k[0]] == name]
+        rated = [u for u in mine if len(u) >= 2]
+        pairs = [p for u in rated for p in combinations(u, 2)]
+        out[name] = {"r": stats.pearsonr([p[0] for p in pairs], [p[1] for p in pairs]).statistic,
+                     "alpha": interval_alpha(rated), "n": len(rated), "pairs": len(pairs),
+                     "one": len(mine) - len(rated)}
+    return out
+
+
+def _check_table1(result: dict, expected: dict[str, dict]) -> None:
+    for name, want in expected.items():
+        assert result["table1"][name] == pytest.approx(want["r"], abs=1e-4), name
+        assert result["table1_krippendorff_alpha"][name] == pytest.approx(want["alpha"],
+                                                                          abs=1e-4), name
+        assert result["table1_n"][name] == want["n"]
+        assert result["table1_pairs"][name] == want["pairs"]
+        assert result["table1_one_rating"][name] == want["one"]
+
+
+def _third_rater(ratings: list[dict], *, seed: int, keep=lambda key: True) -> list[dict]:
+    """A third rater r3 who scores each candidate (where ``keep``) as r2 did half the
+    time and at random otherwise: less in agreement than r1 and r2, so leaving r3 out
+    changes Table 1."""
+    rng = random.Random(seed)  # noqa: S311 (test data)
+    extra = []
+    for row in ratings:
+        if row["rater"] == "r2" and keep((row["question_id"], row["system"])):
+            score = row["score"] if rng.random() < 0.5 else rng.randint(1, 5)
+            extra.append({**row, "rater": "r3", "score": score})
+    return ratings + extra
+
+
+def test_the_interval_alpha_of_the_definition_is_krippendorffs_published_value():
+    units = [[v[u] for v in KRIPPENDORFF_2011.values() if v[u] is not None]
+             for u in range(12)]
+    assert round(interval_alpha(units), 3) == 0.849
+
+
+def test_table1_with_exactly_two_raters_is_the_papers_pcc_and_alpha_comes_beside_it(study):
+    """The paper's case: one pair per candidate, r as before (scipy's r of r1 against r2,
+    see the first test), and the new figures beside it."""
+    result, (refs, _, ratings) = study
+    expected = _expected_table1(refs, ratings)
+    _check_table1(result, expected)
+    assert result["table1_pairs"] == result["table1_n"]
+    assert result["table1_one_rating"] == dict.fromkeys(expected, 0)
+
+
+def test_table1_with_three_raters_uses_every_rating(study):
+    """Overlap 3: every pair of the three ratings is a point of r. The first two alone
+    (what Table 1 read before) give another figure, so the third rater was ignored."""
+    _, (refs, preds, ratings) = study
+    three = _third_rater(ratings, seed=1)
+    result = judgment_study(*parsed(refs, preds), three, resamples=10)
+    expected = _expected_table1(refs, three)
+    _check_table1(result, expected)
+    units = _units(three)
+    assert result["table1_n"]["overall"] == len(units)
+    assert result["table1_pairs"]["overall"] == 3 * len(units)
+    first_two = stats.pearsonr([u[0] for u in units.values()],
+                               [u[1] for u in units.values()]).statistic
+    assert abs(result["table1"]["overall"] - first_two) > 0.05
+    assert result["counts"]["ratings"] == 3 * len(units)
+
+
+def test_table1_with_uneven_overlap_and_candidates_rated_once():
+    """Candidates rated 1, 2, 3 or 4 times: r pools each candidate's pairs, alpha takes
+    every rating, the ones rated once are left out of both and counted per type; their
+    one score is their human score in Tables 2 and 3."""
+    refs, preds, ratings = synthetic(60, seed=8)
+    keys = sorted(_units(ratings), key=str)
+    rng = random.Random(4)  # noqa: S311 (test data)
+    overlap = {key: rng.choice((1, 2, 3, 4)) for key in keys}
+    more = _third_rater(ratings, seed=2, keep=lambda key: overlap[key] >= 3)
+    for row in [r for r in more if r["rater"] == "r1"]:
+        if overlap[(row["question_id"], row["system"])] == 4:
+            more.append({**row, "rater": "r4", "score": min(5, row["score"] + 1)})
+    uneven = [r for r in more if not (overlap[(r["question_id"], r["system"])] == 1
+                                      and r["rater"] != "r2")]
+    result = judgment_study(*parsed(refs, preds), uneven, resamples=10)
+    expected = _expected_table1(refs, uneven)
+    _check_table1(result, expected)
+    once = [k for k in keys if overlap[k] == 1]
+    assert result["table1_one_rating"]["overall"] == len(once) > 0
+    assert {len(u) for u in _units(uneven).values()} == {1, 2, 3, 4}
+
+    # The mean human score keeps the candidates rated once (their one score) ...
+    human = {(c["question_id"], c["system"]): c["human"] for c in result["candidates"]}
+    units = _units(uneven)
+    assert human == {k: pytest.approx(sum(u) / len(u), abs=1e-4) for k, u in units.items()}
+    assert result["counts"]["candidates"] == len(keys)
+    # ... and Table 2 is scipy's r over every candidate, those included.
+    rouge = {(c["question_id"], c["system"]): c["rouge_l"] for c in result["candidates"]}
+    assert result["table2"]["rouge_l"]["overall"] == pytest.approx(stats.pearsonr(
+        [rouge[k] for k in keys], [human[k] for k in keys]).statistic, abs=1e-4)
+
+
+def test_table1_alpha_is_krippendorffs_worked_example():
+    """The 2011 example as a study: twelve questions answered by one system, rated by
+    four raters with gaps; alpha is the published 0.849, unit 12 (one rating) is left out
+    and counted, and r pools the pairs of each unit."""
+    refs, preds, _ = synthetic(12, systems=1)
+    ratings = [{"question_id": refs[u]["question_id"], "system": "sys0", "rater": rater,
+                "score": values[u]}
+               for rater, values in KRIPPENDORFF_2011.items()
+               for u in range(12) if values[u] is not None]
+    result = judgment_study(*parsed(refs, preds), ratings, resamples=10)
+    assert round(result["table1_krippendorff_alpha"]["overall"], 3) == 0.849
+    assert result["table1_one_rating"]["overall"] == 1
+    assert result["table1_n"]["overall"] == 11
+    _check_table1(result, _expected_table1(refs, ratings))
+
+
+def test_table1_alpha_is_undefined_when_every_rating_agrees_on_one_score():
+    refs, preds, ratings = synthetic(9)
+    same = [{**r, "score": 3} for r in ratings]
+    result = judgment_study(*parsed(refs, preds), same, resamples=5)
+    assert result["table1"]["overall"] is None
+    assert result["table1_krippendorff_alpha"]["overall"] is None
+    assert result["table1_pairs"]["overall"] == result["table1_n"]["overall"] == 45
