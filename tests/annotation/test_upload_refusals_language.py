@@ -21,9 +21,6 @@ from annotation.models import Item, Project, ProjectMember
 from annotation.stages import reco
 from tests.annotation.test_gold import ARTICLE, TRAINING, build, gold_line
 from tests.collector.corpus_support import QUERIES_EN
-from tests.upload_texts_support import upload_texts_in_chinese  # noqa: F401
-
-pytestmark = pytest.mark.usefixtures("upload_texts_in_chinese")
 
 
 def _refused(call: Callable[[], Any]) -> tuple[list[str], list[str]]:

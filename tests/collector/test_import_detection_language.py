@@ -25,9 +25,6 @@ from tests.collector.corpus_support import (
     SQUAD_V1,
     STORY,
 )
-from tests.upload_texts_support import upload_texts_in_chinese  # noqa: F401
-
-pytestmark = pytest.mark.usefixtures("upload_texts_in_chinese")
 
 
 def _reason(path: Path) -> str:
