@@ -17,7 +17,7 @@ from annotation import engine, gold
 from annotation.http import posted_id
 from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Item, Project, ProjectMember, Stage, WorkerStage
-from annotation.roles import Role, has_role, role_required
+from annotation.roles import Role, has_role, queue_home_url_name, role_required
 from collector.importers.errors import ImportFailure
 from collector.importers.source import text_decode
 
@@ -70,6 +70,9 @@ def qualification(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "annotation/gold/qualification.html", {
         "stage": stage, "project": stage.project, "state": state, "standing": standing,
         "feedback": feedback, "current": current,
+        # Where "My tasks" leads: the queue of the stage's role (checkers have no annotator
+        # home; it refused them).
+        "home": queue_home_url_name(spec.role),
     })
 
 

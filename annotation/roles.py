@@ -78,6 +78,12 @@ def home_url_name(user: Any) -> str:
     return "annotation:no_role"
 
 
+def queue_home_url_name(role: Role) -> str:
+    """The URL name of the page where a worker of ``role`` finds their queue: checkers'
+    review tasks start from the checker home (the annotator home refuses them)."""
+    return "annotation:checker_home" if role == Role.CHECKER else "annotation:annotator_home"
+
+
 def role_required(*roles: Role) -> Callable:
     """View decorator: anonymous users go to login, users without the role get 403."""
 

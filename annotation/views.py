@@ -20,7 +20,7 @@ from annotation.forms import StageParamsForm
 from annotation.http import posted_id, posted_or_404
 from annotation.markdown import stage_guidelines_html
 from annotation.models import Assignment, Project, ProjectMember, Stage
-from annotation.roles import Role, has_role, home_url_name, role_required
+from annotation.roles import Role, has_role, home_url_name, queue_home_url_name, role_required
 from collector.importers.errors import ImportFailure
 from collector.importers.source import text_decode
 
@@ -56,11 +56,6 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
     })
 
 
-def _queue_home(role: Role) -> str:
-    """Where a worker's queue lives: checkers' review tasks start from the checker home."""
-    return "annotation:checker_home" if role == Role.CHECKER else "annotation:annotator_home"
-
-
 @role_required(Role.ANNOTATOR, Role.CHECKER)
 @require_http_methods(["GET", "POST"])
 def task_next(request: HttpRequest) -> HttpResponse:
@@ -71,7 +66,7 @@ def task_next(request: HttpRequest) -> HttpResponse:
         from annotation.study_views import next_page
 
         if not has_role(request.user, Role.ANNOTATOR):
-            return redirect(_queue_home(Role.CHECKER))
+            return redirect(queue_home_url_name(Role.CHECKER))
         return next_page(request)
     role = Role.CHECKER if request.POST.get("role") == Role.CHECKER else Role.ANNOTATOR
     if not has_role(request.user, role):
@@ -95,7 +90,7 @@ def task_next(request: HttpRequest) -> HttpResponse:
                                      "see why under Answers to review."))
         else:
             messages.info(request, _("No task is waiting for you right now. Come back later."))
-        return redirect(_queue_home(role))
+        return redirect(queue_home_url_name(role))
     return redirect("annotation:task_detail", pk=assignment.pk)
 
 
@@ -175,7 +170,7 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _assignment_or_403(request, pk)
     item, stage = assignment.item, assignment.stage
     spec = stage.kind_spec
-    home = _queue_home(spec.role)
+    home = queue_home_url_name(spec.role)
     errors: list[str] = []
     if request.method == "POST":
         try:
@@ -315,7 +310,7 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
     why = engine.submission_correctable(submission=submission)
     if why:
         messages.error(request, _("You cannot correct this answer: %(why)s.") % {"why": why})
-        return redirect(_queue_home(spec.role))
+        return redirect(queue_home_url_name(spec.role))
     errors: list[str] = []
     if request.method == "POST":
         try:
@@ -327,18 +322,18 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
             errors = exc.messages
         except engine.TaskError as exc:
             messages.error(request, str(exc))
-            return redirect(_queue_home(spec.role))
+            return redirect(queue_home_url_name(spec.role))
         else:
             messages.success(request, _("Corrected: your new answer replaces the old one "
                                         "(both are kept)."))
-            return redirect(_queue_home(spec.role))
+            return redirect(queue_home_url_name(spec.role))
     form_values = (spec.form_values(item, request.POST) if request.method == "POST"
                    else spec.payload_form_values(item, submission.payload))
     return render(request, spec.template, {
         "assignment": submission.assignment, "item": item, "stage": stage,
         "project": stage.project, "task": spec.context(item), "errors": errors,
         "field_errors": field_errors(errors), "form_values": form_values,
-        "correcting": submission, "cancel_url": reverse(_queue_home(spec.role)),
+        "correcting": submission, "cancel_url": reverse(queue_home_url_name(spec.role)),
         "guidelines": stage_guidelines_html(stage),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
@@ -356,9 +351,9 @@ def task_release(request: HttpRequest, pk: int) -> HttpResponse:
         # Theirs, but no longer held (submitted, released by a first click, expired): a
         # second click or the back button, not a forbidden request.
         messages.info(request, str(exc))
-        return redirect(_queue_home(role))
+        return redirect(queue_home_url_name(role))
     messages.info(request, _("Task released: it went back to the pool."))
-    return redirect(_queue_home(role))
+    return redirect(queue_home_url_name(role))
 
 
 @role_required(Role.ANNOTATOR, Role.CHECKER)
@@ -427,6 +422,10 @@ def checker_home(request: HttpRequest) -> HttpResponse:
         "reviews": selectors.review_projects(checker=request.user),
         "current_review": engine.task_current(worker=request.user, role=Role.CHECKER),
         "checked_projects": selectors.checker_projects(checker=request.user),
+        # The review stages that ask for a qualification: their reasons above say so, and
+        # this is the way there.
+        "qualifications": [row for row in gold.qualifications_for(worker=request.user)
+                           if row["stage"].kind_spec.role == Role.CHECKER],
     })
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -616,3 +617,39 @@ def test_admin_gold_page_lists_imports_and_takes_from_a_project(qualifying, clie
     missing = client.post(url, {"action": "from_project", "purpose": "check", "project": "",
                                 "limit": "5"})
     assert missing.status_code == 400 and "choose the project" in missing.content.decode()
+
+
+REVIEW = {"query": "how tall is k2",
+          "passages": [{"rank": 1, "document": "k2", "url": "https://example.org/k2",
+                        "text": "K2 is 8,611 m tall.", "is_selected": 1}],
+          "answers": [{"text": "8,611 m"}, {"text": "8,611 metres"}, {"text": "a mountain"}],
+          "flagged": [2], "weights": [2.0, 2.0, 1.0], "shares": [0.4, 0.4, 0.2]}
+
+
+def test_a_checkers_qualification_leads_to_the_checker_home(db, client_for):
+    """A review stage (worked by checkers) asks for a qualification: the checker home shows
+    the way there, and the end of a try, passed or failed for good, leads back to the
+    checker home (it led to the annotator home, which refuses checkers)."""
+    project = engine.project_create(name="MARCO review gold", recipe="marco")
+    review = project.stages.get(kind="marco_review")
+    engine.stage_params_update(stage=review, params={
+        "qualification_items": 1, "qualification_tries": 1, "qualification_threshold": 0.8})
+    gold.gold_items_import(stage=review, name="review.jsonl", purpose="training", text=json.dumps(
+        {"key": "k2", "data": REVIEW, "expected": {"decisions": {"2": "drop"}},
+         "reason": "A mountain is not a height."}))
+    url = reverse("annotation:qualification", args=[review.pk])
+    home = reverse("annotation:checker_home")
+    for name, decision, outcome in (("passes", "drop", "passed"), ("fails", "keep", "failed")):
+        checker = user_with_roles(name, Role.CHECKER)
+        engine.project_member_add(project=project, user=checker, role=Role.CHECKER)
+        client = client_for(checker)
+        card = client.get(home).content.decode().split('data-testid="qualifications"')[1]
+        assert f'href="{url}"' in card and "Outlier review" in card
+        started = client.post(url, {"qualification_action": "start"})
+        assert client.get(started["Location"]).status_code == 200
+        answered = client.post(started["Location"], {"decision-2": decision})
+        page = client.get(answered["Location"]).content.decode()
+        assert f'data-testid="{outcome}"' in page
+        assert reverse("annotation:annotator_home") not in page.split('<main id="main">')[1]
+        mine = re.search(r'href="([^"]+)" data-testid="my-tasks"', page).group(1)
+        assert mine == home and client.get(mine).status_code == 200
