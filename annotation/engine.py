@@ -126,7 +126,7 @@ def project_create(
 def stage_params_update(*, stage: Stage, params: dict[str, Any]) -> Stage:
     """Change a stage's parameters; only before the project starts."""
     if stage.project.status != Project.Status.DRAFT:
-        raise ValidationError("parameters can only change before the project starts")
+        raise ValidationError(gettext("parameters can only change before the project starts"))
     stage.params = stage.kind_spec.clean_params({**stage.params, **params})
     stage.save(update_fields=["params"])
     return stage
@@ -686,7 +686,7 @@ def submission_correct(*, submission_id: int, worker: Any, payload: dict[str, An
     with transaction.atomic():
         found = Submission.objects.filter(pk=submission_id, worker=worker).values("item_id")
         if not found:
-            raise TaskError("this answer is not yours")
+            raise TaskError(gettext("this answer is not yours"))
         # Lock the item as a submit does (item, then the answer): a submit that completes it
         # waits for us and then sees the correction instead of the answer it replaces.
         item = (Item.objects.select_for_update(of=("self",)).select_related("stage", "document")
@@ -843,7 +843,7 @@ def assignment_for_worker(*, assignment_id: int, worker: Any) -> Assignment:
     """An assignment the worker holds (403-worthy errors otherwise)."""
     assignment = slots.slot_related(assignment_id)
     if assignment is None or assignment.worker_id != worker.pk:
-        raise TaskError("this task is not yours")
+        raise TaskError(gettext("this task is not yours"))
     return assignment
 
 

@@ -503,16 +503,16 @@ def qualification_answer(*, standing: WorkerStage, item: Item,
                     .select_related("stage").get(pk=standing.pk))
         stage = standing.stage
         if item.stage_id != stage.pk or item.gold != "training":
-            raise ValidationError("this item is not a training item of the stage")
+            raise ValidationError(gettext("this item is not a training item of the stage"))
         if not _in_progress(standing):
-            raise ValidationError("no qualification try is running; start one")
+            raise ValidationError(gettext("no qualification try is running; start one"))
         if item.pk not in standing.training_items:
-            raise ValidationError("this item is not part of your try")
+            raise ValidationError(gettext("this item is not part of your try"))
         position = standing.training_items.index(item.pk)
         if position < len(standing.training_scores):
-            raise ValidationError("you answered this item already")
+            raise ValidationError(gettext("you answered this item already"))
         if position != len(standing.training_scores):
-            raise ValidationError("answer the items of your try in order")
+            raise ValidationError(gettext("answer the items of your try in order"))
         spec = stage.kind_spec
         cleaned = spec.payload_checked(item, payload)
         score = float(spec.gold_score(item, cleaned, quality.expected_of(item)))

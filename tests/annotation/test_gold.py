@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import F
 from django.urls import reverse
+from django.utils.translation import override
 
 from annotation import engine, gold
 from annotation.eligibility import GOLD_PRIORITY
@@ -332,6 +333,8 @@ def test_an_item_is_answered_once_and_only_the_next_one_of_the_own_try(qualifyin
     unused = Item.objects.filter(stage=answer, gold="training").exclude(
         pk__in=standing.training_items).get()
     with pytest.raises(ValidationError, match="not part of your try"):
+        gold.qualification_answer(standing=standing, item=unused, payload={"no_answer": True})
+    with override("zh-hans"), pytest.raises(ValidationError, match="不属于你这次的资格测试"):
         gold.qualification_answer(standing=standing, item=unused, payload={"no_answer": True})
     # The page refuses a second answer too, and sends the worker to its feedback.
     client = client_for(worker)

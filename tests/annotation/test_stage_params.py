@@ -124,6 +124,11 @@ def test_after_the_start_the_fields_are_disabled_and_a_post_is_refused(client_fo
                            posted_form(stage, {"answers_per_question": "5"}))
     assert response.status_code == 400
     assert "parameters can only change before the project starts" in response.content.decode()
+    with override("zh-hans"):  # the refusal in the admin's language (it stayed English)
+        refused = client.post(reverse("annotation:project_action", args=[project.pk]),
+                              posted_form(stage, {"answers_per_question": "5"}),
+                              HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "参数只能在项目开始前修改" in refused.content.decode()
     stage.refresh_from_db()
     assert stage.params["answers_per_question"] != 5
 
