@@ -80,11 +80,12 @@ def active_time_clean(value: Any, *, held_s: float) -> float | None:
     try:
         seconds = float(value)
     except (TypeError, ValueError):
-        raise ValidationError(f"active_time_s: {str(value)[:40]!r} is not a number of "
-                              "seconds") from None
+        raise ValidationError(gettext("active_time_s: %(value)s is not a number of seconds")
+                              % {"value": repr(str(value)[:40])}) from None
     if not math.isfinite(seconds) or seconds < 0:
-        raise ValidationError(f"active_time_s: {str(value)[:40]} is not a time: it must be "
-                              "a finite number of seconds, 0 or more")
+        raise ValidationError(gettext("active_time_s: %(value)s is not a time: it must be a "
+                                      "finite number of seconds, 0 or more")
+                              % {"value": str(value)[:40]})
     return min(seconds, max(held_s, 0.0))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 from django.core.exceptions import RequestDataTooBig
+from django.utils.translation import gettext
 from drf_orjson_renderer.renderers import ORJSONRenderer
 from rest_framework import exceptions, parsers, renderers, status
 from rest_framework.utils.encoders import JSONEncoder
@@ -69,8 +70,9 @@ class JSONParser(parsers.JSONParser):
         if (b"\\u0000" if isinstance(body, bytes) else "\\u0000") in body:  # then look
             where = nul_path(data, "body")
             if where:  # not a text: PostgreSQL's text and jsonb refuse it
-                raise exceptions.ParseError(f"JSON parse error - {where} contains a NUL "
-                                            "character (\\u0000), which no field accepts")
+                raise exceptions.ParseError(
+                    gettext("JSON parse error - %(where)s contains a NUL character (\\u0000), "
+                            "which no field accepts") % {"where": where})
         return data
 
 

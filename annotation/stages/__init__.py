@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.exceptions import ValidationError
-from django.utils.translation import gettext_lazy, gettext_noop
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from annotation.roles import Role
 from collector.stored_text import (
@@ -22,7 +22,9 @@ from collector.stored_text import (
 )
 from config.request_guards import nul_path
 
-NUL_REFUSED = "holds a NUL character (U+0000), which is not text"
+#: What a text of a payload or of a parameter holding a NUL character is refused with (the
+#: msgids that frame it name where).
+NUL_REFUSED = gettext_noop("holds a NUL character (U+0000), which is not text")
 
 if TYPE_CHECKING:
     from annotation.models import Item, Stage, Submission
@@ -162,7 +164,10 @@ class StageKind:
         }
         where = nul_path(cleaned)
         if where:
-            raise ValidationError(f"stage {self.key}: the parameter at {where} {NUL_REFUSED}")
+            raise ValidationError(gettext("stage %(stage)s: the parameter at %(where)s "
+                                          "%(detail)s")
+                                  % {"stage": self.key, "where": where,
+                                     "detail": gettext(NUL_REFUSED)})
         return cleaned
 
     def overlap(self, stage: Stage) -> int:
@@ -195,7 +200,8 @@ class StageKind:
         cleaned = self.clean_payload(item, payload)
         where = nul_path(cleaned, "payload")
         if where:
-            raise ValidationError(f"{where}: {NUL_REFUSED}")
+            raise ValidationError(gettext("%(where)s: %(detail)s")
+                                  % {"where": where, "detail": gettext(NUL_REFUSED)})
         return cleaned
 
     def form_values(self, item: Item, data: Any) -> dict[str, Any]:
@@ -216,9 +222,10 @@ class StageKind:
         try:
             payload = json.loads(data.get("payload") or "{}")
         except ValueError as exc:
-            raise ValidationError(f"payload: not valid JSON ({exc})") from exc
+            raise ValidationError(gettext("payload: not valid JSON (%(error)s)")
+                                  % {"error": exc}) from exc
         if not isinstance(payload, dict):
-            raise ValidationError("payload: a JSON object is required")
+            raise ValidationError(gettext("payload: a JSON object is required"))
         return payload
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit] | None:

@@ -78,7 +78,7 @@ def _text(payload: dict[str, Any], name: str, *, limit: int = 2000) -> str:
     if value is None:
         value = ""
     if not isinstance(value, str):
-        raise ValidationError(f"{name}: text expected")
+        raise ValidationError(_("%(name)s: text expected") % {"name": name})
     value = value.strip()
     if len(value) > limit:
         raise ValidationError(_("%(name)s: at most %(limit)d characters (%(given)d given)")
@@ -90,16 +90,19 @@ def _choice(payload: dict[str, Any], name: str, allowed: tuple[str, ...] | dict,
             *, required: bool) -> str:
     value = payload.get(name) or ""
     if not isinstance(value, str) or (value and value not in allowed):
-        raise ValidationError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+        raise ValidationError(_("%(name)s: %(value)s is not one of %(choices)s")
+                              % {"name": name, "value": repr(value),
+                                 "choices": ", ".join(allowed)})
     if required and not value:
-        raise ValidationError(f"{name}: choose one of {', '.join(allowed)}")
+        raise ValidationError(_("%(name)s: choose one of %(choices)s")
+                              % {"name": name, "choices": ", ".join(allowed)})
     return value
 
 
 def _flag(payload: dict[str, Any], name: str) -> bool:
     value = payload.get(name, False)
     if not isinstance(value, bool):
-        raise ValidationError(f"{name}: true or false expected")
+        raise ValidationError(_("%(name)s: true or false expected") % {"name": name})
     return value
 
 
@@ -142,11 +145,11 @@ def clean_judgment(payload: dict[str, Any]) -> dict[str, Any]:
     decision = _choice(payload, "decision", ("keep", "exclude"), required=True)
     exclusions = payload.get("exclusions", [])
     if not isinstance(exclusions, list) or not all(isinstance(e, str) for e in exclusions):
-        raise ValidationError("exclusions: a list of reasons expected")
+        raise ValidationError(_("exclusions: a list of reasons expected"))
     unknown = sorted(set(exclusions) - set(EXCLUSIONS))
     if unknown:
-        raise ValidationError(f"exclusions: unknown reason(s) {', '.join(unknown)}; known: "
-                              f"{', '.join(EXCLUSIONS)}")
+        raise ValidationError(_("exclusions: unknown reason(s) %(unknown)s; known: %(known)s")
+                              % {"unknown": ", ".join(unknown), "known": ", ".join(EXCLUSIONS)})
     exclusions = [e for e in EXCLUSIONS if e in exclusions]
     query_type = _choice(payload, "query_type", QUERY_TYPES, required=False)
     question_type = _choice(payload, "question_type", QUESTION_TYPES, required=False)
@@ -328,12 +331,12 @@ def clean_curation(item: Item, payload: dict[str, Any], *, max_selected: int) ->
     selected = payload.get("selected", [])
     if not isinstance(selected, list) or not all(
             isinstance(r, int) and not isinstance(r, bool) for r in selected):
-        raise ValidationError("selected: a list of passage ranks expected")
+        raise ValidationError(_("selected: a list of passage ranks expected"))
     if len(set(selected)) != len(selected):
-        raise ValidationError("selected: a passage is selected twice")
+        raise ValidationError(_("selected: a passage is selected twice"))
     outside = sorted(set(selected) - ranks)
     if outside:
-        raise ValidationError(f"selected: no passage has rank {outside[0]}")
+        raise ValidationError(_("selected: no passage has rank %(rank)s") % {"rank": outside[0]})
     reason = _text(payload, "conflict_reason", limit=1000)
     note = _text(payload, "note", limit=1000)
     if unanswerable:
@@ -394,7 +397,7 @@ class CurateKind(StageKind):
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         selected = [whole_number(s) for s in data.getlist("selected")]
         if None in selected:
-            raise ValidationError("selected: passage ranks expected")
+            raise ValidationError(_("selected: passage ranks expected"))
         return {"selected": selected,
                 "unanswerable": data.get("unanswerable") == "on",
                 "conflict": data.get("conflict") == "on",
@@ -507,20 +510,21 @@ def clean_distillation(item: Item, payload: dict[str, Any], *, limit: int) -> di
     question_type = item.data.get("question_type", "")
     yesno = payload.get("yesno") or ""
     if not isinstance(yesno, str) or (yesno and yesno not in YESNO_LABELS):
-        raise ValidationError(f"yesno: {yesno!r} is not one of {', '.join(YESNO_LABELS)}")
+        raise ValidationError(_("yesno: %(value)s is not one of %(choices)s")
+                              % {"value": repr(yesno), "choices": ", ".join(YESNO_LABELS)})
     if question_type == "YES_NO" and not yesno:
         raise ValidationError(_("yesno: label the answer's opinion: Yes, No or Depends"))
     if yesno and question_type != "YES_NO":
-        raise ValidationError("yesno: only YES_NO questions take an opinion label")
+        raise ValidationError(_("yesno: only YES_NO questions take an opinion label"))
     raw = payload.get("entities") or []
     if not isinstance(raw, list) or not all(isinstance(e, str) for e in raw):
-        raise ValidationError("entities: a list of entity names expected")
+        raise ValidationError(_("entities: a list of entity names expected"))
     entities = list(dict.fromkeys(e.strip() for e in raw if e.strip()))
     if question_type == "ENTITY" and not entities:
         raise ValidationError(
             _("entities: list the entities your answer names (one at least)"))
     if entities and question_type != "ENTITY":
-        raise ValidationError("entities: only ENTITY questions take a list of entities")
+        raise ValidationError(_("entities: only ENTITY questions take a list of entities"))
     # Bounded as the answer is: an entity no longer than an answer may be, and a list a
     # person writes (DuReader's entity_answers carry them into the release).
     if len(entities) > MAX_ENTITIES:
@@ -727,14 +731,16 @@ class ReviewKind(StageKind):
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         raw = payload.get("decisions")
         if not isinstance(raw, dict):
-            raise ValidationError("decisions: keep or drop for each flagged answer expected")
+            raise ValidationError(_("decisions: keep or drop for each flagged answer expected"))
         decisions = {str(k): v for k, v in raw.items()}
         flagged = [str(n) for n in item.data["flagged"]]
         extra = sorted(set(decisions) - set(flagged))
         if extra:
-            raise ValidationError(f"decisions: answer {int(extra[0]) + 1} is not flagged"
+            raise ValidationError(_("decisions: answer %(n)d is not flagged")
+                                  % {"n": int(extra[0]) + 1}
                                   if whole_number(extra[0]) is not None else
-                                  f"decisions: unknown answer {extra[0]!r}")
+                                  _("decisions: unknown answer %(answer)s")
+                                  % {"answer": repr(extra[0])})
         for n in flagged:
             if decisions.get(n) not in ("keep", "drop"):
                 raise ValidationError(_("decisions: answer %(n)d: choose keep or drop")

@@ -261,7 +261,7 @@ class QuestionKind(StageKind):
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         raw = payload.get("questions")
         if not isinstance(raw, list):
-            raise ValidationError("questions: a list of question texts is required")
+            raise ValidationError(_("questions: a list of question texts is required"))
         questions = [q.strip() for q in raw if isinstance(q, str) and q.strip()]
         if not questions:
             raise ValidationError(_("questions: write at least one question"))
@@ -274,7 +274,8 @@ class QuestionKind(StageKind):
         for n, question in enumerate(questions, start=1):
             verdict = self.check(item, question)
             if not verdict.ok:
-                raise ValidationError(f"question {n}: {verdict.reason}")
+                raise ValidationError(_("question %(n)d: %(reason)s")
+                                      % {"n": n, "reason": verdict.reason})
         return {"questions": questions}
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
@@ -324,12 +325,13 @@ def clean_answer_payload(item: Item, payload: dict[str, Any]) -> dict[str, Any]:
     for n, span in enumerate(spans, start=1):
         if (not isinstance(span, list | tuple) or len(span) != 2
                 or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)):
-            raise ValidationError(f"spans[{n}]: expected [start, end] character offsets")
+            raise ValidationError(_("spans[%(n)d]: expected [start, end] character offsets")
+                                  % {"n": n})
         start, end = span
         if not 0 <= start < end <= len(body):
             raise ValidationError(
-                f"spans[{n}]: [{start}, {end}] is outside the article (0..{len(body)})"
-            )
+                _("spans[%(n)d]: [%(start)d, %(end)d] is outside the article (0..%(length)d)")
+                % {"n": n, "start": start, "end": end, "length": len(body)})
         if not body[start:end].strip():
             raise ValidationError(_("spans[%(n)d]: the selection holds only white space")
                                   % {"n": n})
@@ -601,9 +603,8 @@ class ValidateKind(StageKind):
         count = len(item.data["unique_answers"])
         if not isinstance(choice, int) or isinstance(choice, bool) or not 0 <= choice < count:
             raise ValidationError(
-                f"choice: pick one of the {count} answers, 'all answers are bad' or "
-                "'the question makes no sense'"
-            )
+                _("choice: pick one of the %(count)d answers, 'all answers are bad' or "
+                  "'the question makes no sense'") % {"count": count})
         return {"choice": choice}
 
     def gold_score(self, item: Item, payload: dict[str, Any], expected: dict[str, Any]
