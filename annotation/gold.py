@@ -232,7 +232,8 @@ def gold_items_import(*, stage: Stage, text: str, name: str, purpose: str) -> li
         try:
             expected = _cleaned_expected(spec, item, row["expected"])
         except ValidationError as exc:
-            # The kind's own words for a refused answer, in the language active now.
+            # The kind's own words for a refused answer, in the language active now: the
+            # request's, whose page shows the refusal (it is never stored).
             error("expected", "; ".join(exc.messages))
             continue
         rows.append((item, expected, reason.strip()))
