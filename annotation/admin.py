@@ -1,4 +1,5 @@
-"""The Django admin for the pipeline: projects, stages, items, assignments, submissions.
+"""The Django admin for the pipeline: projects, stages, items, assignments, submissions,
+and the invites' confirmation mails.
 
 Read-mostly: statuses change only through ``annotation.workflow`` and stage parameters
 only through the project page (which validates them), so these pages list, filter,
@@ -9,12 +10,22 @@ their JSON and without an exact total count.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy
 
-from annotation.models import Assignment, Item, Project, ProjectMember, Stage, Submission
+from annotation.models import (
+    Assignment,
+    InviteMail,
+    Item,
+    Project,
+    ProjectMember,
+    Stage,
+    Submission,
+)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -120,3 +131,32 @@ class SubmissionAdmin(ReadOnlyAdmin):
         if request.resolver_match and request.resolver_match.url_name.endswith("_changelist"):
             queryset = queryset.defer("payload")
         return queryset
+
+
+@admin.register(InviteMail)
+class InviteMailAdmin(ReadOnlyAdmin):
+    """Where each confirmation mail stands (queued, sent, failed: how many tries, when).
+    Its address is not shown, here or in its error (the other pages show a worker by
+    username only); the rows go after ``invites.MAIL_ROWS_KEPT``, or with their worker's
+    erasure (``services.worker_erase``)."""
+
+    list_display = ("id", "invite", "project", "user", "newcomer", "status", "attempts",
+                    "created_at", "attempted_at", "sent_at")
+    list_filter = ("status", "newcomer", "invite__project")
+    search_fields = ("=id", "user__username", "invite__project__name")
+    list_select_related = ("invite__project", "user")
+    ordering = ("-id",)
+    fields = ("invite", "user", "newcomer", "language", "site_root", "status", "attempts",
+              "error_shown", "created_at", "attempted_at", "sent_at")
+    readonly_fields = fields
+
+    @admin.display(description=gettext_lazy("Project"), ordering="invite__project__name")
+    def project(self, mail: InviteMail) -> str:
+        return mail.invite.project.name
+
+    @admin.display(description=gettext_lazy("Error"))
+    def error_shown(self, mail: InviteMail) -> str:
+        """The mail server's complaint without the address (an SMTP refusal names it)."""
+        if not mail.email:
+            return mail.error
+        return re.sub(re.escape(mail.email), "<address>", mail.error, flags=re.IGNORECASE)

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 class LoginForm(AuthenticationForm):
     """Django's login form. An account signed up through an invite link restricted to
     e-mail domains cannot log in until its address is confirmed: with the right password
-    the page says so (``pending_email``) instead of "did not match"."""
+    the page says so (``pending``, an ``invites.PendingSignup``) instead of "did not
+    match", and, once the links mailed to it have expired, offers a new one."""
 
-    pending_email = ""
+    pending = None
 
     def clean(self) -> dict[str, Any]:
         try:
@@ -28,10 +29,8 @@ class LoginForm(AuthenticationForm):
         except ValidationError:
             from annotation.invites import signup_pending
 
-            pending = signup_pending(username=self.cleaned_data.get("username", ""),
-                                     password=self.cleaned_data.get("password", ""))
-            if pending is not None:
-                self.pending_email = pending.email
+            self.pending = signup_pending(username=self.cleaned_data.get("username", ""),
+                                          password=self.cleaned_data.get("password", ""))
             raise
 
 

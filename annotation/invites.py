@@ -700,14 +700,43 @@ def confirm_resend(*, resend_token: str, site_root: str,
         return _mail_queue(join, site_root=site_root, language=language)
 
 
-def signup_pending(*, username: str, password: str) -> Any:
+@dataclass(frozen=True)
+class PendingSignup:
+    """An account signed up through a link restricted to e-mail domains that waits for
+    its address to be confirmed. ``lapsed``: every link mailed to it has expired (it may be
+    purged, or its username taken over). ``invite``: the invite its last link was for, and
+    ``invite_state`` that invite's ``State``; ``resend_token`` mails a new link
+    (``confirm_resend``), which works while the invite is open."""
+
+    user: Any
+    email: str
+    lapsed: bool
+    invite: Invite
+    invite_state: str
+    resend_token: str
+
+
+def signup_pending(*, username: str, password: str,
+                   now: datetime | None = None) -> PendingSignup | None:
     """The account signed up through a link restricted to e-mail domains and waiting for
-    its address to be confirmed (inactive, never logged in), when ``password`` is its
-    password; else None."""
+    its address to be confirmed (inactive, never logged in, mailed a link as a newcomer),
+    when ``password`` is its password; else None. Read only."""
     user = (get_user_model().objects.filter(username=username, is_active=False,
                                             last_login__isnull=True).first()
             if username and password else None)
-    return user if user is not None and user.check_password(password) else None
+    if user is None or not user.check_password(password):
+        return None
+    mail = (InviteMail.objects.filter(user=user, newcomer=True)
+            .select_related("invite__project").order_by("-pk").first())
+    if mail is None:  # no sign-up of ours: an account deactivated before its first login
+        return None
+    now = now or timezone.now()
+    join = JoinRequest(invite=mail.invite, user=user, email=mail.email, newcomer=True)
+    return PendingSignup(
+        user=user, email=mail.email,
+        lapsed=_signups_lapsed(now).filter(pk=user.pk).exists(),
+        invite=mail.invite, invite_state=invite_state(mail.invite, now),
+        resend_token=join.resend_token)
 
 
 def confirm_mail_send(*, join: JoinRequest, url: str) -> None:

@@ -22,6 +22,12 @@ ROW = 26
 WIDTH = 560
 #: Width of plots in half-width cards (``.grid-2`` columns are at least 22rem), the default.
 SMALL = 360
+#: Width of plots that must stay readable on a phone: a 375 px screen leaves a card about
+#: 285 px, so their text shrinks to no less than 0.95 of ``FONT`` there (their labels sit
+#: above the bars, ``hbar(labels_above=True)``, as a label column would leave no room).
+NARROW = 300
+#: Height of the line a label takes above its bar.
+LABEL_ROW = 16
 #: Longest label column, as a share of the width.
 LABEL_SHARE = 0.5
 
@@ -92,20 +98,27 @@ def _tick(value: float) -> str:
 
 def hbar(
     rows: Sequence[tuple[str, Sequence[tuple[float, str, str]]]], *, label: str, total: str = "",
-    width: int = SMALL,
+    width: int = SMALL, labels_above: bool = False,
 ) -> Plot:
     """Horizontal (stacked) bars: each row is a label and its segments (value, class, title);
-    the longest row fills the width; ``total`` names what the right-hand figure counts."""
+    the longest row fills the width; ``total`` names what the right-hand figure counts.
+    Labels are a column left of the bars, or, ``labels_above``, each on a line of its own
+    above its bar, with the whole width (for a narrow plot: ``NARROW``)."""
     peak = max((sum(v for v, _, _ in segs) for _, segs in rows), default=0) or 1
-    label_w = min(max((text_width(name) for name, _ in rows), default=0) + 8,
-                  width * LABEL_SHARE)
+    label_w = 0.0 if labels_above else min(
+        max((text_width(name) for name, _ in rows), default=0) + 8, width * LABEL_SHARE)
     figure_w = max((text_width(f"{sum(v for v, _, _ in s):g}{total}") for _, s in rows),
                    default=0) + 10
     bar_w = max(width - label_w - figure_w, 40)
-    plot = Plot(height=ROW * max(len(rows), 1) + 4, width=width, label=label)
+    row_h = ROW + (LABEL_ROW if labels_above else 0)
+    plot = Plot(height=row_h * max(len(rows), 1) + 4, width=width, label=label)
     for n, (name, segments) in enumerate(rows):
-        y = n * ROW + 4
-        plot.texts.append(_label(0, y + 14, name, room=label_w - 8))
+        y = n * row_h + 4
+        if labels_above:
+            plot.texts.append(_label(0, y + 12, name, room=width))
+            y += LABEL_ROW
+        else:
+            plot.texts.append(_label(0, y + 14, name, room=label_w - 8))
         x = label_w
         for value, css, title in segments:
             w = bar_w * value / peak

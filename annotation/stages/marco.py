@@ -29,7 +29,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.http import whole_number
 from annotation.payload_display import Block, generic_blocks
-from annotation.plots import WIDTH, Plot, hbar
+from annotation.plots import NARROW, WIDTH, Plot, hbar
 from annotation.roles import Role
 from annotation.stages import (
     CorpusQueriesKind,
@@ -690,16 +690,18 @@ def answer_rows(data: dict[str, Any], decisions: dict[str, str] | None = None
     return rows
 
 
-def weights_plot(rows: list[dict[str, Any]], *, label: str = "Answers by importance weight"
-                 ) -> Plot:
-    """One bar per answer, its pa-BLEU importance; flagged answers in the warning colour."""
+def weights_plot(rows: list[dict[str, Any]], *, label: str = "Answers by importance weight",
+                 narrow: bool = False) -> Plot:
+    """One bar per answer, its pa-BLEU importance; flagged answers in the warning colour.
+    ``narrow``: drawn to be read on a phone (the review task's), each answer's label above
+    its bar; otherwise full-card wide, the labels a column."""
     return hbar([
         (f"{row['number']}. {row['text']}", [(
             row["weight"] or 0.0, "bar-pending" if row["flagged"] else "bar",
             f"answer {row['number']}: weight {row['weight'] or 0:.3f}"
             + (" (flagged)" if row["flagged"] else ""),
         )]) for row in rows
-    ], label=label, width=WIDTH)
+    ], label=label, width=NARROW if narrow else WIDTH, labels_above=narrow)
 
 
 _DROP_KEYS = "qwertyuio"
@@ -726,7 +728,7 @@ class ReviewKind(StageKind):
             row["drop_key"] = _DROP_KEYS[n] if n < len(_DROP_KEYS) else ""
         return {"query": item.data["query"], "passages": _curated(item), "answers": rows,
                 "question_type": item.data.get("question_type", ""),
-                "plot": asdict(weights_plot(rows))}
+                "plot": asdict(weights_plot(rows, narrow=True))}
 
     def clean_payload(self, item: Item, payload: dict[str, Any]) -> dict[str, Any]:
         raw = payload.get("decisions")

@@ -48,3 +48,55 @@ def test_admin_lists_the_pipeline_with_filters_and_search(client, admin_user, ne
     url = reverse("admin:annotation_project_change", args=[newsqa_project.pk])
     page = client.get(url).content.decode()
     assert 'name="description"' in page and 'name="status"' not in page
+
+
+def test_admin_lists_confirmation_mails_read_only_without_their_addresses(client, admin_user):
+    """The confirmation mails were not in the admin: a failing mail server could be seen
+    only in the logs. Now they are listed (status, tries, times), read only, and their
+    address shows nowhere, not even inside the mail server's refusal."""
+    import smtplib
+    from unittest import mock
+
+    from annotation import engine, invites
+    from annotation.models import InviteMail
+
+    project = engine.project_create(name="Harbor news", recipe="newsqa")
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    join = invites.invite_join_request(
+        invite_id=invite.pk, site_root="http://testserver/", username="maria",
+        email="Maria@uni.edu", password="lantern-orchid-47")
+    refusal = smtplib.SMTPRecipientsRefused({"maria@uni.edu": (550, b"mailbox unavailable")})
+    with mock.patch("annotation.invites.send_mail", side_effect=refusal):
+        assert invites.invite_mail_send(mail_id=join.mail_id) == "failed"
+    mail = InviteMail.objects.get()
+    assert "maria@uni.edu" in mail.error
+
+    client.force_login(admin_user)
+    page = client.get(reverse("admin:annotation_invitemail_changelist")).content.decode()
+    assert f'href="/admin/annotation/invitemail/{mail.pk}/change/' in page
+    for shown in ("maria", "Harbor news", "Failed", 'class="field-attempts">1<'):
+        assert shown in page, shown
+    assert "maria@" not in page.lower()
+    listing = client.get(reverse("admin:annotation_invitemail_changelist"),
+                         {"status__exact": "sent"})
+    assert listing.context["cl"].result_count == 0
+    listing = client.get(reverse("admin:annotation_invitemail_changelist"), {"q": "maria"})
+    assert listing.context["cl"].result_count == 1
+    listing = client.get(reverse("admin:annotation_invitemail_changelist"),
+                         {"q": "maria@uni.edu"})
+    assert listing.context["cl"].result_count == 0  # no looking people up by address
+
+    url = reverse("admin:annotation_invitemail_change", args=[mail.pk])
+    detail = client.get(url)
+    assert detail.status_code == 200
+    html = detail.content.decode()
+    assert "mailbox unavailable" in html and "&lt;address&gt;" in html
+    assert "maria@" not in html.lower()
+    # Read only: nothing is added, changed or deleted here.
+    assert client.get(reverse("admin:annotation_invitemail_add")).status_code == 403
+    assert client.post(url, {"status": "sent"}).status_code == 403
+    assert client.post(reverse("admin:annotation_invitemail_delete", args=[mail.pk]),
+                       {"post": "yes"}).status_code == 403
+    mail.refresh_from_db()
+    assert mail.status == "failed"

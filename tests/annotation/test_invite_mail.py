@@ -319,3 +319,107 @@ def test_the_periodic_purge_removes_only_lapsed_sign_ups_that_nothing_refers_to(
     assert not InviteMail.objects.exists()
     assert sorted(User.objects.values_list("username", flat=True)) == [
         "confirmed", "deactivated", "member", "token"]
+
+
+# What a lapsed sign-up sees when it logs in ------------------------------------------------
+
+LAPSED_ZH = {
+    "Your account was never confirmed, and the link we sent to %(email)s has expired.":
+        "你的账户从未确认，我们发送到 %(email)s 的链接已过期。",
+    "Send a new link": "发送新链接",
+    "Or sign up again through the invite to %(name)s": "或通过 %(name)s 的邀请重新注册",
+    "The invite link to %(name)s cannot be used any more: ask its admins for a new one.":
+        "%(name)s 的邀请链接已无法使用：请向其管理员索取新的链接。",
+}
+
+
+@pytest.fixture
+def lapsed_texts_in_chinese():
+    """The zh_Hans catalogue with the msgids of ``LAPSED_ZH`` it lacks (locale/ is kept
+    apart), for the test; once the catalogue has them, it is what the test reads."""
+    from django.utils import translation
+
+    catalogue = translation.trans_real.translation("zh-hans")._catalog
+    added = {msgid: zh for msgid, zh in LAPSED_ZH.items() if msgid not in catalogue}
+    for msgid, zh in added.items():
+        catalogue[msgid] = zh
+    yield LAPSED_ZH
+    first = catalogue._catalogs[0]
+    for msgid in added:
+        first.pop(msgid, None)
+
+
+def _login_page(client, **extra) -> str:
+    response = client.post(reverse("login"), {"username": "maria", "password": NEW_PASSWORD},
+                           **extra)
+    assert response.status_code == 200  # not logged in
+    assert "_auth_user_id" not in client.session
+    return response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lapsed_sign_up_logging_in_is_told_its_link_expired_and_gets_a_new_one(
+        invite, client, mailoutbox):
+    """Once every link of an unconfirmed sign-up had expired, the login page still told it
+    to "open the link we sent": a link that could only say "expired". Now it says the link
+    expired and offers a new one (or signing up again through the invite)."""
+    from django.test import Client
+
+    _signup(client, invite)
+    _days_pass(invites.CONFIRM_MAX_AGE - timedelta(minutes=1))
+    html = _login_page(Client())
+    assert "open the link we sent to maria@uni.edu, then log in." in html  # still works
+    assert 'data-testid="lapsed"' not in html
+
+    _days_pass(timedelta(minutes=2))
+    browser = Client()
+    html = _login_page(browser)
+    assert "open the link we sent" not in html
+    assert ("Your account was never confirmed, and the link we sent to maria@uni.edu has "
+            "expired.") in html
+    assert f'href="{invites.invite_path(invite)}"' in html
+    assert "Or sign up again through the invite to Harbor news" in html
+    [resend] = re.findall(r'<form method="post" action="/join-again/">.*?</form>', html,
+                          flags=re.DOTALL)
+    assert 'name="csrfmiddlewaretoken"' in resend
+    [token] = re.findall(r'name="token" value="([^"]+)"', resend)
+    sent = browser.post(reverse("annotation:invite_confirm_resend"), {"token": token})
+    assert sent.status_code == 200
+    assert "We sent a link to maria@uni.edu" in sent.content.decode()
+    assert len(mailoutbox) == 2
+    # The new link works: no longer lapsed, the login page says to open it, and it joins.
+    assert "open the link we sent to maria@uni.edu" in _login_page(Client())
+    assert browser.post(_confirm_path(mailoutbox[1])).status_code == 302
+    assert list(invite.uses.values_list("user__username", flat=True)) == ["maria"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lapsed_sign_up_whose_invite_closed_is_told_to_ask_for_a_new_one_in_chinese(
+        invite, client, lapsed_texts_in_chinese):
+    from django.test import Client
+
+    _signup(client, invite)
+    _days_pass(invites.CONFIRM_MAX_AGE + timedelta(minutes=1))
+    zh = _login_page(Client(), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "你的账户从未确认，我们发送到 maria@uni.edu 的链接已过期。" in zh
+    assert "发送新链接" in zh and "或通过 Harbor news 的邀请重新注册" in zh
+
+    invites.invite_revoke(invite=invite, actor=None)
+    zh = _login_page(Client(), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "Harbor news 的邀请链接已无法使用：请向其管理员索取新的链接。" in zh
+    assert 'data-testid="resend"' not in zh and "重新注册" not in zh
+    html = _login_page(Client())
+    assert ("The invite link to Harbor news cannot be used any more: ask its admins for a "
+            "new one.") in html
+
+
+def test_an_account_deactivated_before_its_first_login_is_not_told_to_open_a_link(db, client):
+    """No confirmation mail was ever sent to it: "open the link we sent" was wrong."""
+    user = user_with_roles("maria")
+    user.set_password(NEW_PASSWORD)
+    user.email = "maria@uni.edu"
+    user.is_active = False
+    user.save()
+    html = _login_page(client)
+    assert "maria@uni.edu" not in html
+    assert "Your username and password did not match" in html

@@ -69,3 +69,22 @@ def test_line_plot_legend_and_span_labels_stay_inside():
                  "end": t["x"] - text_width(t["text"])}[t["anchor"]]
         if "transform" not in t:
             assert start >= 0 and start + text_width(t["text"]) <= plot.width + 1, t
+
+
+def test_labels_above_their_bars_take_the_whole_width_of_a_narrow_plot():
+    """A phone's chart: no label column, so a 300 px plot (shrunk little on a phone)
+    still gives labels and bars the whole width, each label on its own line above its bar."""
+    from annotation.plots import LABEL_ROW, NARROW
+
+    rows = [("1. Children under the age of 12 need a child seat in the front seat",
+             [(0.9, "bar", "")]), ("2. Ask the dealer", [(0.3, "bar-pending", "")])]
+    plot = hbar(rows, label="weights", width=NARROW, labels_above=True)
+    assert plot.width == NARROW
+    labels = [t for t in plot.texts if t["x"] == 0]
+    assert [t["text"] for t in labels][1] == "2. Ask the dealer"
+    assert text_width(labels[0]["text"]) <= NARROW and labels[0]["title"] == rows[0][0]
+    for text, rect in zip(labels, plot.rects, strict=True):
+        assert rect["x"] == 0 and text["y"] <= rect["y"] - 3  # above, descenders clear
+        assert rect["y"] - text["y"] < LABEL_ROW
+    assert plot.rects[0]["w"] > plot.rects[1]["w"] > 0
+    assert plot.height >= 2 * (LABEL_ROW + 18)

@@ -1,7 +1,7 @@
 """A checker's pages on a phone (375 x 812, touch): the home, the batch list, a batch's
 inspection and a ReCO adjudication fit the screen (no sideways scrolling of the page), the
 Inspect button is a button in sight, and the adjudication is two keys (a label's number,
-then Enter)."""
+then Enter). The MS MARCO outlier review's chart is readable there too."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from playwright.sync_api import expect
 
 from annotation import engine
 from annotation.roles import Role
-from annotation.stages import reco
+from annotation.stages import Emit, reco
+from annotation.stages import marco as marco_stages
+from tests.annotation.test_marco import GOOD, OUTLIER, QUERY, make_passages
 from tests.annotation.test_reco import DOCUMENTS, evidence, needle_of, rows
 from tests.e2e.pages import jobs_settled, submit
 from tests.factories import user_with_roles
@@ -85,3 +87,61 @@ def test_a_checkers_pages_fit_a_phone_and_adjudication_is_two_keys(checker_work,
     expect(page.locator(".message.success")).to_contain_text("Saved")
     assert checker_work["ReCO test set"].items.filter(
         stage__kind="reco_adjudicate", status="done").count() == 1
+
+
+@pytest.fixture
+def marco_review(settings, monkeypatch):
+    """For the checker "chk": an MS MARCO query whose three answers hold an outlier the
+    consensus flagged, waiting for review."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    monkeypatch.setattr(marco_stages.QueriesKind, "queries", lambda self, project: iter(()))
+    monkeypatch.setattr(marco_stages, "_retrieve_passages",
+                        lambda project, text, k: make_passages(k))
+    admin = user_with_roles("boss", Role.ADMIN)
+    project = engine.project_create(name="MARCO phone", recipe="marco", user=admin,
+                                    params={5: {"editors_per_query": 3}})
+    people = {name: user_with_roles(name, Role.ANNOTATOR)
+              for name in ("judge", "curator", "ed1", "ed2", "ed3")}
+    for user in people.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=user_with_roles("chk", Role.CHECKER),
+                              role=Role.CHECKER)
+    engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
+    engine.items_emit(source_stage=project.stages.get(kind="marco_queries"), emits=[
+        Emit(kind="marco_judge", key="q1", data={"query": QUERY, "query_id": "q1"})])
+    steps = [("judge", {"intent": "informational", "decision": "keep", "exclusions": [],
+                        "query_type": "DESCRIPTION", "question_type": "DESCRIPTION"}),
+             ("curator", {"selected": [1]}), ("ed1", {"answer": GOOD[0]}),
+             ("ed2", {"answer": GOOD[1]}), ("ed3", {"answer": OUTLIER})]
+    for name, payload in steps:
+        task = engine.task_claim(worker=people[name], project=project)
+        engine.task_submit(assignment_id=task.pk, worker=people[name], payload=payload)
+        jobs_settled(what=f"the stage after {name}'s answer")
+    return project
+
+
+def test_the_outlier_reviews_chart_is_readable_on_a_phone(marco_review, as_user):
+    """The chart was drawn 560 px wide and shrunk to the phone's card: its labels were
+    about 5 px tall. Now they keep a readable size, and the page still fits the screen."""
+    page = as_user("chk", **PHONE)
+    page.goto("/review/")
+    submit(page, '[data-testid="next-review"]')
+    chart = page.locator('[data-testid="plot-weights"]')
+    expect(chart).to_be_visible()
+    expect(chart.locator("rect.bar-pending")).to_have_count(1)
+    fits(page)
+    labels = chart.locator("text")
+    expect(labels.first).to_be_visible()
+    # Each label's height on the screen, and its font's size there (the stylesheet's size
+    # times the SVG's scale): the box alone is no proof, as the font's line box is half as
+    # tall again as its size (a shrunk chart's 6.6 px text had 10 px boxes).
+    sizes = labels.evaluate_all("""texts => texts.map(t => [
+        t.getBoundingClientRect().height,
+        parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a])""")
+    assert len(sizes) == 3 * 2, sizes  # an answer's label and figure, for three answers
+    assert min(height for height, _ in sizes) >= 10, sizes
+    assert min(size for _, size in sizes) >= 12, sizes
+    # Each answer's label and bar are in sight without scrolling sideways.
+    box = chart.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 375, box
