@@ -27,10 +27,7 @@ from annotation.stages import marco as marco_stages
 from annotation.stages.judgment_import import judgment_import
 from tests.annotation import test_marco, test_reco
 from tests.annotation.test_gold import TRAINING, build, gold_line
-from tests.answer_texts_support import answer_texts_in_chinese  # noqa: F401
 from tests.factories import user_with_roles
-
-pytestmark = pytest.mark.usefixtures("answer_texts_in_chinese")
 
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
 #: What the NUL refusal reads in Chinese after the place it names.

@@ -323,32 +323,6 @@ def test_the_periodic_purge_removes_only_lapsed_sign_ups_that_nothing_refers_to(
 
 # What a lapsed sign-up sees when it logs in ------------------------------------------------
 
-LAPSED_ZH = {
-    "Your account was never confirmed, and the link we sent to %(email)s has expired.":
-        "你的账户从未确认，我们发送到 %(email)s 的链接已过期。",
-    "Send a new link": "发送新链接",
-    "Or sign up again through the invite to %(name)s": "或通过 %(name)s 的邀请重新注册",
-    "The invite link to %(name)s cannot be used any more: ask its admins for a new one.":
-        "%(name)s 的邀请链接已无法使用：请向其管理员索取新的链接。",
-}
-
-
-@pytest.fixture
-def lapsed_texts_in_chinese():
-    """The zh_Hans catalogue with the msgids of ``LAPSED_ZH`` it lacks (locale/ is kept
-    apart), for the test; once the catalogue has them, it is what the test reads."""
-    from django.utils import translation
-
-    catalogue = translation.trans_real.translation("zh-hans")._catalog
-    added = {msgid: zh for msgid, zh in LAPSED_ZH.items() if msgid not in catalogue}
-    for msgid, zh in added.items():
-        catalogue[msgid] = zh
-    yield LAPSED_ZH
-    first = catalogue._catalogs[0]
-    for msgid in added:
-        first.pop(msgid, None)
-
-
 def _login_page(client, **extra) -> str:
     response = client.post(reverse("login"), {"username": "maria", "password": NEW_PASSWORD},
                            **extra)
@@ -395,7 +369,7 @@ def test_a_lapsed_sign_up_logging_in_is_told_its_link_expired_and_gets_a_new_one
 
 @pytest.mark.django_db(transaction=True)
 def test_a_lapsed_sign_up_whose_invite_closed_is_told_to_ask_for_a_new_one_in_chinese(
-        invite, client, lapsed_texts_in_chinese):
+        invite, client):
     from django.test import Client
 
     _signup(client, invite)
