@@ -107,3 +107,36 @@ def reco_batch_project(monkeypatch: Any, *, name: str, query: str, documents: li
     engine.project_member_add(project=project, user=worker, role=Role.ANNOTATOR)
     engine.project_start(project=project, actor=admin)
     return project, worker
+
+
+def marco_query_project(monkeypatch: Any, *, name: str, editors: int = 3) -> tuple[Any, dict]:
+    """An active MS MARCO project whose retrieval answers with ten fixed passages, the
+    annotators "judge", "curator" and "ed1".."ed<editors>" and the checker "chk" its
+    members, and one query (``QUERY``, key "q1") waiting for its judgment:
+    (project, {name: annotator})."""
+    from annotation import engine
+    from annotation.roles import Role
+    from annotation.stages import Emit
+    from annotation.stages import marco as marco_stages
+    from tests.annotation.test_marco import QUERY, make_passages
+    from tests.factories import user_with_roles
+
+    # Queries and the search service come with the corpus issue: no queries to import, and
+    # retrieval answers with ten fixed passages (the live server runs in this process).
+    monkeypatch.setattr(marco_stages.QueriesKind, "queries", lambda self, project: iter(()))
+    monkeypatch.setattr(marco_stages, "_retrieve_passages",
+                        lambda project, text, k: make_passages(k))
+    admin = user_with_roles("boss", Role.ADMIN)
+    project = engine.project_create(name=name, recipe="marco", user=admin,
+                                    params={5: {"editors_per_query": editors}})
+    people = {who: user_with_roles(who, Role.ANNOTATOR) for who in
+              ("judge", "curator", *(f"ed{n}" for n in range(1, editors + 1)))}
+    for user in people.values():
+        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
+    engine.project_member_add(project=project, user=user_with_roles("chk", Role.CHECKER),
+                              role=Role.CHECKER)
+    engine.project_start(project=project, actor=admin)
+    jobs_settled(what="the first stage run")
+    engine.items_emit(source_stage=project.stages.get(kind="marco_queries"), emits=[
+        Emit(kind="marco_judge", key="q1", data={"query": QUERY, "query_id": "q1"})])
+    return project, people

@@ -10,11 +10,10 @@ from playwright.sync_api import expect
 
 from annotation import engine
 from annotation.roles import Role
-from annotation.stages import Emit, reco
-from annotation.stages import marco as marco_stages
-from tests.annotation.test_marco import GOOD, OUTLIER, QUERY, make_passages
+from annotation.stages import reco
+from tests.annotation.test_marco import GOOD, OUTLIER
 from tests.annotation.test_reco import DOCUMENTS, evidence, needle_of, rows
-from tests.e2e.pages import jobs_settled, submit
+from tests.e2e.pages import jobs_settled, marco_query_project, submit
 from tests.factories import user_with_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -94,22 +93,7 @@ def marco_review(settings, monkeypatch):
     """For the checker "chk": an MS MARCO query whose three answers hold an outlier the
     consensus flagged, waiting for review."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    monkeypatch.setattr(marco_stages.QueriesKind, "queries", lambda self, project: iter(()))
-    monkeypatch.setattr(marco_stages, "_retrieve_passages",
-                        lambda project, text, k: make_passages(k))
-    admin = user_with_roles("boss", Role.ADMIN)
-    project = engine.project_create(name="MARCO phone", recipe="marco", user=admin,
-                                    params={5: {"editors_per_query": 3}})
-    people = {name: user_with_roles(name, Role.ANNOTATOR)
-              for name in ("judge", "curator", "ed1", "ed2", "ed3")}
-    for user in people.values():
-        engine.project_member_add(project=project, user=user, role=Role.ANNOTATOR)
-    engine.project_member_add(project=project, user=user_with_roles("chk", Role.CHECKER),
-                              role=Role.CHECKER)
-    engine.project_start(project=project, actor=admin)
-    jobs_settled(what="the first stage run")
-    engine.items_emit(source_stage=project.stages.get(kind="marco_queries"), emits=[
-        Emit(kind="marco_judge", key="q1", data={"query": QUERY, "query_id": "q1"})])
+    project, people = marco_query_project(monkeypatch, name="MARCO phone")
     steps = [("judge", {"intent": "informational", "decision": "keep", "exclusions": [],
                         "query_type": "DESCRIPTION", "question_type": "DESCRIPTION"}),
              ("curator", {"selected": [1]}), ("ed1", {"answer": GOOD[0]}),

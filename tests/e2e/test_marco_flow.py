@@ -10,11 +10,8 @@ from playwright.sync_api import expect
 from annotation import engine
 from annotation.models import Item
 from annotation.roles import Role
-from annotation.stages import Emit
-from annotation.stages import marco as marco_stages
-from tests.annotation.test_marco import GOOD, QUERY, TABLE2, make_passages
-from tests.e2e.pages import jobs_settled, row, submit, task_next
-from tests.factories import user_with_roles
+from tests.annotation.test_marco import GOOD, QUERY, TABLE2
+from tests.e2e.pages import marco_query_project, row, submit, task_next
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,25 +21,7 @@ OUTLIER = "Ask the dealler, it depends on the color of the car."
 @pytest.fixture
 def project(settings, monkeypatch):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    # Queries and the search service come with the corpus issue: no queries to import, and
-    # retrieval answers with ten fixed passages (the live server runs in this process).
-    monkeypatch.setattr(marco_stages.QueriesKind, "queries", lambda self, project: iter(()))
-    monkeypatch.setattr(marco_stages, "_retrieve_passages",
-                        lambda project, text, k: make_passages(k))
-    admin = user_with_roles("boss", Role.ADMIN)
-    project = engine.project_create(name="MARCO browser", recipe="marco", user=admin,
-                                    params={5: {"editors_per_query": 3}})
-    for name in ("judge", "curator", "ed1", "ed2", "ed3"):
-        engine.project_member_add(project=project, user=user_with_roles(name, Role.ANNOTATOR),
-                                  role=Role.ANNOTATOR)
-    engine.project_member_add(project=project, user=user_with_roles("chk", Role.CHECKER),
-                              role=Role.CHECKER)
-    engine.project_start(project=project, actor=admin)
-    jobs_settled(what="the first stage run")
-    engine.items_emit(source_stage=project.stages.get(kind="marco_queries"), emits=[
-        Emit(kind="marco_judge", key="q1", data={"query": QUERY, "query_id": "q1"}),
-    ])
-    return project
+    return marco_query_project(monkeypatch, name="MARCO browser")[0]
 
 
 def distil(page, answer):
