@@ -983,9 +983,10 @@ def datasheet_build(*, release: Release,
         sheet["agreement"] = {**sheet["agreement"], **consensus}
         sheet["notes"] = [*sheet["notes"], *newsqa_notes(release, consensus, ids)]
     if project.recipe == "judgment":
-        from annotation.stages.judgment_report import datasheet_rated
+        from annotation.stages.judgment_report import datasheet_agreement, datasheet_rated
 
         sheet["rated"] = datasheet_rated(project)
+        sheet["agreement"] = {**sheet["agreement"], **datasheet_agreement(project)}
     return sheet
 
 

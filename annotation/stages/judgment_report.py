@@ -237,6 +237,22 @@ def release_files(release: Any, folder: Any, report: Any) -> list[tuple[str, str
     ]
 
 
+def datasheet_agreement(project: Project) -> dict[str, Any]:
+    """The raters' agreement over all question types (Table 1's overall column) for the
+    datasheet: Pearson r of rating pairs, Krippendorff's alpha (interval), and what they
+    were computed over. Empty without a report; a report written before alpha and the
+    one-rating count gives r and the candidates only."""
+    saved = report_latest(project=project)
+    if saved is None:
+        return {}
+    report = saved.report
+    figures = {"rater_pearson_r": report["table1"].get("overall")}
+    for key, name in TABLE1_CSV:
+        if key in report:
+            figures[name] = report[key].get("overall")
+    return figures
+
+
 def datasheet_rated(project: Project) -> dict[str, Any]:
     """What was rated: questions per type, systems, candidates, raters and scale."""
     saved = report_latest(project=project)

@@ -109,6 +109,12 @@ _AGREEMENT_LABELS = {
     "cohen_kappa": "Cohen's κ",
     "fleiss_kappa": "Fleiss' κ",
     "krippendorff_alpha": "Krippendorff's α",
+    # The judgment study's raters (Table 1, all question types).
+    "rater_pearson_r": "Pearson r between two raters of a candidate (every pair)",
+    "krippendorff_alpha_interval": "Krippendorff's α (interval), all ratings",
+    "candidates_rated_twice_or_more": "Candidates rated at least twice",
+    "rating_pairs": "Rating pairs behind r",
+    "candidates_rated_once_left_out": "Candidates rated once, left out of the agreement",
     "consensus_differs": "Questions where the platform's and the official NewsQA consensus "
                          "differ",
     "consensus_differs_span": "… both spans, different ones",

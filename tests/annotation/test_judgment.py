@@ -182,6 +182,16 @@ def test_the_study_end_to_end(draft, raters, admin_user, committed, client, sett
     with releases.release_open(release, "DATASHEET.md") as file:
         sheet = file.read().decode("utf-8")
     assert "Human judgment study" in sheet and "lead-sentence" in sheet
+    # ... and how far its raters agreed: the latest report's Table 1, all types.
+    latest = latest.report
+    assert release.datasheet["agreement"] == {
+        "rater_pearson_r": latest["table1"]["overall"],
+        "krippendorff_alpha_interval": latest["table1_krippendorff_alpha"]["overall"],
+        "candidates_rated_twice_or_more": 22, "rating_pairs": 22,
+        "candidates_rated_once_left_out": 0}
+    alpha = latest["table1_krippendorff_alpha"]["overall"]
+    assert f"| Krippendorff's α (interval), all ratings | {alpha:.4g} |" in sheet
+    assert "| Candidates rated at least twice | 22 |" in sheet
 
     # Raters may not see the report, nor download it.
     client.force_login(raters[0])
