@@ -4,11 +4,13 @@ and the workers' work over time.
 Every figure is aggregated per project in a fixed number of queries, never per worker.
 What the columns mean:
 
-* ``tasks``: the worker's submissions that count (gold checks included); ``set_aside``: those
-  set aside after they failed a stage's gold checks, counted apart and nowhere else.
+* ``tasks``: the worker's submissions that count (gold checks included; an answer the worker
+  corrected does not, its correction does); ``set_aside``: those set aside after they failed
+  a stage's gold checks, counted apart and nowhere else.
 * ``active_time_s``: the sum over counted submissions of the active time the task page
-  measured, or of the time from claim to submit where it measured nothing;
-  ``median_time_s``: the median of that same per-submission time.
+  measured, or of the time from claim to submit where it measured nothing, a correction's
+  with the time of the answer it replaced; ``median_time_s``: the median of that same
+  per-task time.
 * ``gold_accuracy`` / ``gold_seen``: the mean score of the worker's gold checks and how many
   they answered, summed over their standings (``WorkerStage``) on the stages shown.
 * ``competence``: estimated from the work alone over the project's non-gold items, per
@@ -414,22 +416,28 @@ def project_workers(*, project: Project, stage: Stage | None = None,
                                                       row["status_reason"])
             standings[member_user[row["member_id"]]].append(row)
 
-    rows_all = list(Submission.objects.filter(stage_id__in=list(stage_of)).order_by()
+    rows_all = list(Submission.objects.filter(stage_id__in=list(stage_of)).order_by("id")
                     .values_list("id", "worker_id", "stage_id", "time_on_task_s",
-                                 "active_time_s", "set_aside").iterator())
+                                 "active_time_s", "set_aside", "superseded_by_id").iterator())
     competence = project_competence(project=project, stages=stages,
                                     fingerprint=_fingerprint(project, rows_all))
     tasks: dict[int, list[float]] = defaultdict(list)
     aside: dict[int, int] = defaultdict(int)
     worked: dict[int, set[int]] = defaultdict(set)
-    for _, worker_id, stage_id, on_task, active, set_aside in rows_all:
+    # A corrected answer is no task of its own: its time goes to the correction that
+    # replaced it (a later id), as the task's time (pay counts both times too).
+    carried: dict[int, float] = defaultdict(float)
+    for pk, worker_id, stage_id, on_task, active, set_aside, superseded_by in rows_all:
         if stage is not None and stage_id != stage.pk:
             continue
         worked[worker_id].add(stage_id)
-        if set_aside:
+        spent = (active if active is not None else on_task) + carried.pop(pk, 0.0)
+        if superseded_by is not None:
+            carried[superseded_by] += spent
+        elif set_aside:
             aside[worker_id] += 1
         else:
-            tasks[worker_id].append(active if active is not None else on_task)
+            tasks[worker_id].append(spent)
 
     inspected = Inspection.objects.filter(batch__project=project, passed__isnull=False)
     if stage is not None:

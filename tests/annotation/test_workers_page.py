@@ -5,6 +5,7 @@ resuming a worker's standing, who may see what, the drill-down, and query counts
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
@@ -309,6 +310,24 @@ def test_set_aside_answers_are_counted_apart(crowd, committed):
     Submission.objects.filter(pk=submission.pk).update(set_aside=True)
     rows = by_name(worker_stats.project_workers(project=project))
     assert (rows["ann3"]["tasks"], rows["ann3"]["set_aside"]) == (1, 1)
+
+
+def test_a_corrected_answer_is_one_task_with_the_time_of_both(crowd, committed):
+    """ann3 answers a fourth question in 30 s of active time, then corrects the answer in
+    6 s: one task (the correction counts, the answer it replaced does not, as pay counts
+    them) of 36 s, beside their 30 s answer to Q3."""
+    project = crowd["project"]
+    more_work(crowd)
+    item = Item.objects.get(project=project, key="more-work")
+    first = work(project, crowd["ann3"], item, {"no_answer": True}, committed, active_s=30)
+    # The correction comes 10 s later (its measure is held to the time since the answer).
+    Submission.objects.filter(pk=first.pk).update(
+        created_at=first.created_at - timedelta(seconds=10))
+    engine.submission_correct(submission_id=first.pk, worker=crowd["ann3"],
+                              payload=phrase(item, "Dario Weiss"), active_time_s=6)
+    row = by_name(worker_stats.project_workers(project=project))["ann3"]
+    assert (row["tasks"], row["set_aside"]) == (2, 0)
+    assert (row["active_time_s"], row["median_time_s"]) == (66.0, 33.0)
 
 
 def test_workers_over_time_counts_submissions_of_the_top_workers(crowd, committed):
