@@ -55,7 +55,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import (
     GoldAnswer,
@@ -67,6 +67,7 @@ from annotation.models import (
     Submission,
     WorkerStage,
 )
+from annotation.pay import submissions_per
 from annotation.plots import Plot, hbar, line_plot
 from annotation.roles import Role
 from collector.consolidation import Answer, clean_answer
@@ -677,9 +678,10 @@ def _labels_between(first: datetime, last: datetime, hourly: bool) -> list[str]:
 
 def _counts_plot(series: dict[str, list[float]], labels: list[str], *, unit: str) -> Plot:
     """A line per worker over the buckets (bars per worker when there is one bucket)."""
-    title = f"Submissions per {unit}"
+    title = submissions_per(unit == "hour")
     if len(labels) == 1:
-        return hbar([(name, [(values[0], "bar", f"{values[0]:g} submissions")])
+        return hbar([(name, [(values[0], "bar", gettext("%(n)s submissions")
+                              % {"n": f"{values[0]:g}"})])
                      for name, values in series.items()],
                     label=f"{title} ({labels[0]})")
     peak = max((v for values in series.values() for v in values), default=0) or 1
@@ -726,12 +728,14 @@ def workers_over_time(*, project: Project, top: int = TOP_WORKERS) -> dict[str, 
             curve.append(round(running / n, 3))
         gold_series[name] = curve
     if gold_series and max(len(c) for c in gold_series.values()) == 1:
-        plots["gold"] = hbar([(name, [(curve[0], "bar", f"accuracy {curve[0]:g}")])
+        plots["gold"] = hbar([(name, [(curve[0], "bar", gettext("accuracy %(value)s")
+                                       % {"value": f"{curve[0]:g}"})])
                               for name, curve in gold_series.items()],
-                             label="Gold accuracy after the first check")
+                             label=gettext("Gold accuracy after the first check"))
     elif gold_series:
         plots["gold"] = line_plot(
-            gold_series, label="Gold accuracy after each check (cumulative)", lo=0, hi=1,
+            gold_series, label=gettext("Gold accuracy after each check (cumulative)"), lo=0,
+            hi=1,
             threshold=thresholds.pop() if len(thresholds) == 1 else None)
     return {"unit": unit, "labels": labels, "workers": leaders, "series": series,
             "gold": gold_series, "plots": plots}

@@ -734,3 +734,22 @@ def test_the_chinese_page_names_the_stages_in_chinese(crowd, client_for, admin_u
     assert f'<option value="{answer.pk}">{answer.order}. 答案收集</option>' in html
     assert re.search(r'data-testid="reason-ann2">答案收集: 黄金题正确率', html)
     assert "Answer sourcing" not in html
+
+
+def test_the_plots_titles_follow_the_readers_language(crowd, client_for, admin_user,
+                                                       committed, monkeypatch):
+    """The workers page's plot titles were English f-strings on the Chinese page: they go
+    through the catalogue (here holding this change's msgids, as the catalogue will)."""
+    from django.utils.translation import trans_real
+
+    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
+    monkeypatch.setitem(catalogue, "Submissions per hour", "每小时提交数")
+    monkeypatch.setitem(catalogue, "Gold accuracy after each check (cumulative)",
+                        "每次检查后的金标准准确率（累计）")
+    fail_gold(crowd, committed)
+    client = client_for(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-CN"
+    text = page(client, crowd).content.decode()
+    assert 'aria-label="每次检查后的金标准准确率（累计）"' in text
+    assert 'aria-label="每小时提交数' in text
+    assert "Gold accuracy after" not in text and "Submissions per hour" not in text
