@@ -767,10 +767,13 @@ def _slots_return(assignments: Any, *, actor: Any, note: str) -> int:
 
 
 def member_status_set(*, member: ProjectMember, status: str, actor: Any,
-                      reason: str = "") -> int:
+                      reason: str = "", set_aside: bool = True) -> int:
     """An admin pauses, blocks or resumes a member of a project. A paused or blocked member
     claims nothing more there (``eligibility.stages_sql``) and their live slots of the
-    project go back to the pool; returns how many went back."""
+    project go back to the pool; returns how many went back. As when they are paused or
+    blocked on one stage (``_standing_effects``), on each stage of their role with
+    ``gold_set_aside`` their answers to items still open are set aside and those items get
+    a replacement worker (not with ``set_aside=False``: an erasure keeps their answers)."""
     if status not in ProjectMember.Status.values:
         raise TaskError(f"unknown member status {status!r}")
     with transaction.atomic():
@@ -790,6 +793,9 @@ def member_status_set(*, member: ProjectMember, status: str, actor: Any,
         # Their batches go to whoever takes a batch next (one annotator per batch round).
         batches_put_back_for(worker=locked.user_id, project_id=locked.project_id,
                              stage_kinds=kinds, actor=actor, note=note)
+        if set_aside:
+            for stage in Stage.objects.filter(project_id=locked.project_id, kind__in=kinds):
+                _answers_set_aside(stage, locked.user_id)
         return returned
 
 
@@ -806,6 +812,13 @@ def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any) -> None:
     # had begun it), so a batched item needs no replacement worker below.
     batches_put_back_for(worker=worker, stage_id=stage.pk, actor=worker,
                          note=standing.status_reason)
+    _answers_set_aside(stage, worker)
+
+
+def _answers_set_aside(stage: Stage, worker: Any) -> None:
+    """With the stage's ``gold_set_aside``, the worker's answers to its items still open are
+    set aside (gold checks' too, which need no replacement) and each such item gets a
+    replacement worker."""
     if not stage.params.get("gold_set_aside"):
         return
     aside = list(Submission.objects.select_related("item").filter(

@@ -324,7 +324,7 @@ def _member_unblocked(invite: Invite, user: Any) -> ProjectMember | None:
                                           role=invite.role).first()
     if member is not None and member.status == ProjectMember.Status.BLOCKED:
         raise ValidationError(
-            "Your membership of this project is blocked; ask the project's admins.")
+            _("Your membership of this project is blocked; ask the project's admins."))
     return member
 
 

@@ -39,6 +39,7 @@ from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDay, TruncHour
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext
 
 from annotation import sql
 from annotation.models import (
@@ -468,17 +469,24 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
                "submissions": submissions.get(label, 0)} for label in labels]
     unit = "hour" if hourly else "day"
     short = (lambda label: label[11:]) if hourly else (lambda label: label[5:])
+    cost_label = (gettext("Cost per hour (%(currency)s)") if hourly
+                  else gettext("Cost per day (%(currency)s)")) % {"currency": project.currency}
     return {
         "unit": unit, "points": points,
         "plots": {
             "cost": _series_plot([(short(p["label"]), float(p["cost"])) for p in points],
-                                 label=f"Cost per {unit} ({project.currency})",
-                                 name=project.currency, span=(labels[0], labels[-1])),
+                                 label=cost_label, name=project.currency,
+                                 span=(labels[0], labels[-1])),
             "submissions": _series_plot([(short(p["label"]), p["submissions"]) for p in points],
-                                        label=f"Submissions per {unit}", name="submissions",
+                                        label=submissions_per(hourly), name="submissions",
                                         span=(labels[0], labels[-1])),
         },
     }
+
+
+def submissions_per(hourly: bool) -> str:
+    """The title of a plot of submissions per hour or per day, in the reader's language."""
+    return gettext("Submissions per hour") if hourly else gettext("Submissions per day")
 
 
 def _series_plot(points: list[tuple[str, float]], *, label: str, name: str,
@@ -586,9 +594,10 @@ class CsvPayments:
 
     def pay(self, export: PaymentExport, rows: list[dict[str, Any]]) -> str:
         if not rows:
-            return "Nothing to pay in this export: the CSV has only its header."
-        return (f"Nothing was sent: download the CSV and pay its {len(rows)} row(s) "
-                f"({export.total} {export.currency}) on the platform or by other means.")
+            return gettext("Nothing to pay in this export: the CSV has only its header.")
+        return gettext("Nothing was sent: download the CSV and pay its %(rows)s row(s) "
+                       "(%(total)s %(currency)s) on the platform or by other means.") % {
+            "rows": len(rows), "total": export.total, "currency": export.currency}
 
 
 def payment_backend() -> PaymentBackend:
@@ -742,20 +751,22 @@ def _export_warnings(*, project: Project, left_out: list[Any], owed: dict[int, D
     warnings = []
     if left_out:
         amount = sum((owed[user.pk] for user in left_out), ZERO)
-        then = (f"Payments were already exported in {project.currency}, so the currency can "
-                "no longer change: pay them by other means." if currency_fixed else
-                "Set the project's currency to USD (its rates are then in US dollars) and "
-                "export again.")
-        warnings.append(
-            f"MTurk pays bonuses in US dollars only and this project pays in "
-            f"{project.currency}: {len(left_out)} MTurk worker(s) owed {amount} "
-            f"{project.currency} were left out of this export and are still owed "
-            f"({_named(left_out)}). {then}")
+        then = (gettext("Payments were already exported in %(currency)s, so the currency "
+                        "can no longer change: pay them by other means.")
+                % {"currency": project.currency} if currency_fixed else
+                gettext("Set the project's currency to USD (its rates are then in US "
+                        "dollars) and export again."))
+        warnings.append(gettext(
+            "MTurk pays bonuses in US dollars only and this project pays in %(currency)s: "
+            "%(n)s MTurk worker(s) owed %(amount)s %(currency)s were left out of this export "
+            "and are still owed (%(names)s).") % {
+                "currency": project.currency, "n": len(left_out), "amount": amount,
+                "names": _named(left_out)} + " " + then)
     if unattached:
-        warnings.append(
-            f"{len(unattached)} MTurk worker(s) have no assignment recorded to attach a bonus "
-            f"to ({_named(unattached)}): their rows' assignment_id is empty; pay them by "
-            "other means.")
+        warnings.append(gettext(
+            "%(n)s MTurk worker(s) have no assignment recorded to attach a bonus to "
+            "(%(names)s): their rows' assignment_id is empty; pay them by other means.")
+            % {"n": len(unattached), "names": _named(unattached)})
     return warnings
 
 

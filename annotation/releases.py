@@ -940,10 +940,7 @@ def datasheet_build(*, release: Release,
     counts: dict[str, dict[str, int]] = defaultdict(dict)
     for stage_name, split, n in _stage_split_counts(project):
         counts[stage_name][split or "all"] = n
-    times: dict[str, list[float]] = defaultdict(list)
-    for stage_name, seconds in Submission.objects.filter(stage__project=project).values_list(
-            "stage__name", "time_on_task_s").iterator():
-        times[stage_name].append(seconds)
+    times = task_times(project)
     corpus = project.corpus
     sheet: dict[str, Any] = {
         "title": project.name,
@@ -988,6 +985,18 @@ def datasheet_build(*, release: Release,
         sheet["rated"] = datasheet_rated(project)
         sheet["agreement"] = {**sheet["agreement"], **datasheet_agreement(project)}
     return sheet
+
+
+def task_times(project: Project) -> dict[str, list[float]]:
+    """Each stage's times on task (claim to submit) of the work behind the records: not
+    gold checks (never released), answers set aside (out of the records), nor corrections
+    (recorded with no time of their own: their task's time is the answer they replaced)."""
+    times: dict[str, list[float]] = defaultdict(list)
+    for stage_name, seconds in (Submission.objects.filter(
+            stage__project=project, set_aside=False, item__gold="", supersedes__isnull=True)
+            .values_list("stage__name", "time_on_task_s").iterator()):
+        times[stage_name].append(seconds)
+    return dict(times)
 
 
 def _choice_label(choice: Any) -> str:

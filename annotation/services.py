@@ -91,7 +91,8 @@ def worker_erase(*, user: Any, actor: Any = None) -> ErasureSummary:
     for member in ProjectMember.objects.filter(user=user).exclude(
             status=ProjectMember.Status.BLOCKED):
         engine.member_status_set(member=member, status=ProjectMember.Status.BLOCKED,
-                                 actor=actor, reason="erased on the worker's request")
+                                 actor=actor, reason="erased on the worker's request",
+                                 set_aside=False)
     old_names = {user.get_username()}
     erased = f"erased-{secrets.token_hex(5)}"
     summary = ErasureSummary(user_id=user.pk, username=erased)

@@ -351,10 +351,12 @@ def screened_out_why(*, member: ProjectMember, project: Project,
 
 
 def session_submitted(session: StudySession) -> int:
-    """Tasks the worker submitted in the study's project since the session started."""
+    """Tasks the worker submitted in the study's project since the session started (an
+    answer they corrected is one task: the correction counts, not the answer it replaced,
+    as the session's quota and pay count them)."""
     return Submission.objects.filter(
         worker_id=session.member.user_id, created_at__gte=session.started_at,
-        stage__project_id=session.study.project_id,
+        stage__project_id=session.study.project_id, superseded_by__isnull=True,
     ).count()
 
 

@@ -4,11 +4,13 @@ and the workers' work over time.
 Every figure is aggregated per project in a fixed number of queries, never per worker.
 What the columns mean:
 
-* ``tasks``: the worker's submissions that count (gold checks included); ``set_aside``: those
-  set aside after they failed a stage's gold checks, counted apart and nowhere else.
+* ``tasks``: the worker's submissions that count (gold checks included; an answer the worker
+  corrected does not, its correction does); ``set_aside``: those set aside after they failed
+  a stage's gold checks, counted apart and nowhere else.
 * ``active_time_s``: the sum over counted submissions of the active time the task page
-  measured, or of the time from claim to submit where it measured nothing;
-  ``median_time_s``: the median of that same per-submission time.
+  measured, or of the time from claim to submit where it measured nothing, a correction's
+  with the time of the answer it replaced; ``median_time_s``: the median of that same
+  per-task time.
 * ``gold_accuracy`` / ``gold_seen``: the mean score of the worker's gold checks and how many
   they answered, summed over their standings (``WorkerStage``) on the stages shown.
 * ``competence``: estimated from the work alone over the project's non-gold items, per
@@ -53,7 +55,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncDay, TruncHour
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.models import (
     GoldAnswer,
@@ -65,6 +67,7 @@ from annotation.models import (
     Submission,
     WorkerStage,
 )
+from annotation.pay import submissions_per
 from annotation.plots import Plot, hbar, line_plot
 from annotation.roles import Role
 from collector.consolidation import Answer, clean_answer
@@ -414,22 +417,28 @@ def project_workers(*, project: Project, stage: Stage | None = None,
                                                       row["status_reason"])
             standings[member_user[row["member_id"]]].append(row)
 
-    rows_all = list(Submission.objects.filter(stage_id__in=list(stage_of)).order_by()
+    rows_all = list(Submission.objects.filter(stage_id__in=list(stage_of)).order_by("id")
                     .values_list("id", "worker_id", "stage_id", "time_on_task_s",
-                                 "active_time_s", "set_aside").iterator())
+                                 "active_time_s", "set_aside", "superseded_by_id").iterator())
     competence = project_competence(project=project, stages=stages,
                                     fingerprint=_fingerprint(project, rows_all))
     tasks: dict[int, list[float]] = defaultdict(list)
     aside: dict[int, int] = defaultdict(int)
     worked: dict[int, set[int]] = defaultdict(set)
-    for _, worker_id, stage_id, on_task, active, set_aside in rows_all:
+    # A corrected answer is no task of its own: its time goes to the correction that
+    # replaced it (a later id), as the task's time (pay counts both times too).
+    carried: dict[int, float] = defaultdict(float)
+    for pk, worker_id, stage_id, on_task, active, set_aside, superseded_by in rows_all:
         if stage is not None and stage_id != stage.pk:
             continue
         worked[worker_id].add(stage_id)
-        if set_aside:
+        spent = (active if active is not None else on_task) + carried.pop(pk, 0.0)
+        if superseded_by is not None:
+            carried[superseded_by] += spent
+        elif set_aside:
             aside[worker_id] += 1
         else:
-            tasks[worker_id].append(active if active is not None else on_task)
+            tasks[worker_id].append(spent)
 
     inspected = Inspection.objects.filter(batch__project=project, passed__isnull=False)
     if stage is not None:
@@ -669,9 +678,10 @@ def _labels_between(first: datetime, last: datetime, hourly: bool) -> list[str]:
 
 def _counts_plot(series: dict[str, list[float]], labels: list[str], *, unit: str) -> Plot:
     """A line per worker over the buckets (bars per worker when there is one bucket)."""
-    title = f"Submissions per {unit}"
+    title = submissions_per(unit == "hour")
     if len(labels) == 1:
-        return hbar([(name, [(values[0], "bar", f"{values[0]:g} submissions")])
+        return hbar([(name, [(values[0], "bar", gettext("%(n)s submissions")
+                              % {"n": f"{values[0]:g}"})])
                      for name, values in series.items()],
                     label=f"{title} ({labels[0]})")
     peak = max((v for values in series.values() for v in values), default=0) or 1
@@ -718,12 +728,14 @@ def workers_over_time(*, project: Project, top: int = TOP_WORKERS) -> dict[str, 
             curve.append(round(running / n, 3))
         gold_series[name] = curve
     if gold_series and max(len(c) for c in gold_series.values()) == 1:
-        plots["gold"] = hbar([(name, [(curve[0], "bar", f"accuracy {curve[0]:g}")])
+        plots["gold"] = hbar([(name, [(curve[0], "bar", gettext("accuracy %(value)s")
+                                       % {"value": f"{curve[0]:g}"})])
                               for name, curve in gold_series.items()],
-                             label="Gold accuracy after the first check")
+                             label=gettext("Gold accuracy after the first check"))
     elif gold_series:
         plots["gold"] = line_plot(
-            gold_series, label="Gold accuracy after each check (cumulative)", lo=0, hi=1,
+            gold_series, label=gettext("Gold accuracy after each check (cumulative)"), lo=0,
+            hi=1,
             threshold=thresholds.pop() if len(thresholds) == 1 else None)
     return {"unit": unit, "labels": labels, "workers": leaders, "series": series,
             "gold": gold_series, "plots": plots}

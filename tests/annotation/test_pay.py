@@ -1100,3 +1100,47 @@ def test_workers_see_what_they_earned_on_their_pages(
     crumbs = page.split('class="crumbs"')[1].split("</p>")[0]
     assert "earned today" in crumbs and "3.50 GBP" in crumbs
     assert Project.objects.get(pk=paid_project.pk).currency == "GBP"
+
+
+def test_a_chinese_admin_reads_the_exports_warnings_note_and_plots_in_chinese(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user, monkeypatch
+):
+    """The export's note and warnings (MTurk workers left out of a GBP project) and the pay
+    page's plot titles were English f-strings on the Chinese pay page: they go through the
+    catalogue (here holding this change's msgids, as the catalogue will)."""
+    from django.utils.translation import trans_real
+
+    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
+    wanted = {
+        "Cost per hour (%(currency)s)": "每小时成本（%(currency)s）",
+        "Submissions per hour": "每小时提交数",
+        "Nothing was sent: download the CSV and pay its %(rows)s row(s) (%(total)s "
+        "%(currency)s) on the platform or by other means.":
+            "未发送任何款项：请下载 CSV，在平台上或通过其他方式支付其中的 %(rows)s 行"
+            "（%(total)s %(currency)s）。",
+        "MTurk pays bonuses in US dollars only and this project pays in %(currency)s: "
+        "%(n)s MTurk worker(s) owed %(amount)s %(currency)s were left out of this export "
+        "and are still owed (%(names)s).":
+            "MTurk 只以美元支付奖金，而本项目以 %(currency)s 支付：%(n)s 名 MTurk 工作者"
+            "（应付 %(amount)s %(currency)s）未包含在本次导出中，仍为待付（%(names)s）。",
+        "Payments were already exported in %(currency)s, so the currency can no longer "
+        "change: pay them by other means.":
+            "已经以 %(currency)s 导出过付款，币种不能再更改：请通过其他方式支付他们。",
+    }
+    for msgid, text in wanted.items():
+        monkeypatch.setitem(catalogue, msgid, text)
+    study = studies.study_create(project=paid_project, platform="mturk", completion_code="D")
+    worker = _mturk(study, "A1WORKER", "ASSIGN1")
+    pay.payments_export(project=paid_project)  # the currency is fixed in GBP from now on
+    pay.bonus_add(project=paid_project, worker=worker, amount="5", reason="Pilot")
+    pay.bonus_add(project=paid_project, worker=workers["ann2"], amount="1", reason="Pilot")
+    client = client_for(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-CN"
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    done = html.unescape(client.post(url, {"action": "export"}, follow=True).content.decode())
+    assert ("未发送任何款项：请下载 CSV，在平台上或通过其他方式支付其中的 1 行（1.00 GBP）"
+            in done)
+    assert (f"MTurk 只以美元支付奖金，而本项目以 GBP 支付：1 名 MTurk 工作者（应付 5.00 GBP）"
+            f"未包含在本次导出中，仍为待付（{worker.username}）。 已经以 GBP 导出过付款") in done
+    assert 'aria-label="每小时成本（GBP）"' in done and 'aria-label="每小时提交数"' in done
+    assert "Nothing was sent" not in done and "Cost per hour" not in done

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.urls import reverse
 
 from annotation import engine, quality
 from annotation.eligibility import GOLD_PRIORITY
@@ -292,3 +293,44 @@ def test_no_gold_check_while_its_stage_has_no_work_for_the_worker(
             engine.task_submit(assignment_id=task.pk, worker=questioner,
                                payload={"questions": ["Who voted against the plan?"]})
     assert engine.task_claim(worker=answerer, project=project).item_id == gold.pk
+
+
+@pytest.mark.parametrize("status", ["blocked", "paused"])
+def test_blocking_a_member_on_the_members_page_sets_their_open_answers_aside(
+        news_corpus, workers, admin_user, committed, settings, client, status):
+    """The admin blocks (or pauses) a careless worker from the project's members page: on a
+    stage with ``gold_set_aside`` their answers to items still open are set aside and each
+    such item gets a replacement worker, as when the admin blocks them on the stage from
+    the workers page, so that the item is finished from the other workers' answers alone."""
+    from tests.annotation.test_newsqa_flow import claim_item
+
+    project, answer = build(news_corpus, workers, admin_user, committed, settings,
+                            gold_set_aside=True, max_extra_answers=0)
+    careless = workers["ann3"]
+    items = list(Item.objects.filter(stage=answer, gold="").order_by("id")[:2])
+    for item in items:
+        with committed():
+            engine.task_submit(assignment_id=claim_item(careless, project, item).pk,
+                               worker=careless, payload={"no_answer": True})
+    slots = Assignment.objects.filter(item=items[0]).count()
+    member = ProjectMember.objects.get(project=project, user=careless)
+    client.force_login(admin_user)
+    response = client.post(reverse("annotation:member_status", args=[member.pk]),
+                           {"status": status})
+    assert response.status_code == 302
+    assert all(s.set_aside for s in Submission.objects.filter(worker=careless,
+                                                              stage=answer))
+    assert Assignment.objects.filter(item=items[0]).count() == slots + 1
+    assert Assignment.objects.filter(item=items[0], status="open").count() == 2
+    # The item is finished from the two other workers' answers; the set-aside one is out.
+    for name in ("ann1", "ann2"):
+        with committed():
+            engine.task_submit(assignment_id=claim_item(workers[name], project, items[0]).pk,
+                               worker=workers[name], payload=weiss(project))
+    items[0].refresh_from_db()
+    assert items[0].status == Item.Status.DONE
+    agreement = Item.objects.get(parent=items[0])
+    assert len(agreement.data["answers"]) == 2
+    # Resumed, they work on; their set-aside answers stay aside.
+    client.post(reverse("annotation:member_status", args=[member.pk]), {"status": "active"})
+    assert Submission.objects.filter(worker=careless, set_aside=False).count() == 0

@@ -1205,3 +1205,59 @@ def test_a_release_from_before_per_split_files_is_still_scored(db, admin_user):
         releases.release_split_file(release, "squad-v2", "dev")
     with pytest.raises(LookupError, match="has no squad-v1 file; it has squad-v2"):
         releases.release_split_file(release, "squad-v1")
+
+
+def test_the_datasheets_times_on_task_are_those_of_the_released_work(
+        finished_project, workers, admin_user, committed):
+    """The datasheet's median time on task read every submission: a correction (recorded
+    with no time of its own), a gold check and an answer set aside when its worker was
+    blocked counted beside the work the records hold."""
+    from annotation.models import ProjectMember, Submission
+    from annotation.stages import Emit
+    from tests.annotation.test_quality import gold_item, weiss
+    from tests.factories import held_since
+
+    project = finished_project
+    answer = project.stages.get(kind="newsqa_answer")
+    answer.params = {**answer.params, "gold_set_aside": True}
+    answer.save(update_fields=["params"])
+    doc_id = Item.objects.filter(stage=answer).values_list("document_id", flat=True)[0]
+    engine.items_emit(source_stage=project.stages.get(kind="newsqa_question"), emits=[
+        Emit(kind="newsqa_answer", key=key, data={"question": f"{key}?"}, document_id=doc_id)
+        for key in ("late-x", "late-y")])
+    released = releases.task_times(project)["Answer sourcing"]
+    assert len(released) == 8  # the finished project's answers
+
+    # ann3 answers X in 120 s, then corrects the answer.
+    x = Item.objects.get(key="late-x")
+    task = claim_item(workers["ann3"], project, x)
+    held_since(task, seconds=120)
+    with committed():
+        first = engine.task_submit(assignment_id=task.pk, worker=workers["ann3"],
+                                   payload={"no_answer": True})
+    engine.submission_correct(submission_id=first.pk, worker=workers["ann3"],
+                              payload=weiss(project) if x.document.body.count("Dario Weiss")
+                              else {"no_answer": True})
+    # ann1 answers a gold check; val1 answers Y in 200 s and is then blocked.
+    check = gold_item(project, answer, "g1", expected=weiss(project))
+    answer.params = {**answer.params, "gold_rate": 1.0}  # ann1's next claim is the check
+    answer.save(update_fields=["params"])
+    with committed():
+        engine.task_submit(assignment_id=claim_item(workers["ann1"], project, check).pk,
+                           worker=workers["ann1"], payload={"no_answer": True})
+    answer.params = {**answer.params, "gold_rate": 0.0}
+    answer.save(update_fields=["params"])
+    y = Item.objects.get(key="late-y")
+    task = claim_item(workers["val1"], project, y)
+    held_since(task, seconds=200)
+    with committed():
+        engine.task_submit(assignment_id=task.pk, worker=workers["val1"],
+                           payload={"no_answer": True})
+    engine.member_status_set(member=ProjectMember.objects.get(project=project,
+                                                              user=workers["val1"]),
+                             status="blocked", actor=admin_user)
+    assert Submission.objects.filter(stage=answer).count() == 12
+
+    times = releases.task_times(project)["Answer sourcing"]
+    assert len(times) == 9 and sorted(times)[:-1] == sorted(released)
+    assert 120 <= max(times) < 130  # X's answer, with the time its correction took none of

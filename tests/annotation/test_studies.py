@@ -781,3 +781,26 @@ def test_new_workers_from_one_address_are_limited_per_hour(study_project, settin
     settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = 0  # no limit
     assert arrive(csrf_client(), study, prolific(pid="5f1a2b3c4d5e6f708192a3d9",
                                                  session="s9")).status_code == 302
+
+
+def test_a_corrected_answer_is_not_a_second_task_of_the_session(study_project):
+    """A Prolific worker with a quota of 2 submits two answers and corrects the last one:
+    the completion page says 2 of 2 submitted, not 3 of 2 (the correction replaces the
+    answer, as pay counts it)."""
+    from annotation.models import Submission
+
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE2", quota=2)
+    client = csrf_client()
+    arrive(client, study, prolific())
+    work_through_the_api(client, 2)
+    last = Submission.objects.order_by("-id").first()
+    corrected = client.post(reverse("annotation:submission_correct", args=[last.pk]),
+                            {"flag": "no_answer",
+                             "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+    assert corrected.status_code == 302
+    assert Submission.objects.filter(worker=last.worker).count() == 3
+    page = client.get("/tasks/next/").content.decode()
+    assert "DONE2" in page
+    progress = page.split('data-testid="session-progress"')[1].split("</p>")[0]
+    assert "<strong>2</strong>" in progress, progress

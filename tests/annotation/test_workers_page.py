@@ -5,6 +5,7 @@ resuming a worker's standing, who may see what, the drill-down, and query counts
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
@@ -309,6 +310,24 @@ def test_set_aside_answers_are_counted_apart(crowd, committed):
     Submission.objects.filter(pk=submission.pk).update(set_aside=True)
     rows = by_name(worker_stats.project_workers(project=project))
     assert (rows["ann3"]["tasks"], rows["ann3"]["set_aside"]) == (1, 1)
+
+
+def test_a_corrected_answer_is_one_task_with_the_time_of_both(crowd, committed):
+    """ann3 answers a fourth question in 30 s of active time, then corrects the answer in
+    6 s: one task (the correction counts, the answer it replaced does not, as pay counts
+    them) of 36 s, beside their 30 s answer to Q3."""
+    project = crowd["project"]
+    more_work(crowd)
+    item = Item.objects.get(project=project, key="more-work")
+    first = work(project, crowd["ann3"], item, {"no_answer": True}, committed, active_s=30)
+    # The correction comes 10 s later (its measure is held to the time since the answer).
+    Submission.objects.filter(pk=first.pk).update(
+        created_at=first.created_at - timedelta(seconds=10))
+    engine.submission_correct(submission_id=first.pk, worker=crowd["ann3"],
+                              payload=phrase(item, "Dario Weiss"), active_time_s=6)
+    row = by_name(worker_stats.project_workers(project=project))["ann3"]
+    assert (row["tasks"], row["set_aside"]) == (2, 0)
+    assert (row["active_time_s"], row["median_time_s"]) == (66.0, 33.0)
 
 
 def test_workers_over_time_counts_submissions_of_the_top_workers(crowd, committed):
@@ -715,3 +734,22 @@ def test_the_chinese_page_names_the_stages_in_chinese(crowd, client_for, admin_u
     assert f'<option value="{answer.pk}">{answer.order}. 答案收集</option>' in html
     assert re.search(r'data-testid="reason-ann2">答案收集: 黄金题正确率', html)
     assert "Answer sourcing" not in html
+
+
+def test_the_plots_titles_follow_the_readers_language(crowd, client_for, admin_user,
+                                                       committed, monkeypatch):
+    """The workers page's plot titles were English f-strings on the Chinese page: they go
+    through the catalogue (here holding this change's msgids, as the catalogue will)."""
+    from django.utils.translation import trans_real
+
+    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
+    monkeypatch.setitem(catalogue, "Submissions per hour", "每小时提交数")
+    monkeypatch.setitem(catalogue, "Gold accuracy after each check (cumulative)",
+                        "每次检查后的金标准准确率（累计）")
+    fail_gold(crowd, committed)
+    client = client_for(admin_user)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-CN"
+    text = page(client, crowd).content.decode()
+    assert 'aria-label="每次检查后的金标准准确率（累计）"' in text
+    assert 'aria-label="每小时提交数' in text
+    assert "Gold accuracy after" not in text and "Submissions per hour" not in text
