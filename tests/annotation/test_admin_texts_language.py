@@ -117,6 +117,10 @@ def test_payload_labels_follow_the_language(admin_texts_in_chinese):
     assert [b.label for b in rejected] == ["已标记", "原因"]
     assert rejected[0].value == ["已拒绝"]
     assert rejected[1].value == "无法用是 / 否 / 不确定回答"  # the stored default, translated
+    with override("zh-hans"):  # an item's result on the item page
+        result = [b.label for b in generic_blocks({"rule": "ngram", "matched": ["ab"],
+                                                   "scores": {"ngram": 0.5}})]
+    assert result == ["规则", "匹配", "分数"]
     with override("en"):
         labels = [b.label for b in generic_blocks(payload, labels=("intent",))]
     assert labels == ["Marked", "Intent", "Exclusions", "Answer", "Question type"]
