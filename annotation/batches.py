@@ -308,7 +308,8 @@ def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list
     from annotation.engine import item_finish, slots_add
 
     if verdict is not None and verdict not in VERDICTS:
-        raise ValidationError(f"verdict: {verdict!r} is not one of accept, return")
+        raise ValidationError(gettext("verdict: %(verdict)s is not one of accept, return")
+                              % {"verdict": repr(verdict)})
     with transaction.atomic():
         inspection = Inspection.objects.select_for_update().get(pk=inspection_id)
         if inspection.checker_id != checker.pk:
@@ -322,12 +323,14 @@ def inspection_submit(*, inspection_id: int, checker: Any, marks: dict[Any, list
         for item_id, rules in cleaned.items():
             unknown = sorted(set(rules) - set(spec.inspection_rules))
             if unknown:
-                raise ValidationError(f"item {item_id}: unknown rule(s) {', '.join(unknown)}")
+                raise ValidationError(gettext("item %(item)s: unknown rule(s) %(rules)s")
+                                      % {"item": item_id, "rules": ", ".join(unknown)})
         notes = {int(key): text.strip() for key, text in (item_comments or {}).items()
                  if text and text.strip()}
         outside = sorted(set(notes) - set(inspection.sample))
         if outside:
-            raise ValidationError(f"comment on item {outside[0]}: it is not in the sample")
+            raise ValidationError(gettext("comment on item %(item)s: it is not in the sample")
+                                  % {"item": outside[0]})
         try:
             result = inspect_batch(inspection.sample, cleaned, threshold=inspection.threshold)
         except ValueError as exc:

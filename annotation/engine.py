@@ -115,7 +115,9 @@ def project_create(
         try:
             cleaned = kind.clean_params({**spec.params, **overrides.get(order, {})})
         except ValidationError as exc:
-            raise ValidationError(f"stage {order} ({spec.name}): {exc.messages[0]}") from exc
+            raise ValidationError(gettext("stage %(order)s (%(name)s): %(detail)s")
+                                  % {"order": order, "name": spec.name,
+                                     "detail": exc.messages[0]}) from exc
         Stage.objects.create(
             project=project, order=order, kind=spec.kind, name=spec.name, params=cleaned,
             guidelines=spec.guidelines, guidelines_zh_hans=spec.guidelines_zh_hans,

@@ -28,6 +28,7 @@ from annotation.models import Invite, InviteMail, Project, ProjectMember
 from annotation.roles import Role, role_required
 from collector.importers.errors import ImportFailure
 from collector.importers.source import text_decode
+from config.request_guards import form_refuses_nul
 
 MEMBERS_TEMPLATE = "annotation/invites/members.html"
 IMPORT_MAX_BYTES = 2 * 1024 * 1024
@@ -72,11 +73,18 @@ class JoinForm(forms.Form):
                                                    label=gettext_lazy("E-mail"))
 
 
+#: The roles' names in the reader's language (the invite form's choices).
+ROLE_NAMES = {"annotator": gettext_lazy("annotator"), "checker": gettext_lazy("checker"),
+              "admin": gettext_lazy("admin")}
+
+
 class InviteCreateForm(forms.Form):
-    role = forms.ChoiceField(choices=[(r, r) for r in invites.INVITE_ROLES])
-    max_uses = forms.IntegerField(min_value=1, required=False, label="Max uses")
+    role = forms.ChoiceField(choices=[(r, ROLE_NAMES[r]) for r in invites.INVITE_ROLES],
+                             label=gettext_lazy("Role"))
+    max_uses = forms.IntegerField(min_value=1, required=False,
+                                  label=gettext_lazy("Max uses (empty: no limit)"))
     expires_days = forms.IntegerField(min_value=1, required=False,
-                                      label="Expires in (days)")
+                                      label=gettext_lazy("Expires in days (empty: never)"))
     domains = forms.CharField(
         required=False, label=gettext_lazy("E-mail domains, comma-separated (empty: any)"),
         help_text=gettext_lazy(
@@ -281,6 +289,7 @@ def project_members(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, MEMBERS_TEMPLATE, _members_page(request, project))
 
 
+@form_refuses_nul
 @role_required(Role.ADMIN)
 @require_POST
 def project_invite_create(request: HttpRequest, pk: int) -> HttpResponse:

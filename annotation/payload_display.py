@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext, gettext_lazy
+
 #: Characters of text kept around highlighted spans (the rest is elided).
 CONTEXT = 200
 
@@ -27,8 +29,74 @@ class Block:
     segments: list[tuple[str, bool]] = field(default_factory=list)
 
 
+#: The label of each field the stage kinds' payloads (and items' data) hold, in the reader's
+#: language; a field not named here is shown by its key, humanized.
+FIELD_LABELS: dict[str, Any] = {
+    "accepted": gettext_lazy("Accepted"),
+    "agreed": gettext_lazy("Agreed"),
+    "alternatives": gettext_lazy("Alternatives"),
+    "answer": gettext_lazy("Answer"),
+    "answers": gettext_lazy("Answers"),
+    "choice": gettext_lazy("Choice"),
+    "conflict": gettext_lazy("Conflict"),
+    "conflict_reason": gettext_lazy("Conflict reason"),
+    "consensus": gettext_lazy("Consensus"),
+    "decision": gettext_lazy("Decision"),
+    "decisions": gettext_lazy("Decisions"),
+    "doc": gettext_lazy("Document"),
+    "document": gettext_lazy("Document"),
+    "document_id": gettext_lazy("Document id"),
+    "documents": gettext_lazy("Documents"),
+    "dropped": gettext_lazy("Dropped"),
+    "entities": gettext_lazy("Entities"),
+    "evidence": gettext_lazy("Evidence"),
+    "evidence_text": gettext_lazy("Evidence text"),
+    "exclusions": gettext_lazy("Exclusions"),
+    "external_id": gettext_lazy("External id"),
+    "failed_step": gettext_lazy("Failed step"),
+    "intent": gettext_lazy("Intent"),
+    "kept": gettext_lazy("Kept"),
+    "language": gettext_lazy("Language"),
+    "matched": gettext_lazy("Matched"),
+    "no_answer": gettext_lazy("No answer"),
+    "note": gettext_lazy("Note"),
+    "outcome": gettext_lazy("Outcome"),
+    "passage": gettext_lazy("Passage"),
+    "passage_text": gettext_lazy("Passage text"),
+    "passages": gettext_lazy("Passages"),
+    "passed": gettext_lazy("Passed"),
+    "query": gettext_lazy("Query"),
+    "query_id": gettext_lazy("Query id"),
+    "query_type": gettext_lazy("Query type"),
+    "question": gettext_lazy("Question"),
+    "question_type": gettext_lazy("Question type"),
+    "questions": gettext_lazy("Questions"),
+    "rank": gettext_lazy("Rank"),
+    "reason": gettext_lazy("Reason"),
+    "reasons": gettext_lazy("Reasons"),
+    "reject": gettext_lazy("Rejected"),
+    "rule": gettext_lazy("Rule"),
+    "score": gettext_lazy("Score"),
+    "scores": gettext_lazy("Scores"),
+    "selected": gettext_lazy("Selected"),
+    "source": gettext_lazy("Source"),
+    "spans": gettext_lazy("Spans"),
+    "split": gettext_lazy("Split"),
+    "step": gettext_lazy("Step"),
+    "steps": gettext_lazy("Steps"),
+    "text": gettext_lazy("Text"),
+    "title": gettext_lazy("Title"),
+    "unanswerable": gettext_lazy("Unanswerable"),
+    "validated": gettext_lazy("Validated"),
+    "yesno": gettext_lazy("Yes / no label"),
+}
+
+
 def humanize(key: str) -> str:
-    return key.replace("_", " ").capitalize()
+    """The label of payload field ``key`` in the active language (a field without one: its
+    key, humanized)."""
+    label = FIELD_LABELS.get(key)
+    return str(label) if label is not None else key.replace("_", " ").capitalize()
 
 
 def highlighted(text: str, spans: list[list[int]], *, context: int = CONTEXT
@@ -66,7 +134,7 @@ def generic_blocks(payload: dict[str, Any], *, labels: tuple[str, ...] = (),
     blocks: list[Block] = []
     flags = [humanize(key) for key, value in payload.items() if value is True]
     if flags:
-        blocks.append(Block("Marked", "labels", flags))
+        blocks.append(Block(gettext("Marked"), "labels", flags))
     for key, value in payload.items():
         if value in (None, "", [], {}) or isinstance(value, bool):
             continue

@@ -185,8 +185,8 @@ def standing_set(*, standing: WorkerStage, action: str, actor: Any = None,
         standing.status_reason_set(reason or said(gettext_noop("blocked"),
                                                   gettext_noop("blocked by %(actor)s")))
     else:
-        raise ValidationError(f"action: {action!r} is not one of resume, retrain, pause, "
-                              "block")
+        raise ValidationError(gettext("action: %(action)s is not one of resume, retrain, "
+                                      "pause, block") % {"action": repr(action)})
     standing.changed_at = timezone.now()
     standing.save()
     return standing

@@ -153,28 +153,32 @@ def study_create(
 ) -> Study:
     """Open ``project`` to a marketplace: a study with its entry link and codes."""
     if platform not in PARAMS:
-        raise ValidationError(f"platform: {platform!r} is not one of "
-                              f"{', '.join(PARAMS)}")
+        raise ValidationError(gettext("platform: %(platform)s is not one of %(choices)s")
+                              % {"platform": repr(platform), "choices": ", ".join(PARAMS)})
     for field, code in (("completion_code", completion_code), ("no_work_code", no_work_code)):
         if (code or field == "completion_code") and not _CODE.match(code or ""):
-            raise ValidationError(f"{field}: {code!r} is not a code (letters, digits, '_' and "
-                                  "'-', at most 64)")
+            raise ValidationError(gettext("%(field)s: %(code)s is not a code (letters, digits, "
+                                          "'_' and '-', at most 64)")
+                                  % {"field": field, "code": repr(code)})
     if quota is not None and quota < 1:
-        raise ValidationError(f"quota: {quota} tasks per session; give at least 1 (or none "
-                              "for no limit)")
+        raise ValidationError(gettext("quota: %(quota)s tasks per session; give at least 1 "
+                                      "(or none for no limit)") % {"quota": quota})
     if quota is not None and quota > QUOTA_MOST:
-        raise ValidationError(f"quota: {quota} tasks per session is more than {QUOTA_MOST:,}; "
-                              "give none for no limit")
+        raise ValidationError(gettext("quota: %(quota)s tasks per session is more than "
+                                      "%(most)s; give none for no limit")
+                              % {"quota": quota, "most": f"{QUOTA_MOST:,}"})
     if platform == Platform.MTURK and project.currency != MTURK_CURRENCY and (
             PaymentLine.objects.filter(export__project=project).exists()):
         # Before any payment the currency may still become USD (the pay page says so);
         # after one, MTurk's workers could never be paid through the exports.
-        raise ValidationError(f"platform: MTurk pays bonuses in US dollars only, and this "
-                              f"project's payments were already exported in "
-                              f"{project.currency}: its MTurk workers could not be paid")
+        raise ValidationError(gettext("platform: MTurk pays bonuses in US dollars only, and "
+                                      "this project's payments were already exported in "
+                                      "%(currency)s: its MTurk workers could not be paid")
+                              % {"currency": project.currency})
     if len(name) > Study._meta.get_field("name").max_length:
-        raise ValidationError(f"name: at most {Study._meta.get_field('name').max_length} "
-                              f"characters ({len(name)} given)")
+        raise ValidationError(gettext("name: at most %(most)s characters (%(given)s given)")
+                              % {"most": Study._meta.get_field("name").max_length,
+                                 "given": len(name)})
     return Study.objects.create(
         project=project, platform=platform, token=secrets.token_urlsafe(12),
         completion_code=completion_code, no_work_code=no_work_code,

@@ -23,6 +23,7 @@ from annotation.models import Assignment, Project, ProjectMember, Stage
 from annotation.roles import Role, has_role, home_url_name, queue_home_url_name, role_required
 from collector.importers.errors import ImportFailure
 from collector.importers.source import text_decode
+from config.request_guards import form_refuses_nul
 
 
 @login_required
@@ -590,6 +591,7 @@ def release_list(request: HttpRequest) -> HttpResponse:
                   {"filter": release_filter, "page": page})
 
 
+@form_refuses_nul
 @role_required(Role.ADMIN)
 def project_create(request: HttpRequest) -> HttpResponse:
     from annotation.forms import ProjectCreateForm
@@ -659,6 +661,7 @@ def _project_page(request: HttpRequest, project: Project, *,
     return render(request, template, context, status=400 if bound is not None else 200)
 
 
+@form_refuses_nul(when=lambda request: request.POST.get("action") == "params")
 @role_required(Role.ADMIN)
 @require_POST
 def project_action(request: HttpRequest, pk: int) -> HttpResponse:

@@ -577,37 +577,41 @@ def workers_filtered(rows: list[dict[str, Any]], *, status: str = "", role: str 
 def _summary(kind: str, item: Item, payload: dict[str, Any]) -> str:
     """A payload in a few words, by stage kind."""
     if payload.get("no_answer"):
-        return "no answer in the article"
+        return gettext("no answer in the article")
     if payload.get("bad_question"):
-        return "the question makes no sense"
+        return gettext("the question makes no sense")
     if payload.get("reject"):
-        return "rejected the query"
+        return gettext("rejected the query")
     if payload.get("all_bad"):
-        return "all answers are bad"
+        return gettext("all answers are bad")
     if kind == "newsqa_question":
         return " · ".join(payload.get("questions", []))
     if kind == "newsqa_answer" and item.document_id:
         return "“" + " … ".join(item.document.body[s:e] for s, e in payload["spans"]) + "”"
     if kind == "newsqa_validate":
-        return f"chose answer {payload['choice'] + 1}"
+        return gettext("chose answer %(n)s") % {"n": payload["choice"] + 1}
     if kind == "marco_judge":
         excluded = ", ".join(payload.get("exclusions") or [])
         return f"{payload['intent']}, {payload['decision']}" + (f" ({excluded})"
                                                                 if excluded else "")
     if kind == "marco_curate":
         if payload.get("unanswerable"):
-            return "not answerable by the passages"
-        return "selected passages " + ", ".join(map(str, payload.get("selected", [])))
+            return gettext("not answerable by the passages")
+        return gettext("selected passages %(ranks)s") % {
+            "ranks": ", ".join(map(str, payload.get("selected", [])))}
     if kind == "marco_distill":
         return payload.get("answer", "")
     if kind == "marco_review":
         decisions = payload.get("decisions", {})
-        return ", ".join(f"answer {int(n) + 1}: {d}" for n, d in decisions.items()) or "—"
+        return ", ".join(gettext("answer %(n)s: %(decision)s") % {"n": int(n) + 1, "decision": d}
+                         for n, d in decisions.items()) or "—"
     if kind in ("reco_evidence", "reco_test_evidence") and "answer" in payload:
+        from annotation.stages.reco import ANSWERS
+
         alternative = (payload.get("alternatives") or {}).get(payload["answer"], "")
-        return f"{payload['answer']}: {alternative}"
+        return f"{ANSWERS.get(payload['answer'], payload['answer'])}: {alternative}"
     if kind in ("reco_evidence_choice", "reco_adjudicate") and "choice" in payload:
-        return f"chose label {'AB'[payload['choice']]}"
+        return gettext("chose label %(label)s") % {"label": "AB"[payload["choice"]]}
     return json.dumps(payload, ensure_ascii=False)
 
 
@@ -683,7 +687,7 @@ def _counts_plot(series: dict[str, list[float]], labels: list[str], *, unit: str
         return hbar([(name, [(values[0], "bar", gettext("%(n)s submissions")
                               % {"n": f"{values[0]:g}"})])
                      for name, values in series.items()],
-                    label=f"{title} ({labels[0]})")
+                    label=gettext("%(title)s (%(when)s)") % {"title": title, "when": labels[0]})
     peak = max((v for values in series.values() for v in values), default=0) or 1
     return line_plot(series, label=title, lo=0, hi=peak, x_span=(labels[0], labels[-1]))
 

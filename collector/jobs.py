@@ -648,27 +648,72 @@ def _failed_retry(*, job: Job, user: Any = None) -> Job:
     return job
 
 
+#: The names of the figures jobs report (stage runs' counts, a split's shares ...) in the
+#: reader's language; a figure not named here is shown by its key, in words.
+RESULT_LABELS: dict[str, Any] = {
+    "agreed": gettext_lazy("Agreed"),
+    "articles": gettext_lazy("Articles"),
+    "batches": gettext_lazy("Batches"),
+    "candidates": gettext_lazy("Candidates"),
+    "checked": gettext_lazy("Checked"),
+    "consolidated": gettext_lazy("Consolidated"),
+    "count": gettext_lazy("Count"),
+    "dev": gettext_lazy("Dev"),
+    "documents_created": gettext_lazy("Documents created"),
+    "documents_dropped": gettext_lazy("Documents dropped"),
+    "documents_kept": gettext_lazy("Documents kept"),
+    "files": gettext_lazy("Files"),
+    "flagged": gettext_lazy("Flagged"),
+    "kept": gettext_lazy("Kept"),
+    "new": gettext_lazy("New"),
+    "queries": gettext_lazy("Queries"),
+    "queries_without": gettext_lazy("Queries left without documents"),
+    "questions": gettext_lazy("Questions"),
+    "records": gettext_lazy("Records"),
+    "refused": gettext_lazy("Refused"),
+    "report": gettext_lazy("Report"),
+    "retrieved": gettext_lazy("Retrieved"),
+    "sampled": gettext_lazy("Sampled"),
+    "split": gettext_lazy("Split"),
+    "splits": gettext_lazy("Splits"),
+    "table2_overall": gettext_lazy("Table2 overall"),
+    "test": gettext_lazy("Test"),
+    "timings": gettext_lazy("Timings"),
+    "to_review": gettext_lazy("To review"),
+    "to_validation": gettext_lazy("To validation"),
+    "total": gettext_lazy("Total"),
+    "train": gettext_lazy("Train"),
+    "waiting": gettext_lazy("Waiting"),
+    "weighed": gettext_lazy("Weighed"),
+    "without_documents": gettext_lazy("Without documents"),
+    "without_passages": gettext_lazy("Without passages"),
+}
+
+
 def _words(key: str) -> str:
     return key.replace("_", " ").replace("-", " ").strip().capitalize()
 
 
 def _value_words(value: Any) -> str:
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return _("yes") if value else _("no")
     if isinstance(value, int | float):
         return f"{value:,}"
     if isinstance(value, dict):
         return ", ".join(f"{_words(str(k)).lower()} {_value_words(v)}"
-                         for k, v in value.items() if v is not None) or "none"
+                         for k, v in value.items() if v is not None) or _("none")
     if isinstance(value, list | tuple):
-        return ", ".join(_value_words(v) for v in value) or "none"
+        return ", ".join(_value_words(v) for v in value) or _("none")
     return str(value)
 
 
 def result_in_words(result: dict[str, Any]) -> list[str]:
-    """A result dict as sentences ("Documents created: 15."), leaving out empty values;
-    the fallback for kinds without a ``summary``."""
-    return [f"{_words(str(key))}: {_value_words(value)}." for key, value in result.items()
+    """A result dict as sentences ("Documents created: 15."), leaving out empty values, in
+    the reader's language (a figure's name from ``RESULT_LABELS``); the fallback for kinds
+    without a ``summary``."""
+    return [_("%(name)s: %(value)s.") % {"name": RESULT_LABELS.get(key) or _words(str(key)),
+                                         "value": _value_words(value)}
+            for key, value in result.items()
             if value is not None and value != {} and value != []]
 
 

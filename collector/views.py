@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.roles import Role, has_role, role_required
 from collector.models import Corpus, Job
+from config.request_guards import form_refuses_nul
 
 logger = logging.getLogger(__name__)
 
@@ -247,6 +248,7 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+@form_refuses_nul
 @role_required(Role.ADMIN)
 def import_create(request: HttpRequest) -> HttpResponse:
     """Upload a file to import. ``action=preview`` (the page's first step) stores it, detects

@@ -109,7 +109,6 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "config.request_guards.UrlGuardMiddleware",
     "csp.middleware.CSPMiddleware",
     # MTurk frames its workers' pages and takes their completion form: the pages of an
     # MTurk study allow that (annotation.study_frame); between CSP and the session.
@@ -122,6 +121,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.i18n.UserLanguageMiddleware",
+    # A NUL character in the URL or a form refused in the reader's language (so after the
+    # language is known); a page form's field with one goes to the form, which names it.
+    "config.request_guards.UrlGuardMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

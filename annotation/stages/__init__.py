@@ -51,15 +51,21 @@ class Param:
             value = float(value)
         if kind is bool and not isinstance(value, bool) or not isinstance(value, kind):
             raise ValidationError(
-                f"parameter {name!r}: expected {kind.__name__}, got {value!r}"
-            )
+                gettext("parameter %(name)s: expected %(type)s, got %(value)s")
+                % {"name": repr(name), "type": kind.__name__, "value": repr(value)})
         if self.minimum is not None and value < self.minimum:
-            raise ValidationError(f"parameter {name!r}: {value} is below {self.minimum}")
+            raise ValidationError(gettext("parameter %(name)s: %(value)s is below %(minimum)s")
+                                  % {"name": repr(name), "value": value,
+                                     "minimum": self.minimum})
         if self.maximum is not None and value > self.maximum:
-            raise ValidationError(f"parameter {name!r}: {value} is above {self.maximum}")
+            raise ValidationError(gettext("parameter %(name)s: %(value)s is above %(maximum)s")
+                                  % {"name": repr(name), "value": value,
+                                     "maximum": self.maximum})
         if self.choices and value not in self.choices:
-            raise ValidationError(f"parameter {name!r}: {value!r} is not one of "
-                                  f"{', '.join(map(str, self.choices))}")
+            raise ValidationError(gettext("parameter %(name)s: %(value)s is not one of "
+                                          "%(choices)s")
+                                  % {"name": repr(name), "value": repr(value),
+                                     "choices": ", ".join(map(str, self.choices))})
         return value
 
 
@@ -155,9 +161,9 @@ class StageKind:
         unknown = sorted(set(params) - set(known))
         if unknown:
             raise ValidationError(
-                f"stage {self.key}: unknown parameter(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(known)) or 'none'}"
-            )
+                gettext("stage %(stage)s: unknown parameter(s) %(unknown)s; known: %(known)s")
+                % {"stage": self.key, "unknown": ", ".join(unknown),
+                   "known": ", ".join(sorted(known)) or gettext("none")})
         cleaned = {
             name: spec.clean(name, params[name]) if name in params else spec.default
             for name, spec in known.items()
@@ -320,8 +326,9 @@ def split_shares_clean(key: str, cleaned: dict[str, Any]) -> dict[str, Any]:
     total = sum(cleaned[name] for name in SPLIT_SHARES)
     if abs(total - 1) > 0.001:
         given = ", ".join(f"{name} {cleaned[name]:g}" for name in SPLIT_SHARES)
-        raise ValidationError(f"stage {key}: the split shares ({given}) add up to "
-                              f"{total:g}, not 1")
+        raise ValidationError(gettext("stage %(stage)s: the split shares (%(shares)s) add up "
+                                      "to %(total)s, not 1")
+                              % {"stage": key, "shares": given, "total": f"{total:g}"})
     return cleaned
 
 
@@ -336,7 +343,8 @@ def stage_kind(key: str) -> StageKind:
         return _KINDS[key]
     except KeyError:
         raise ValidationError(
-            f"unknown stage kind {key!r}; known: {', '.join(sorted(_KINDS))}"
+            gettext("unknown stage kind %(kind)s; known: %(known)s")
+            % {"kind": repr(key), "known": ", ".join(sorted(_KINDS))}
         ) from None
 
 

@@ -112,7 +112,8 @@ def study_run(*, stage: Stage, progress: Any, user: Any = None) -> dict[str, Any
         received=len(waiting), passed=len(waiting), report=saved.pk, candidates=len(items),
         new=len(waiting),
         table2_overall={m: report["table2"][m]["overall"] for m in report["table2"]},
-        notes=[f"report #{saved.pk} over {len(items)} rated candidate(s)"])
+        notes=[StoredText(gettext_noop("report #%(report)s over %(count)s rated candidate(s)"),
+                          report=saved.pk, count=len(items))])
 
 
 # Reading the report ---------------------------------------------------------------------------

@@ -389,9 +389,9 @@ class CurateKind(StageKind):
         """The selected passages by their text, in rank order."""
         texts = {p["rank"]: p["text"] for p in item.data["passages"]}
         rest = {k: v for k, v in payload.items() if k != "selected"}
-        selected = [f"#{rank}: {texts.get(rank, '(no such passage)')}"
-                    for rank in payload.get("selected", [])]
-        return ([Block("Selected passages", "list", selected)] if selected else []) + \
+        missing = _("(no such passage)")
+        selected = [f"#{rank}: {texts.get(rank, missing)}" for rank in payload.get("selected", [])]
+        return ([Block(_("Selected passages"), "list", selected)] if selected else []) + \
             generic_blocks(rest)
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:

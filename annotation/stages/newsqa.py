@@ -584,8 +584,10 @@ class ValidateKind(StageKind):
             return generic_blocks(payload)
         options = self.context(item)["options"]
         choice = payload["choice"]
-        text = options[choice]["text"] if 0 <= choice < len(options) else f"option {choice}"
-        return [Block("Chose", "labels", [f"answer {choice + 1}"]), Block("Answer", "text", text)]
+        text = (options[choice]["text"] if 0 <= choice < len(options)
+                else _("option %(n)s") % {"n": choice})
+        return [Block(_("Chose"), "labels", [_("answer %(n)s") % {"n": choice + 1}]),
+                Block(_("Answer"), "text", text)]
 
     def payload_from_form(self, item: Item, data: Any) -> dict[str, Any]:
         choice = data.get("choice", "")

@@ -210,17 +210,17 @@ def label_blocks(data: dict[str, Any], payload: dict[str, Any]) -> list[Block]:
     """One label (an evidence payload) for the item page: the evidence highlighted in its
     document, the three alternatives with the correct one named."""
     if payload.get("reject"):
-        return [Block("Marked", "labels", ["Rejected"]),
-                Block("Reason", "text", payload.get("reason", REJECTED))]
+        return [Block(_("Marked"), "labels", [_("Rejected")]),
+                Block(_("Reason"), "text", payload.get("reason") or _(REJECTED))]
     document = data["documents"][payload["doc"]]
     title = document.get("title") or document.get("external_id", "")
     return [
-        Block("Document", "labels", [f"{payload['doc'] + 1}. {title}".strip()]),
-        Block("Evidence", "spans", segments=highlighted(document["text"],
-                                                         [payload["evidence"]])),
-        Block("Alternatives", "list", [
+        Block(_("Document"), "labels", [f"{payload['doc'] + 1}. {title}".strip()]),
+        Block(_("Evidence"), "spans", segments=highlighted(document["text"],
+                                                            [payload["evidence"]])),
+        Block(_("Alternatives"), "list", [
             f"{ANSWERS[k]}: {payload['alternatives'][k]}" for k in ANSWERS]),
-        Block("Correct answer", "labels", [str(ANSWERS[payload["answer"]])]),
+        Block(_("Correct answer"), "labels", [str(ANSWERS[payload["answer"]])]),
     ]
 
 
@@ -330,7 +330,8 @@ class QueryFilterKind(StageKind):
         try:
             query_filter(cleaned)
         except (ValueError, TypeError, KeyError) as exc:
-            raise ValidationError(f"stage {self.key}: {exc}") from exc
+            raise ValidationError(_("stage %(stage)s: %(detail)s")
+                                  % {"stage": self.key, "detail": exc}) from exc
         return cleaned
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -496,7 +497,8 @@ class DocumentFilterKind(StageKind):
         try:
             document_filter(cleaned)
         except (ValueError, TypeError) as exc:
-            raise ValidationError(f"stage {self.key}: {exc}") from exc
+            raise ValidationError(_("stage %(stage)s: %(detail)s")
+                                  % {"stage": self.key, "detail": exc}) from exc
         return cleaned
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -807,7 +809,7 @@ class _CandidatesKind(StageKind):
         if "choice" not in payload:
             return generic_blocks(payload)
         chosen = item.data["candidates"][payload["choice"]]["payload"]
-        return [Block("Chose", "labels", [f"label {payload['choice'] + 1}"]),
+        return [Block(_("Chose"), "labels", [_("label %(n)s") % {"n": payload["choice"] + 1}]),
                 *label_blocks(item.data, chosen)]
 
     def _chosen(self, item: Item, payload: dict[str, Any]) -> int:
