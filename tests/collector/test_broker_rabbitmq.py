@@ -38,9 +38,15 @@ def _once_job(job: Job, progress: Progress) -> dict:
     return {"ran": True}
 
 
-def _app_broker(url: str) -> None:
+def _app_broker(url: str, environ: str | None) -> None:
     """Point the Celery app (sending and asking) at ``url``: its pools are looked up anew
-    (kombu keeps one per broker, so the former broker's pools are found again after)."""
+    (kombu keeps one per broker, so the former broker's pools are found again after).
+    Celery reads the ``CELERY_BROKER_URL`` of the environment before its configuration:
+    ``environ`` is what that becomes (None: unset)."""
+    if environ is None:
+        os.environ.pop("CELERY_BROKER_URL", None)
+    else:
+        os.environ["CELERY_BROKER_URL"] = environ
     app.conf.broker_url = url
     app._pool = None
     app.amqp._producer_pool = None
@@ -66,9 +72,10 @@ def rabbitmq(db, settings):
         skip_or_fail(why, required_by="CROWDQA_REQUIRE_RABBITMQ")
     settings.CELERY_TASK_ALWAYS_EAGER = False
     settings.CROWDQA_JOB_QUEUED_LOST_AFTER_S = 300
-    before = app.conf.broker_url
+    before = app.conf.get("broker_url")
+    environ = os.environ.get("CELERY_BROKER_URL")
     eager, app.conf.task_always_eager = app.conf.task_always_eager, False
-    _app_broker(RABBITMQ_URL)
+    _app_broker(RABBITMQ_URL, RABBITMQ_URL)
     # Declared here, as Celery declares a missing queue: Celery declares it once per
     # connection, and the previous test deleted it.
     with app.connection_for_write() as conn:
@@ -85,7 +92,7 @@ def rabbitmq(db, settings):
                 channel.close()
         finally:
             app.conf.task_always_eager = eager
-            _app_broker(before)
+            _app_broker(before, environ)
 
 
 def _waiting() -> int:
