@@ -682,7 +682,10 @@ def _mail_settle(mail: InviteMail, holdings: Any, *, queue: str, now: datetime) 
             logger.warning("confirmation mail %s is stalled: %s", mail.pk, reason)
         return "stalled" if moved else None
     with transaction.atomic():
-        moved = still.filter(queued_at=mail.queued_at).update(queued_at=now, stalled_at=None)
+        # A stalled mail's note goes with its stall (a mail server's complaint stays).
+        note = {"error": ""} if mail.stalled_at is not None else {}
+        moved = still.filter(queued_at=mail.queued_at).update(queued_at=now, stalled_at=None,
+                                                              **note)
         if moved:
             transaction.on_commit(partial(invite_mail_enqueue, mail_id=mail.pk))
     if moved:

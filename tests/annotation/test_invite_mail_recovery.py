@@ -185,7 +185,7 @@ def test_a_mail_whose_message_cannot_be_told_apart_waits_marked_for_the_admin(
     with django_capture_on_commit_callbacks(execute=True):
         assert invites.invite_mails_recover() == {**QUIET, "resent": 1}
     mail.refresh_from_db()
-    assert mail.stalled_at is None and _waiting() == 1
+    assert mail.stalled_at is None and mail.error == "" and _waiting() == 1
     listing = client.get(reverse("admin:annotation_invitemail_changelist")).content.decode()
     assert "waiting for the mail worker for 0\xa0minutes<" in listing
     assert _deliver() == 1
