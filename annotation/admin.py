@@ -15,6 +15,8 @@ from typing import Any
 
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.timesince import timesince
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotation.models import (
@@ -140,15 +142,29 @@ class InviteMailAdmin(ReadOnlyAdmin):
     username only); the rows go after ``invites.MAIL_ROWS_KEPT``, or with their worker's
     erasure (``services.worker_erase``)."""
 
-    list_display = ("id", "invite", "project", "user", "newcomer", "status", "attempts",
-                    "created_at", "attempted_at", "sent_at")
+    list_display = ("id", "invite", "project", "user", "newcomer", "status", "waiting",
+                    "attempts", "created_at", "attempted_at", "sent_at")
     list_filter = ("status", "newcomer", "invite__project")
     search_fields = ("=id", "user__username", "invite__project__name")
     list_select_related = ("invite__project", "user")
     ordering = ("-id",)
-    fields = ("invite", "user", "newcomer", "language", "site_root", "status", "attempts",
-              "error_shown", "created_at", "attempted_at", "sent_at")
+    fields = ("invite", "user", "newcomer", "language", "site_root", "status", "waiting",
+              "attempts", "error_shown", "created_at", "queued_at", "stalled_at",
+              "attempted_at", "sent_at")
     readonly_fields = fields
+
+    @admin.display(description=gettext_lazy("Waiting"), ordering="queued_at")
+    def waiting(self, mail: InviteMail) -> str:
+        """How long a queued mail has waited for the mail worker; a stalled one (the broker
+        cannot tell whether it holds its message: ``invites.invite_mails_recover``) says so,
+        its reason under Error."""
+        if mail.status != InviteMail.Status.QUEUED:
+            return ""
+        age = timesince(mail.queued_at)
+        if mail.stalled_at is not None:
+            return _("waiting for the mail worker for %(age)s; the broker cannot tell whether "
+                     "it still holds the message (see Error)") % {"age": age}
+        return _("waiting for the mail worker for %(age)s") % {"age": age}
 
     @admin.display(description=gettext_lazy("Project"), ordering="invite__project__name")
     def project(self, mail: InviteMail) -> str:

@@ -579,7 +579,8 @@ def invite_mail_send(*, mail_id: int, final: bool = True) -> str:
         Q(status=InviteMail.Status.QUEUED)
         | Q(status=InviteMail.Status.SENDING, attempted_at__lt=now - MAIL_SENDING_STALE),
         pk=mail_id,
-    ).update(status=InviteMail.Status.SENDING, attempts=F("attempts") + 1, attempted_at=now)
+    ).update(status=InviteMail.Status.SENDING, attempts=F("attempts") + 1, attempted_at=now,
+             stalled_at=None)
     mail = (InviteMail.objects.select_related("invite__project", "user")
             .filter(pk=mail_id).first())
     if mail is None:
@@ -607,10 +608,90 @@ def invite_mail_send(*, mail_id: int, final: bool = True) -> str:
                 return InviteMail.Status.FAILED
             logger.warning("confirmation mail %s: try %d failed, will try again: %s",
                            mail.pk, mail.attempts, error)
-            _mail_finish(mail.pk, InviteMail.Status.QUEUED, error=error)
+            # Its retry's message is given to the broker now (the task's countdown).
+            _mail_finish(mail.pk, InviteMail.Status.QUEUED, error=error,
+                         queued_at=timezone.now())
             raise MailNotSent(error) from exc
     _mail_finish(mail.pk, InviteMail.Status.SENT, sent_at=timezone.now(), error="")
     return InviteMail.Status.SENT
+
+
+def invite_mails_recover(*, now: datetime | None = None) -> dict[str, int]:
+    """The periodic check for confirmation mails whose message was lost (a Redis flushed or
+    restarted without persistence, a broker restarted without durable queues): mails queued
+    ``CROWDQA_JOB_QUEUED_LOST_AFTER_S`` ago or longer (the jobs' threshold,
+    ``collector.jobs.queued_lost_after``) are looked for in the broker, once for all of them
+    (``collector.broker.broker_holdings``, as for jobs), and each is settled: its message is
+    held: it waits; gone: it is sent again ("resent"); cannot be told (a RabbitMQ queue that
+    holds messages, a broker that does not answer): it is left queued, marked as waiting for
+    the mail worker with the reason ("stalled"; the admin's list shows how long it has
+    waited), and sent again by a later check once the broker can tell it is gone. Never
+    failed here: a mail behind a long queue still goes out. A mail is never sent twice: the
+    send claims its row (``invite_mail_send``).
+
+    In the embedded mode (eager Celery) a mail is sent in the request that made it, once
+    that commits: one still queued after the threshold was cut off by a restart, and is sent
+    here. Idempotent; safe to run from several places."""
+    from collector.broker import MAIL_TASK, BrokerHoldings, broker_holdings
+    from collector.jobs import queued_lost_after
+
+    now = now or timezone.now()
+    counts = {"resent": 0, "stalled": 0}
+    waiting = list(InviteMail.objects.filter(
+        status=InviteMail.Status.QUEUED, queued_at__lt=now - queued_lost_after(),
+    ).order_by("id")[:500])
+    if not waiting:
+        return counts
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        holdings = BrokerHoldings(task=MAIL_TASK)  # no broker: nothing holds them
+    else:
+        holdings = broker_holdings(queues=[queue], task=MAIL_TASK)
+    for mail in waiting:
+        outcome = _mail_settle(mail, holdings, queue=queue, now=now)
+        if outcome:
+            counts[outcome] += 1
+    return counts
+
+
+# What the admin's list says of a stalled mail (``InviteMail.error``, English as the mail
+# server's complaints there).
+MAIL_STALLED = ("waiting for the mail worker: no worker has taken it, and it cannot be told "
+                "whether the broker still holds its message")
+
+
+def _mail_settle(mail: InviteMail, holdings: Any, *, queue: str, now: datetime) -> str | None:
+    """One mail queued long, after the broker said what it holds (``invite_mails_recover``).
+    Each move is a conditional update on the row as it was read, so a mail a worker took
+    meanwhile (or queued again for a retry), or another check settled, is left alone."""
+    from collector.stored_text import stored_text_english
+
+    still = InviteMail.objects.filter(pk=mail.pk, status=InviteMail.Status.QUEUED)
+    if holdings.held(mail.pk):
+        if mail.stalled_at is not None:  # its message turned up
+            still.filter(stalled_at__isnull=False).update(stalled_at=None, error="")
+        return None
+    why = holdings.why_unknown(mail.pk, queue)
+    if why is not None:
+        if mail.stalled_at is not None:
+            return None
+        reason = f"{MAIL_STALLED}: {stored_text_english(why)}"[:500]
+        moved = still.filter(stalled_at__isnull=True, queued_at=mail.queued_at).update(
+            stalled_at=now, error=reason)
+        if moved:
+            logger.warning("confirmation mail %s is stalled: %s", mail.pk, reason)
+        return "stalled" if moved else None
+    with transaction.atomic():
+        # A stalled mail's note goes with its stall (a mail server's complaint stays).
+        note = {"error": ""} if mail.stalled_at is not None else {}
+        moved = still.filter(queued_at=mail.queued_at).update(queued_at=now, stalled_at=None,
+                                                              **note)
+        if moved:
+            transaction.on_commit(partial(invite_mail_enqueue, mail_id=mail.pk))
+    if moved:
+        logger.warning("confirmation mail %s: its message was lost (queued %s); sent again",
+                       mail.pk, f"{mail.queued_at:%Y-%m-%d %H:%M:%S} UTC")
+    return "resent" if moved else None
 
 
 def invite_mail_status(*, mail_id: int | None) -> str:

@@ -739,6 +739,13 @@ class InviteMail(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When its message was last given to the broker (created, a retry's countdown, sent
+    # again by the periodic check): a mail queued long after this is looked for in the
+    # broker (``invites.invite_mails_recover``).
+    queued_at = models.DateTimeField(default=timezone.now)
+    # Queued, and the broker could not tell whether it still holds the message: it waits for
+    # the mail worker, the reason in ``error`` (cleared when the message turns up).
+    stalled_at = models.DateTimeField(null=True, blank=True)
     attempted_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
 

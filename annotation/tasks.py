@@ -46,6 +46,15 @@ def invite_mail_send_task(self, mail_id: int) -> str:
         raise self.retry(exc=exc, countdown=invite_mail_retry_pause(retries)) from exc
 
 
+@shared_task(name="annotation.tasks.invite_mails_recover_task")
+def invite_mails_recover_task() -> dict[str, int]:
+    """Periodic: send again confirmation mails whose message the broker lost (or mark them
+    waiting for the mail worker when it cannot tell; ``invites.invite_mails_recover``)."""
+    from annotation.invites import invite_mails_recover
+
+    return invite_mails_recover()
+
+
 @shared_task(name="annotation.tasks.signups_purge_task")
 def signups_purge_task() -> int:
     """Periodic: delete unconfirmed sign-ups whose confirmation links expired and that

@@ -336,6 +336,8 @@ CROWDQA_JOB_MAX_ATTEMPTS = env.int("CROWDQA_JOB_MAX_ATTEMPTS", default=3)
 # broker whether it still holds its message; if not (a Redis restart without persistence, a
 # flushed queue) the job is sent again, and if that cannot be told it is marked stalled, with
 # a Retry on its page. A job waiting behind others whose message is held is left alone.
+# Confirmation mails (annotation.invites.invite_mails_recover) are checked after the same
+# time: sent again when lost, left queued as "waiting for the mail worker" when unknown.
 CROWDQA_JOB_QUEUED_LOST_AFTER_S = env.float("CROWDQA_JOB_QUEUED_LOST_AFTER_S", default=300.0)
 CROWDQA_PERIODIC_S = env.float("CROWDQA_PERIODIC_S", default=30.0)
 # The embedded mode runs the same schedule on a thread of the web process.
@@ -351,6 +353,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
                      "schedule": CROWDQA_PERIODIC_S},
     "pick-up-stages": {"task": "annotation.tasks.stages_pick_up_task",
                        "schedule": CROWDQA_PERIODIC_S},
+    # Confirmation mails whose message the broker lost (annotation.invites).
+    "recover-mails": {"task": "annotation.tasks.invite_mails_recover_task",
+                      "schedule": CROWDQA_PERIODIC_S},
     # Unconfirmed sign-ups whose confirmation links expired free their usernames.
     "purge-signups": {"task": "annotation.tasks.signups_purge_task", "schedule": 3600.0},
 }
