@@ -245,30 +245,39 @@ def _human_stages(stages: Iterable[Stage]) -> list[Stage]:
 
 
 def _work_by_worker(project: Project, stages: list[Stage], *,
-                    until: datetime | None = None) -> list[dict[str, Any]]:
-    """Submissions of the project per (stage, worker): count, active seconds, first, last."""
+                    until: datetime | None = None,
+                    workers: list[int] | None = None) -> list[dict[str, Any]]:
+    """Submissions of the project per (stage, worker): count, active seconds, first, last
+    (of the users ``workers`` only, when given)."""
     submissions = Submission.objects.filter(stage__in=[s.pk for s in stages])
     if until is not None:
         submissions = submissions.filter(created_at__lte=until)
+    if workers is not None:
+        submissions = submissions.filter(worker_id__in=workers)
     return list(submissions.order_by().values("stage_id", "worker_id").annotate(
         n=Count("id", filter=COUNTS), seconds=Sum(_active_s()), first=Min("created_at"),
         last=Max("created_at"),
     ))
 
 
-def _bonuses_by_worker(project: Project, *,
-                       until: datetime | None = None) -> dict[int, dict[str, Any]]:
+def _bonuses_by_worker(project: Project, *, until: datetime | None = None,
+                       workers: list[int] | None = None) -> dict[int, dict[str, Any]]:
     bonuses = Bonus.objects.filter(project=project)
     if until is not None:
         bonuses = bonuses.filter(created_at__lte=until)
+    if workers is not None:
+        bonuses = bonuses.filter(user_id__in=workers)
     return {row["user_id"]: row for row in bonuses.order_by().values("user_id").annotate(
         summed=Sum("amount"), n=Count("id"), first=Min("created_at"), last=Max("created_at"))}
 
 
-def _paid_by_worker(project: Project) -> dict[int, Decimal]:
-    """What earlier exports of the project paid each worker."""
-    return {user_id: _money(amount) for user_id, amount in
-            PaymentLine.objects.filter(export__project=project).order_by()
+def _paid_by_worker(project: Project, *,
+                    workers: list[int] | None = None) -> dict[int, Decimal]:
+    """What earlier exports of the project paid each worker (of ``workers``, when given)."""
+    lines = PaymentLine.objects.filter(export__project=project)
+    if workers is not None:
+        lines = lines.filter(user_id__in=workers)
+    return {user_id: _money(amount) for user_id, amount in lines.order_by()
             .values("user_id").annotate(summed=Sum("amount")).values_list("user_id", "summed")}
 
 
@@ -339,59 +348,53 @@ def project_pay(*, project: Project, page: Any = 1,
     their earnings, bonuses, payments, owed amount and effective hourly wage (flagged below
     the project's minimum), cost and submissions over time, the export history (with each
     export's Prolific studies) and whether MTurk workers are paid in a currency MTurk does
-    not pay. Totals and counts are over every worker, from the database's sums per worker
-    and stage, never from the page. A fixed number of queries, whatever the number of
-    workers."""
+    not pay. Totals, counts, stage costs and the cost over time are over every worker,
+    computed by the database (``_crowd_totals``, ``_crowd_shares``); only the workers of
+    the page are read row by row. A fixed number of queries and of rows read, whatever the
+    number of workers."""
     stages = list(project.stages.order_by("order"))
     human = _human_stages(stages)
     rates = {stage.pk: Rate.of(stage.params) for stage in stages}
-    work = _work_by_worker(project, stages)
-    bonuses = _bonuses_by_worker(project)
-    paid = _paid_by_worker(project)
-    per_stage, per_worker = _tally(work, rates)
-    shares = _shares(work, rates, per_worker)
-    stage_amounts: dict[int, Decimal] = defaultdict(Decimal)
-    for (_, stage_id), amount in shares.items():
-        stage_amounts[stage_id] += amount
-
-    stage_rows = []
-    for stage in human:
-        acc = per_stage[stage.pk]
-        stage_rows.append({
-            "stage": stage, "pay_model": rates[stage.pk].model,
-            "pay_rate": rates[stage.pk].shown,
-            "submissions": acc["submissions"], "active_hours": _hours(acc["seconds"]),
-            "amount": stage_amounts[stage.pk] + ZERO,
-        })
-
     minimum = _money(project.min_hourly_wage)
-    figures = {user_id: _worker_pay(per_worker[user_id],
-                                    _money(bonuses.get(user_id, {}).get("summed")),
-                                    paid.get(user_id, ZERO), minimum)
-               for user_id in set(per_worker) | set(bonuses) | set(paid)}
+    crowd = _crowd_totals(project, stages, rates, minimum)
+    series, by_stage = _series(project, stages, rates, crowd["moments"])
+
     everyone = payees(project=project)
     shown = Paginator(everyone.select_related("external_account"),
                       per_page or PAY_WORKERS_PER_PAGE).get_page(page)
+    users = list(shown.object_list)
+    ids = [user.pk for user in users]
+    work = _work_by_worker(project, stages, workers=ids) if ids else []
+    per_stage, per_worker = _tally(work, rates)
+    bonuses = _bonuses_by_worker(project, workers=ids) if ids else {}
+    paid = _paid_by_worker(project, workers=ids) if ids else {}
     rows = []
-    for user in shown.object_list:
+    for user in users:
         platform, external_id = _external(user)
         rows.append({"user": user, "username": user.get_username(), "platform": platform,
                      "external_id": external_id,
-                     **(figures.get(user.pk) or _worker_pay(per_worker[user.pk], ZERO, ZERO,
-                                                            minimum))})
+                     **_worker_pay(per_worker[user.pk],
+                                   _money(bonuses.get(user.pk, {}).get("summed")),
+                                   paid.get(user.pk, ZERO), minimum)})
     shown.object_list = rows
 
-    work_total = sum((f["earned"] for f in figures.values()), ZERO)
-    bonus_total = sum((f["bonuses"] for f in figures.values()), ZERO)
+    stage_rows = []
+    for stage in human:
+        acc = by_stage.get(stage.pk, {})
+        stage_rows.append({
+            "stage": stage, "pay_model": rates[stage.pk].model,
+            "pay_rate": rates[stage.pk].shown,
+            "submissions": acc.get("submissions", 0),
+            "active_hours": _hours(acc.get("seconds") or 0.0),
+            "amount": acc.get("amount", ZERO) + ZERO,
+        })
+    work_total, bonus_total = crowd["work_total"], crowd["bonus_total"]
     total = work_total + bonus_total
     # A finished item is a record: an item the pipeline's last stage finished (NewsQA's
     # consolidated question), not one of the last stage people work, which may see only
     # some of them (NewsQA's validation, the questions without agreement).
     final = stages[-1] if stages else None
     done = Item.objects.filter(stage=final, status=Item.Status.DONE).count() if final else 0
-    series = _series(project, stages, rates, work, bonuses, shares)
-    mturk = set(everyone.filter(external_account__platform=Platform.MTURK)
-                .values_list("pk", flat=True))
     # Prolific takes a bulk bonus per study: each export lists its studies, so the CSVs
     # themselves are not read here.
     exports = list(PaymentExport.objects.filter(project=project).select_related("created_by")
@@ -401,36 +404,34 @@ def project_pay(*, project: Project, page: Any = 1,
         "currency": project.currency,
         "stage_rows": stage_rows,
         "work_total": work_total, "bonus_total": bonus_total, "total": total,
-        "paid_total": sum(paid.values(), ZERO),
-        "owed_total": sum((max(f["owed"], ZERO) for f in figures.values()), ZERO),
+        "paid_total": crowd["paid_total"],
+        "owed_total": crowd["owed_total"],
         "items_done": done, "last_stage": final,
         "cost_per_item": cents(total / done) if done else None,
         "workers": shown,
-        "below_minimum": sum(1 for f in figures.values() if f["below_minimum"]),
+        "below_minimum": crowd["below_minimum"],
         "series": series,
         "exports": exports,
         # MTurk pays in US dollars only: exports leave MTurk workers out in another currency.
         "mturk_other_currency": project.currency != MTURK_CURRENCY and (
-            bool(mturk) or Study.objects.filter(project=project,
-                                                platform=Platform.MTURK).exists()),
-        "mturk_owed": sum(1 for user_id in mturk
-                          if user_id in figures and figures[user_id]["owed"] > 0),
-        "currency_fixed": bool(paid),
+            crowd["mturk"] > 0 or Study.objects.filter(project=project,
+                                                       platform=Platform.MTURK).exists()),
+        "mturk_owed": crowd["mturk_owed"],
+        "currency_fixed": crowd["paid_any"],
         # What an export now tells the workers when the admin gives no reason.
         "export_reason": _export_reason("", project=project, period_end=timezone.now()),
     }
 
 
 def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
-            work: list[dict[str, Any]], bonuses: dict[int, dict[str, Any]],
-            shares: dict[tuple[int, int], Decimal]) -> dict[str, Any]:
+            moments: list[datetime]) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
     """Cost (work and bonuses) and submissions per day, or per hour when the project's
-    work spans under two days, with their plots. Each worker's pay for a stage (``shares``)
-    is shared out over the hours or days they worked on it, so the points add up to the
-    total cost; work submitted after ``shares`` was read waits for the next view."""
-    moments = [row[key] for row in (*work, *bonuses.values()) for key in ("first", "last")]
+    work and bonuses (from the first to the last of ``moments``) span under two days, with
+    their plots; and each stage's cost, submissions and active seconds. Each worker's pay
+    is shared out over their stages, and each share over the hours or days they worked on
+    it, so the stages and the points add up to the total cost (``_crowd_shares``)."""
     if not moments:
-        return {"unit": None, "points": [], "plots": {}}
+        return {"unit": None, "points": [], "plots": {}}, {}
     first, last = min(moments), max(moments)
     hourly = last - first < HOURLY_SPAN
     trunc = TruncHour if hourly else TruncDay
@@ -439,23 +440,15 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
         local = timezone.localtime(moment)
         return local.strftime("%Y-%m-%d %H:00") if hourly else local.date().isoformat()
 
+    by_stage, buckets = _crowd_shares(project, stages, rates, trunc=trunc)
     cost: dict[str, Decimal] = defaultdict(Decimal)
     submissions: dict[str, int] = defaultdict(int)
-    exact: dict[tuple[int, int], dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
-    for row in (Submission.objects.filter(stage__in=[s.pk for s in stages]).order_by()
-                .annotate(bucket=trunc("created_at")).values("bucket", "stage_id", "worker_id")
-                .annotate(n=Count("id", filter=COUNTS), seconds=Sum(_active_s()))):
-        exact[row["worker_id"], row["stage_id"]][key(row["bucket"])] += rates[
-            row["stage_id"]].pay(submissions=row["n"], seconds=row["seconds"])
-        submissions[key(row["bucket"])] += row["n"]
-    for pair, by_label in exact.items():
-        if pair in shares:
-            for label, amount in apportion(shares[pair], by_label).items():
-                cost[label] += amount
-    for row in (Bonus.objects.filter(project=project).order_by()
-                .annotate(bucket=trunc("created_at")).values("bucket")
-                .annotate(summed=Sum("amount"))):
-        cost[key(row["bucket"])] += _money(row["summed"])
+    for bucket, kind, value, n in buckets:
+        if kind == "w":
+            cost[key(bucket)] += _cents(value)
+            submissions[key(bucket)] += int(n or 0)
+        else:
+            cost[key(bucket)] += _money(value)
     step = timedelta(hours=1) if hourly else timedelta(days=1)
     labels: list[str] = []
     moment = first
@@ -481,7 +474,7 @@ def _series(project: Project, stages: list[Stage], rates: dict[int, Rate],
                                         label=submissions_per(hourly), name="submissions",
                                         span=(labels[0], labels[-1])),
         },
-    }
+    }, by_stage
 
 
 def submissions_per(hourly: bool) -> str:
@@ -497,6 +490,235 @@ def _series_plot(points: list[tuple[str, float]], *, label: str, name: str,
     peak = max(value for _, value in points) or 1
     return line_plot({name: [value for _, value in points]}, label=label, lo=0, hi=peak,
                      x_span=span)
+
+
+# The crowd's figures, in the database --------------------------------------------------------
+#
+# The pay page's totals, alerts, cost per stage and cost over time are over every worker,
+# but each is one figure: the database computes them (grouped sums, then window functions
+# for the largest-remainder shares), so a page view reads a fixed number of rows, however
+# big the crowd. The arithmetic is ``pay``'s own: each stage's exact pay in units of
+# 10**-scale of the currency (integers for pay per submission, exact on both databases;
+# hourly pay divides the active seconds, numeric on PostgreSQL, floating point on SQLite),
+# each worker's work rounded half up to cents once, shares of it rounded down to cents and
+# the cents left over to the largest remainders (``apportion``), ties to the earlier stage
+# or hour.
+
+def _scale(rates: Iterable[Rate]) -> int:
+    """The decimals of the finest rate (at least 2: cents)."""
+    return max([2, *(max(0, -int(rate.amount.normalize().as_tuple().exponent))
+                     for rate in rates if rate.amount.is_finite() and rate.amount)])
+
+
+class _Dialect:
+    """The few expressions that differ: exact numbers and rounding down (of values >= 0)."""
+
+    def __init__(self) -> None:
+        from django.db import connection
+
+        self.postgres = connection.vendor == "postgresql"
+
+    def num(self, expr: str) -> str:
+        """A number computed exactly: numeric on PostgreSQL; on SQLite integers stay
+        integers, the rest is floating point."""
+        return f"CAST({expr} AS numeric)" if self.postgres else f"({expr})"
+
+    def floor_div(self, a: str, b: str) -> str:
+        """floor(a / b) for a >= 0, b > 0 (integer division on SQLite for integers)."""
+        if self.postgres:
+            return f"FLOOR(CAST({a} AS numeric) / ({b}))"
+        return f"CAST(({a}) / ({b}) AS INTEGER)"
+
+
+def _units(rates: dict[int, Rate], scale: int, d: _Dialect, *, stage: str, n: str,
+           seconds: str) -> str:
+    """A stage's exact pay in units of 10**-scale for ``n`` counted submissions of
+    ``seconds`` active time (SQL expressions)."""
+    whens = []
+    for stage_id, rate in rates.items():
+        unit = int(rate.amount.scaleb(scale))  # exact: scale covers every rate's decimals
+        if not unit:
+            continue
+        if rate.model == "hourly":
+            whens.append(f"WHEN {int(stage_id)} THEN {unit} * "
+                         f"{d.num(f'COALESCE({seconds}, 0)')} / 3600.0")
+        else:
+            whens.append(f"WHEN {int(stage_id)} THEN {d.num(f'{unit} * {n}')}")
+    return f"(CASE {stage} {' '.join(whens)} ELSE 0 END)" if whens else "0"
+
+
+def _work_cte(stage_ids: list[int], rates: dict[int, Rate], scale: int, d: _Dialect) -> str:
+    """``ws``: each worker's submissions per stage (counted ones, active seconds) and their
+    exact pay ``u``; ``wk``: each worker's work in cents ``c`` and active seconds."""
+    div = 10 ** (scale - 2)
+    ids = ", ".join(str(int(pk)) for pk in stage_ids) or "NULL"
+    units = _units(rates, scale, d, stage="s.stage_id", n="COUNT(s.id) - COUNT("
+                   "s.superseded_by_id)", seconds="SUM(COALESCE(s.active_time_s, "
+                   "s.time_on_task_s))")
+    return (
+        "ws AS (SELECT s.worker_id AS w, s.stage_id AS st,"  # noqa: S608 (ids, numbers)
+        " COUNT(s.id) - COUNT(s.superseded_by_id) AS n,"
+        " SUM(COALESCE(s.active_time_s, s.time_on_task_s)) AS sec,"
+        f" {units} AS u"
+        f" FROM annotation_submission s WHERE s.stage_id IN ({ids})"
+        " GROUP BY s.worker_id, s.stage_id),"
+        f" wk AS (SELECT w, {d.floor_div('2 * SUM(u) + ' + str(div), str(2 * div))} AS c,"
+        " SUM(COALESCE(sec, 0)) AS sec FROM ws GROUP BY w)"
+    )
+
+
+def _cents(value: Any) -> Decimal:
+    """A database's whole number of cents as an amount."""
+    return (Decimal(int(value or 0)) * CENT) + ZERO
+
+
+def _crowd_totals(project: Project, stages: list[Stage], rates: dict[int, Rate],
+                  minimum: Decimal) -> dict[str, Any]:
+    """Over every worker, in one statement: work, bonuses, paid and owed (each worker's
+    rounded once, as ``_worker_pay``), how many earn below ``minimum`` an hour, how many
+    MTurk workers there are and are owed, whether any export paid, and the first and last
+    moments of work and bonuses."""
+    from django.db import connection
+
+    d = _Dialect()
+    scale = _scale(rates.values())
+    min_c = int(minimum / CENT)
+    earned = "(per.work_c + per.bonus_c)"
+    owed = f"({earned} - per.paid_c)"
+    sec = d.num("per.sec")
+    wage_c = d.floor_div(f"2 * {earned} * 3600 + {sec}", f"2 * {sec}")  # cents, half up
+    wage_below = f"per.sec > 0 AND {wage_c} < {min_c}" if min_c > 0 else "1 = 0"
+    statement = (
+        "WITH " + _work_cte([s.pk for s in stages], rates, scale, d) + ","  # noqa: S608
+        " bon AS (SELECT b.user_id AS w, SUM(b.amount) AS b, MIN(b.created_at) AS b_first,"
+        " MAX(b.created_at) AS b_last FROM annotation_bonus b WHERE b.project_id = %s"
+        " GROUP BY b.user_id),"
+        " pd AS (SELECT l.user_id AS w, SUM(l.amount) AS p FROM annotation_paymentline l"
+        " JOIN annotation_paymentexport e ON e.id = l.export_id WHERE e.project_id = %s"
+        " GROUP BY l.user_id),"
+        " ids AS (SELECT w FROM wk UNION SELECT w FROM bon UNION SELECT w FROM pd),"
+        " per AS (SELECT ids.w, COALESCE(wk.c, 0) AS work_c,"
+        " COALESCE(CAST(ROUND(bon.b * 100) AS BIGINT), 0) AS bonus_c,"
+        " COALESCE(CAST(ROUND(pd.p * 100) AS BIGINT), 0) AS paid_c,"
+        " COALESCE(wk.sec, 0) AS sec, pd.w AS paid,"
+        " CASE WHEN EXISTS (SELECT 1 FROM annotation_externalaccount a"
+        " WHERE a.user_id = ids.w AND a.platform = %s) THEN 1 ELSE 0 END AS mturk"
+        " FROM ids LEFT JOIN wk ON wk.w = ids.w LEFT JOIN bon ON bon.w = ids.w"
+        " LEFT JOIN pd ON pd.w = ids.w)"
+        " SELECT COALESCE(SUM(per.work_c), 0), COALESCE(SUM(per.bonus_c), 0),"
+        " COALESCE(SUM(per.paid_c), 0),"
+        f" COALESCE(SUM(CASE WHEN {owed} > 0 THEN {owed} ELSE 0 END), 0),"
+        f" COALESCE(SUM(CASE WHEN {wage_below} THEN 1 ELSE 0 END), 0),"
+        " COALESCE(SUM(per.mturk), 0),"
+        f" COALESCE(SUM(CASE WHEN per.mturk = 1 AND {owed} > 0 THEN 1 ELSE 0 END), 0),"
+        " COUNT(per.paid),"
+        " (SELECT MIN(s.created_at) FROM annotation_submission s JOIN annotation_stage t"
+        " ON t.id = s.stage_id WHERE t.project_id = %s),"
+        " (SELECT MAX(s.created_at) FROM annotation_submission s JOIN annotation_stage t"
+        " ON t.id = s.stage_id WHERE t.project_id = %s),"
+        " (SELECT MIN(b_first) FROM bon), (SELECT MAX(b_last) FROM bon)"
+        " FROM per"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [project.pk, project.pk, Platform.MTURK.value,
+                                   project.pk, project.pk])
+        (work_c, bonus_c, paid_c, owed_c, below, mturk, mturk_owed, paid_rows,
+         *moments) = cursor.fetchone()
+    return {"work_total": _cents(work_c), "bonus_total": _cents(bonus_c),
+            "paid_total": _cents(paid_c), "owed_total": _cents(owed_c),
+            "below_minimum": int(below or 0), "mturk": int(mturk or 0),
+            "mturk_owed": int(mturk_owed or 0), "paid_any": bool(paid_rows),
+            "moments": [m for m in map(_moment, moments) if m is not None]}
+
+
+def _moment(value: Any) -> datetime | None:
+    """A timestamp as the database returns it (a string on SQLite) as an aware datetime."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        from django.utils.dateparse import parse_datetime
+
+        value = parse_datetime(value)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value
+
+
+def _crowd_shares(project: Project, stages: list[Stage], rates: dict[int, Rate], *,
+                  trunc: Any) -> tuple[dict[int, dict[str, Any]],
+                                       list[tuple[datetime, str, Any, Any]]]:
+    """Cost per stage (each worker's pay shared out over the stages they worked) and, per
+    hour or day (``trunc``), the cost of work (each worker's share of a stage shared out over
+    the hours or days they worked on it), the submissions and the bonuses: one statement.
+    Returns ``({stage id: {"amount", "submissions", "seconds"}}, [(bucket, kind, value,
+    submissions)])`` with kind "w" (cost of work in cents) or "b" (bonuses, summed)."""
+    from django.db import connection
+
+    d = _Dialect()
+    scale = _scale(rates.values())
+    div = 10 ** (scale - 2)
+    ids = [s.pk for s in stages]
+    buckets = (Submission.objects.filter(stage__in=ids).order_by()
+               .annotate(bucket=trunc("created_at")).values("bucket", "stage_id", "worker_id")
+               .annotate(n=Count("id", filter=COUNTS), seconds=Sum(_active_s())))
+    bucket_sql, bucket_params = buckets.query.sql_with_params()
+    bonuses = (Bonus.objects.filter(project=project).order_by()
+               .annotate(bucket=trunc("created_at")).values("bucket")
+               .annotate(summed=Sum("amount")))
+    bonus_sql, bonus_params = bonuses.query.sql_with_params()
+    bucket_units = _units(rates, scale, d, stage="x.stage_id", n="x.n", seconds="x.seconds")
+    floor_ws = d.floor_div("ws.u", str(div))
+    floor_b = d.floor_div("x.u", str(div))
+    statement = (
+        "WITH " + _work_cte(ids, rates, scale, d) + ","  # noqa: S608 (ids, numbers)
+        # Each worker's pay shared out over their stages: cents rounded down, then the
+        # cents left over one each to the largest remainders.
+        f" wsf AS (SELECT ws.w, ws.st, ws.n, ws.sec, {floor_ws} AS f,"
+        f" ws.u - {floor_ws} * {div} AS r FROM ws),"
+        " wsr AS (SELECT wsf.w, wsf.st, wsf.n, wsf.sec, wsf.f,"
+        " wk.c - SUM(wsf.f) OVER (PARTITION BY wsf.w) AS lft,"
+        " ROW_NUMBER() OVER (PARTITION BY wsf.w ORDER BY wsf.r DESC, wsf.st) AS k"
+        " FROM wsf JOIN wk ON wk.w = wsf.w),"
+        " share AS (SELECT w, st, n, sec, f + CASE WHEN k <= lft THEN 1 ELSE 0 END AS c"
+        " FROM wsr),"
+        # Each worker's share of a stage shared out over the hours or days they worked it.
+        f" xb AS (SELECT x.worker_id AS w, x.stage_id AS st, x.bucket AS bucket, x.n AS n,"
+        f" {bucket_units} AS u FROM ({bucket_sql}) x),"
+        f" xf AS (SELECT x.w, x.st, x.bucket, x.n, {floor_b} AS f, x.u - {floor_b} * {div}"
+        " AS r FROM xb x),"
+        " xr AS (SELECT xf.bucket, xf.n, xf.f, share.c - SUM(xf.f) OVER (PARTITION BY"
+        " xf.w, xf.st) AS lft,"
+        " ROW_NUMBER() OVER (PARTITION BY xf.w, xf.st ORDER BY xf.r DESC, xf.bucket) AS k,"
+        " ROW_NUMBER() OVER (PARTITION BY xf.w, xf.st ORDER BY xf.r, xf.bucket DESC) AS k2"
+        " FROM xf JOIN share ON share.w = xf.w AND share.st = xf.st)"
+        " SELECT 's', st, NULL, SUM(c), SUM(n), SUM(COALESCE(sec, 0)) FROM share GROUP BY st"
+        " UNION ALL"
+        " SELECT 'w', NULL, bucket, SUM(f + CASE WHEN lft >= 0 AND k <= lft THEN 1"
+        " WHEN lft < 0 AND k2 <= -lft THEN -1 ELSE 0 END), SUM(n), NULL FROM xr"
+        " GROUP BY bucket"
+        " UNION ALL"
+        f" SELECT 'b', NULL, y.bucket, y.summed, NULL, NULL FROM ({bonus_sql}) y"
+    )
+    bucket_expr = buckets.query.annotations["bucket"]
+    converters = [*connection.ops.get_db_converters(bucket_expr),
+                  *bucket_expr.get_db_converters(connection)]
+
+    def when(value: Any) -> datetime:
+        for convert in converters:
+            value = convert(value, bucket_expr, connection)
+        return value
+
+    by_stage: dict[int, dict[str, Any]] = {}
+    series: list[tuple[datetime, str, Any, Any]] = []
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*bucket_params, *bonus_params])
+        for kind, stage_id, bucket, value, n, seconds in cursor.fetchall():
+            if kind == "s":
+                by_stage[int(stage_id)] = {"amount": _cents(value), "submissions": int(n or 0),
+                                           "seconds": float(seconds or 0)}
+            else:
+                series.append((when(bucket), kind, value, n))
+    return by_stage, series
 
 
 # Writes: settings and bonuses --------------------------------------------------------------

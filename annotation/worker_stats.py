@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import logging
-import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -52,8 +51,9 @@ from typing import Any
 import orjson
 from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.db.models import Count, Max, Min, Q
-from django.db.models.functions import TruncDay, TruncHour
+from django.db import connection
+from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models.functions import Coalesce, TruncDay, TruncHour
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
@@ -175,16 +175,58 @@ def _consensus_text(body: str, consensus: dict[str, Any]) -> tuple[str, ...]:
 AGREEMENT_RESULT_KINDS = ("newsqa_consolidate", "marco_consensus")
 
 
-def _fingerprint(project: Project, rows: list[tuple]) -> tuple[Any, ...]:
-    """The project's submissions in three numbers (count, latest id, set aside) and its
-    agreement results in two (finished items, the latest finish): a consolidation that
-    finishes after the last submission is seen at once too."""
+def _fingerprint(project: Project, work: list[tuple]) -> tuple[Any, ...]:
+    """The project's submissions in three numbers (count, latest id, set aside; from
+    ``_work_by_stage``'s rows) and its agreement results in two (finished items, the latest
+    finish): a consolidation that finishes after the last submission is seen at once too."""
     results = Item.objects.filter(
         project=project, stage__kind__in=AGREEMENT_RESULT_KINDS, status=Item.Status.DONE,
     ).aggregate(n=Count("id"), last=Max("finished_at"))
     last = results["last"].timestamp() if results["last"] else 0
-    return (len(rows), max((r[0] for r in rows), default=0), sum(1 for r in rows if r[5]),
-            results["n"], last)
+    return (sum(r[2] + r[3] for r in work), max((r[5] for r in work), default=0),
+            sum(r[3] for r in work), results["n"], last)
+
+
+def _work_by_stage(stage_ids: list[int]) -> list[tuple]:
+    """Each worker's submissions per stage, summed by the database: (worker id, stage id,
+    counted, set aside, active seconds of the counted ones, latest id). A corrected answer
+    is no task of its own (its correction is), but its time is part of the task's."""
+    latest = Q(superseded_by__isnull=True)
+    rows = (Submission.objects.filter(stage_id__in=stage_ids).order_by()
+            .values("worker_id", "stage_id")
+            .annotate(counted=Count("id", filter=Q(set_aside=False) & latest),
+                      aside=Count("id", filter=Q(set_aside=True) & latest),
+                      seconds=Sum(Coalesce("active_time_s", "time_on_task_s"),
+                                  filter=Q(set_aside=False)),
+                      latest=Max("id")))
+    return [(r["worker_id"], r["stage_id"], r["counted"], r["aside"], r["seconds"] or 0.0,
+             r["latest"]) for r in rows]
+
+
+def _median_by_worker(stage_ids: list[int]) -> dict[int, float]:
+    """Each worker's median active seconds per task over ``stage_ids``: the middle one, or
+    the mean of the middle two (``statistics.median``), found by the database (window
+    functions, on SQLite as on PostgreSQL). A task's time is its counted answer's with the
+    times of the answers it corrected, however many corrections led to it."""
+    if not stage_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(stage_ids))
+    spent = "COALESCE(s.active_time_s, s.time_on_task_s)"
+    statement = (
+        "WITH RECURSIVE chain(head, worker, id) AS ("  # noqa: S608 (placeholders)
+        " SELECT s.id, s.worker_id, s.id FROM annotation_submission s"
+        f" WHERE s.stage_id IN ({marks}) AND s.set_aside = %s AND s.superseded_by_id IS NULL"
+        " UNION ALL SELECT c.head, c.worker, p.id FROM chain c"
+        " JOIN annotation_submission p ON p.superseded_by_id = c.id),"
+        f" task(w, t) AS (SELECT c.worker, SUM({spent}) FROM chain c"
+        " JOIN annotation_submission s ON s.id = c.id GROUP BY c.head, c.worker)"
+        " SELECT w, AVG(t) FROM (SELECT w, t, ROW_NUMBER() OVER (PARTITION BY w ORDER BY t)"
+        " AS k, COUNT(*) OVER (PARTITION BY w) AS c FROM task) x"
+        " WHERE k = (c + 1) / 2 OR k = (c + 2) / 2 GROUP BY w"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*stage_ids, False])
+        return {worker_id: median for worker_id, median in cursor.fetchall()}
 
 
 def project_competence(*, project: Project, stages: list[Stage],
@@ -369,10 +411,6 @@ def _freetext(project: Project, stages: list[Stage], items: dict[int, list[tuple
 
 # The workers table -----------------------------------------------------------------------
 
-def _median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 1) if values else None
-
-
 def duration(seconds: float | None) -> str:
     """Seconds for people: "42 s", "12 min 5 s", "3 h 04 min"."""
     if seconds is None:
@@ -417,28 +455,21 @@ def project_workers(*, project: Project, stage: Stage | None = None,
                                                       row["status_reason"])
             standings[member_user[row["member_id"]]].append(row)
 
-    rows_all = list(Submission.objects.filter(stage_id__in=list(stage_of)).order_by("id")
-                    .values_list("id", "worker_id", "stage_id", "time_on_task_s",
-                                 "active_time_s", "set_aside", "superseded_by_id").iterator())
+    work = _work_by_stage(list(stage_of))
     competence = project_competence(project=project, stages=stages,
-                                    fingerprint=_fingerprint(project, rows_all))
-    tasks: dict[int, list[float]] = defaultdict(list)
+                                    fingerprint=_fingerprint(project, work))
+    tasks: dict[int, int] = defaultdict(int)
+    seconds: dict[int, float] = defaultdict(float)
     aside: dict[int, int] = defaultdict(int)
     worked: dict[int, set[int]] = defaultdict(set)
-    # A corrected answer is no task of its own: its time goes to the correction that
-    # replaced it (a later id), as the task's time (pay counts both times too).
-    carried: dict[int, float] = defaultdict(float)
-    for pk, worker_id, stage_id, on_task, active, set_aside, superseded_by in rows_all:
+    for worker_id, stage_id, counted, set_aside, active, _ in work:
         if stage is not None and stage_id != stage.pk:
             continue
         worked[worker_id].add(stage_id)
-        spent = (active if active is not None else on_task) + carried.pop(pk, 0.0)
-        if superseded_by is not None:
-            carried[superseded_by] += spent
-        elif set_aside:
-            aside[worker_id] += 1
-        else:
-            tasks[worker_id].append(spent)
+        aside[worker_id] += set_aside
+        tasks[worker_id] += counted
+        seconds[worker_id] += active
+    medians = _median_by_worker([stage.pk] if stage is not None else list(stage_of))
 
     inspected = Inspection.objects.filter(batch__project=project, passed__isnull=False)
     if stage is not None:
@@ -462,7 +493,9 @@ def project_workers(*, project: Project, stage: Stage | None = None,
             + [(s["status"], s["status_reason"], stage_of[s["stage_id"]].display_name)
                for s in own])
         seen = sum(s["gold_seen"] for s in own)
-        times = tasks.get(user_id, [])
+        median = medians.get(user_id)
+        median = round(median, 1) if median is not None else None
+        spent = seconds[user_id] if tasks.get(user_id) else 0  # none counted: 0 s
         entries = []
         matched = counted = 0
         for each in stages:
@@ -487,9 +520,9 @@ def project_workers(*, project: Project, stage: Stage | None = None,
             "role": ", ".join(m.role for m in memberships),
             "source": memberships[0].get_source_display(),
             "status": status, "status_reason": reason, "status_where": where,
-            "tasks": len(times), "set_aside": aside.get(user_id, 0),
-            "active_time_s": round(sum(times), 1), "active_time": duration(sum(times)),
-            "median_time_s": _median(times), "median_time": duration(_median(times)),
+            "tasks": tasks.get(user_id, 0), "set_aside": aside.get(user_id, 0),
+            "active_time_s": round(spent, 1), "active_time": duration(spent),
+            "median_time_s": median, "median_time": duration(median),
             "gold_seen": seen,
             "gold_accuracy": (sum(s["gold_score_sum"] for s in own) / seen) if seen else None,
             "competence": entries,

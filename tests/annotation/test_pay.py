@@ -30,6 +30,7 @@ from annotation.models import (
     PaymentExport,
     PaymentLine,
     Project,
+    Stage,
     Study,
     Submission,
 )
@@ -1144,3 +1145,198 @@ def test_a_chinese_admin_reads_the_exports_warnings_note_and_plots_in_chinese(
             f"未包含在本次导出中，仍为待付（{worker.username}）。 已经以 GBP 导出过付款") in done
     assert 'aria-label="每小时成本（GBP）"' in done and 'aria-label="每小时提交数"' in done
     assert "Nothing was sent" not in done and "Cost per hour" not in done
+
+
+# The crowd's figures: computed by the database, the same as over every worker's rows ------
+
+def _reference(project) -> dict:
+    """The pay page's crowd-wide figures worked out in Python over every worker's rows (how
+    the page computed them before the database did)."""
+    stages = list(project.stages.order_by("order"))
+    rates = {stage.pk: pay.Rate.of(stage.params) for stage in stages}
+    work = pay._work_by_worker(project, stages)
+    bonuses = pay._bonuses_by_worker(project)
+    paid = pay._paid_by_worker(project)
+    per_stage, per_worker = pay._tally(work, rates)
+    shares = pay._shares(work, rates, per_worker)
+    minimum = pay._money(project.min_hourly_wage)
+    figures = {w: pay._worker_pay(per_worker[w], pay._money(bonuses.get(w, {}).get("summed")),
+                                  paid.get(w, pay.ZERO), minimum)
+               for w in set(per_worker) | set(bonuses) | set(paid)}
+    by_stage = {}
+    for (_, stage_id), amount in shares.items():
+        by_stage[stage_id] = by_stage.get(stage_id, pay.ZERO) + amount
+    return {
+        "work_total": sum((f["earned"] for f in figures.values()), pay.ZERO),
+        "bonus_total": sum((f["bonuses"] for f in figures.values()), pay.ZERO),
+        "paid_total": sum(paid.values(), pay.ZERO),
+        "owed_total": sum((max(f["owed"], pay.ZERO) for f in figures.values()), pay.ZERO),
+        "below_minimum": sum(1 for f in figures.values() if f["below_minimum"]),
+        "stages": {s.pk: (by_stage.get(s.pk, pay.ZERO), per_stage[s.pk]["submissions"])
+                   for s in pay._human_stages(stages)},
+        "figures": figures,
+    }
+
+
+def _crowd_of_paid_project(project, workers, prolific_worker, admin_user, committed):
+    """Worked: questioner 0.50, Prolific worker 6.00 (0.5 h), ann2 3.00 (0.25 h); val2 a
+    bonus of 1.25 and no answers; all that exported (10.75). Then: the questioner asks again
+    (0.50), ann1 and ann3 answer it in 100 active seconds each (0.3333, paid 0.33 each),
+    val1 validates (0.25), ann2 gets a bonus of 2.00 and is blocked, an MTurk worker a
+    bonus of 5.00 (left out of a GBP export, still owed); ann1 also works another project
+    (not counted here)."""
+    study = studies.study_create(project=project, platform="mturk", completion_code="D")
+    mturk = _mturk(study, "A1WORKER", "ASSIGN1")
+    item = _ask(project, workers["questioner"], committed)
+    _work(project, prolific_worker, item, {"spans": [phrase_span(item, "Dario Weiss")]},
+          committed, minutes=30)
+    _work(project, workers["ann2"], item, {"no_answer": True}, committed, minutes=60,
+          active_s=900)
+    pay.bonus_add(project=project, worker=workers["val2"], amount="1.25", reason="Helpful",
+                  actor=admin_user)
+    pay.payments_export(project=project, actor=admin_user)
+    _answered(project, workers, committed, by=("ann1", "ann3"))
+    _validate(project, workers["val1"], committed)
+    pay.bonus_add(project=project, worker=workers["ann2"], amount="2.00", reason="Thorough",
+                  actor=admin_user)
+    member = project.members.get(user=workers["ann2"], role=Role.ANNOTATOR)
+    engine.member_status_set(member=member, status="blocked", actor=admin_user,
+                             reason="Spam")
+    pay.bonus_add(project=project, worker=mturk, amount="5", reason="Pilot", actor=admin_user)
+
+
+def test_the_crowds_totals_are_the_hand_computed_sums_and_the_same_as_over_every_row(
+    client_for, paid_project, news_corpus, workers, prolific_worker, admin_user, committed
+):
+    """Every crowd-wide figure of the pay page, worked out by hand for a crowd with each
+    edge: a worker with a bonus and no answers, one blocked, one from MTurk owed in another
+    currency, work before and after an export, pay rounded per worker (0.3333 paid 0.33),
+    a member who did nothing (not listed), and a worker of two projects."""
+    other = engine.project_create(name="Other NewsQA", recipe="newsqa", corpus=news_corpus,
+                                  user=admin_user)
+    engine.stage_params_update(stage=other.stages.get(kind="newsqa_answer"),
+                               params={"pay_model": "hourly", "pay_rate": 12.0})
+    for user in workers.values():
+        engine.project_member_add(project=other, user=user, role=Role.ANNOTATOR)
+    with committed():
+        engine.project_start(project=other, actor=admin_user)
+    _answered(other, workers, committed, by=("ann1",), active_s=1800)  # 0.50 + 6.00 there
+    _crowd_of_paid_project(paid_project, workers, prolific_worker, admin_user, committed)
+    pay.project_pay_settings_update(project=paid_project, currency="GBP",
+                                    min_hourly_wage="15")
+    paid_project.refresh_from_db()
+
+    summary = pay.project_pay(project=paid_project)
+    # work: questioner 1.00, Prolific 6.00, ann2 3.00, ann1 0.33, ann3 0.33, val1 0.25
+    assert summary["work_total"] == Decimal("10.91")
+    assert summary["bonus_total"] == Decimal("8.25")  # val2 1.25, ann2 2.00, MTurk 5.00
+    assert summary["total"] == Decimal("19.16")
+    assert summary["paid_total"] == Decimal("10.75")
+    # owed: questioner 0.50, ann1 0.33, ann3 0.33, val1 0.25, ann2 2.00, MTurk 5.00
+    assert summary["owed_total"] == Decimal("8.41")
+    # below 15.00 an hour: Prolific 12.00, ann1 and ann3 11.88; ann2 earns 20.00
+    assert summary["below_minimum"] == 3
+    assert summary["mturk_other_currency"] is True and summary["mturk_owed"] == 1
+    assert summary["currency_fixed"] is True
+    stages = {row["stage"].kind: (row["amount"], row["submissions"])
+              for row in summary["stage_rows"]}
+    assert stages == {"newsqa_question": (Decimal("1.00"), 2),
+                      "newsqa_answer": (Decimal("9.66"), 4),
+                      "newsqa_validate": (Decimal("0.25"), 1)}
+    assert sum(p["cost"] for p in summary["series"]["points"]) == summary["total"]
+    assert sum(p["submissions"] for p in summary["series"]["points"]) == 7
+    assert summary["workers"].paginator.count == 8  # the payees; ann4, idle, is not
+
+    reference = _reference(paid_project)
+    for key in ("work_total", "bonus_total", "paid_total", "owed_total", "below_minimum"):
+        assert summary[key] == reference[key], key
+    assert {row["stage"].pk: (row["amount"], row["submissions"])
+            for row in summary["stage_rows"]} == reference["stages"]
+    shown = {row["user"].pk: row for row in summary["workers"]}
+    for user_id, figures in reference["figures"].items():
+        assert {k: shown[user_id][k] for k in figures} == figures
+
+    page = client_for(admin_user).get(
+        reverse("annotation:project_pay", args=[paid_project.pk])).content.decode()
+    assert 'data-testid="total-cost">19.16<' in page
+    assert 'data-testid="owed-total">8.41<' in page
+    assert "3 workers earn less" in html.unescape(page)
+
+
+def test_odd_rates_round_per_worker_and_share_out_as_over_every_row(
+    paid_project, workers, prolific_worker, admin_user, committed
+):
+    """Rates with more decimals than cents (0.125 a question, 7.77 an hour, 0.0333 a
+    validation): the database's totals, stage costs and cost per hour are those of the
+    rows worked out one by one, to the cent."""
+    rates = {"newsqa_question": ("submission", "0.125"), "newsqa_answer": ("hourly", "7.77"),
+             "newsqa_validate": ("submission", "0.0333")}
+    for stage in paid_project.stages.filter(kind__in=rates):  # a started project's rates
+        model, rate = rates[stage.kind]
+        Stage.objects.filter(pk=stage.pk).update(
+            params={**stage.params, "pay_model": model, "pay_rate": rate})
+    _crowd_of_paid_project(paid_project, workers, prolific_worker, admin_user, committed)
+    asked = Submission.objects.filter(worker=workers["questioner"]).order_by("id").first()
+    Submission.objects.filter(pk=asked.pk).update(  # the questioner's work over two hours
+        created_at=F("created_at") - timedelta(hours=5))
+    summary = pay.project_pay(project=paid_project)
+    reference = _reference(paid_project)
+    for key in ("work_total", "bonus_total", "paid_total", "owed_total", "below_minimum"):
+        assert summary[key] == reference[key], key
+    assert {row["stage"].pk: (row["amount"], row["submissions"])
+            for row in summary["stage_rows"]} == reference["stages"]
+    # questioner 2 x 0.125 = 0.25; Prolific 7.77 / 2 = 3.885 -> 3.89; ann2 7.77 / 4 =
+    # 1.9425 -> 1.94; ann1, ann3 7.77 x 100 / 3600 = 0.2158 -> 0.22; val1 0.0333 -> 0.03
+    assert summary["work_total"] == Decimal("6.55")
+    assert sum(p["cost"] for p in summary["series"]["points"]) == summary["total"]
+    assert summary["series"]["unit"] == "hour"
+
+
+def _pay_reads(project, monkeypatch) -> tuple[int, int]:
+    """The queries a view of the pay page's second page runs and the rows they return."""
+    from django.db.backends.utils import CursorWrapper
+
+    for _ in range(2):  # PostgreSQL prepares a statement at its second use: warm up twice
+        pay.project_pay(project=project, page=2)
+    rows = [0]
+
+    def counted(name):
+        def fetch(self, *args):
+            got = getattr(self.cursor, name)(*args)
+            rows[0] += (got is not None) if name == "fetchone" else len(got)
+            return got
+        return fetch
+
+    with monkeypatch.context() as patch, CaptureQueriesContext(connection) as seen:
+        for name in ("fetchone", "fetchmany", "fetchall"):
+            patch.setattr(CursorWrapper, name, counted(name), raising=False)
+        pay.project_pay(project=project, page=2)
+    return len(seen), rows[0]
+
+
+def test_the_pay_page_reads_the_same_queries_and_rows_for_a_crowd_four_times_as_big(
+    paid_project, workers, prolific_worker, worked, admin_user, committed, monkeypatch
+):
+    """Sixteen payees (work, bonuses, paid by an export), then fifty-two: a page of the pay page
+    runs the same queries and reads the same number of rows (its own workers', and one
+    per stage and per hour), with the totals over all of them."""
+    monkeypatch.setattr(pay, "PAY_WORKERS_PER_PAGE", 5, raising=False)
+    _validate(paid_project, workers["val1"], committed)
+
+    def grow(upto: int) -> None:
+        for n in range(Bonus.objects.filter(project=paid_project).count(), upto):
+            extra = user_with_roles(f"crowd{n:03d}", Role.ANNOTATOR)
+            engine.project_member_add(project=paid_project, user=extra, role=Role.ANNOTATOR)
+            pay.bonus_add(project=paid_project, worker=extra, amount="1.10", reason="Welcome",
+                          actor=admin_user)
+
+    grow(12)
+    pay.payments_export(project=paid_project, actor=admin_user)  # the page lists exports
+    queries, rows = _pay_reads(paid_project, monkeypatch)
+    grow(48)
+    assert _pay_reads(paid_project, monkeypatch) == (queries, rows)
+    assert queries <= 12
+    summary = pay.project_pay(project=paid_project, page=2)
+    assert summary["bonus_total"] == Decimal("52.80")
+    assert summary["owed_total"] == Decimal("39.60")  # the 36 bonuses since the export
+    assert summary["workers"].paginator.count == 52

@@ -753,3 +753,72 @@ def test_the_plots_titles_follow_the_readers_language(crowd, client_for, admin_u
     assert 'aria-label="每次检查后的金标准准确率（累计）"' in text
     assert 'aria-label="每小时提交数' in text
     assert "Gold accuracy after" not in text and "Submissions per hour" not in text
+
+
+def test_medians_of_even_counts_set_aside_work_and_one_stage(crowd, committed):
+    """The median of two is their mean; set-aside answers count in no time; a stage's
+    filter takes that stage's answers only."""
+    project, answer = crowd["project"], crowd["stages"]["newsqa_answer"]
+    more_work(crowd)
+    item = Item.objects.get(project=project, key="more-work")
+    aside = work(project, crowd["ann3"], item, {"no_answer": True}, committed, active_s=1000)
+    Submission.objects.filter(pk=aside.pk).update(set_aside=True)
+    rows = by_name(worker_stats.project_workers(project=project))
+    on_task = Submission.objects.get(worker=crowd["ann2"], item=crowd["q"][1]).time_on_task_s
+    assert rows["ann2"]["median_time_s"] == round((40 + on_task) / 2, 1)
+    assert (rows["ann3"]["tasks"], rows["ann3"]["set_aside"]) == (1, 1)
+    assert (rows["ann3"]["median_time_s"], rows["ann3"]["active_time_s"]) == (30.0, 30.0)
+    assert (rows["val1"]["median_time_s"], rows["val1"]["active_time_s"]) == (11.0, 22.0)
+    assert rows["chk"]["median_time_s"] is None and rows["chk"]["active_time_s"] == 0
+    validate = crowd["stages"]["newsqa_validate"]
+    only = by_name(worker_stats.project_workers(project=project, stage=validate))
+    assert (only["val1"]["median_time_s"], only["ann1"]["median_time_s"]) == (11.0, None)
+    only = by_name(worker_stats.project_workers(project=project, stage=answer))
+    assert (only["ann1"]["median_time_s"], only["ann1"]["tasks"]) == (40.0, 3)
+    assert (only["val1"]["median_time_s"], only["val1"]["tasks"]) == (None, 0)
+
+
+def _rows_read(project, monkeypatch) -> tuple[int, int]:
+    """The queries the workers' figures take and the rows they read, the competence
+    estimate cached (warmed up twice: PostgreSQL prepares a statement at its second use)."""
+    from django.db.backends.utils import CursorWrapper
+
+    for _ in range(2):
+        worker_stats.project_workers(project=project)
+    rows = [0]
+
+    def counted(name):
+        def fetch(self, *args):
+            got = getattr(self.cursor, name)(*args)
+            rows[0] += (got is not None) if name == "fetchone" else len(got)
+            return got
+        return fetch
+
+    with monkeypatch.context() as patch, CaptureQueriesContext(connection) as seen:
+        for name in ("fetchone", "fetchmany", "fetchall"):
+            patch.setattr(CursorWrapper, name, counted(name), raising=False)
+        worker_stats.project_workers(project=project)
+    return len(seen), rows[0]
+
+
+def test_the_workers_figures_read_rows_per_worker_not_per_answer(crowd, committed,
+                                                                 monkeypatch):
+    """Three more answers each (gold checks, answered rightly) cost the workers' figures no
+    more rows: the database sums each worker's answers per stage and finds their median."""
+    project, answer = crowd["project"], crowd["stages"]["newsqa_answer"]
+    more_work(crowd)
+
+    def answer_gold(key: str) -> None:
+        item = gold_check(project, answer, key)
+        for name in ("ann1", "ann2", "ann3"):
+            work(project, crowd[name], item, phrase(item, "Dario Weiss"), committed,
+                 active_s=15)
+
+    answer_gold("g0")  # their standings on the stage exist from here on
+    before = _rows_read(project, monkeypatch)
+    for key in ("g1", "g2", "g3"):
+        answer_gold(key)
+    assert _rows_read(project, monkeypatch) == before
+    rows = by_name(worker_stats.project_workers(project=project))
+    assert (rows["ann1"]["tasks"], rows["ann1"]["active_time_s"]) == (7, 180.0)
+    assert rows["ann1"]["median_time_s"] == 15.0  # 15 x4, 20, 40, 60
