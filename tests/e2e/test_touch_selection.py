@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from annotation.models import Submission
 from tests.annotation.test_reco import QINCAI_PARAPHRASE, doc
 from tests.e2e.pages import reco_batch_project, task_next
 from tests.e2e.test_keys_and_corrections import SENTENCES, project  # noqa: F401
@@ -60,3 +61,20 @@ def test_reco_evidence_is_two_taps_on_a_phone(settings, monkeypatch, phone):
     assert (page.input_value("#ev-start"), page.input_value("#ev-end")) == (str(start), str(end))
     page.locator(f'[data-testid="doc-0"] .tok[data-s="{start + 2}"]').tap()  # starts again
     expect(page.get_by_test_id("evidence")).to_have_text(text[start + 2:start + 3])
+    page.locator(f'[data-testid="doc-0"] .tok[data-e="{end}"]').tap()
+    # The three alternatives' text boxes are wide enough to read what one types (they were
+    # 26 px wide between their label and the "correct" choice), and the page no wider
+    # than the phone; the task is done start to finish with taps.
+    for key in ("positive", "negative", "uncertain"):
+        box = page.get_by_test_id(f"alt-{key}").bounding_box()
+        assert box is not None and box["width"] >= 200, (key, box)
+    assert page.evaluate("document.documentElement.scrollWidth") == 375
+    page.get_by_test_id("alt-positive").fill("能吃")
+    page.get_by_test_id("alt-negative").fill("不能吃")
+    page.get_by_test_id("alt-uncertain").fill("无法确定")
+    page.get_by_test_id("answer-positive").tap()
+    with page.expect_navigation(wait_until="load"):
+        page.get_by_test_id("submit").tap()
+    saved = Submission.objects.get(worker__username="labeller", stage__kind="reco_evidence")
+    assert saved.payload["alternatives"]["negative"] == "不能吃"
+    assert saved.payload["answer"] == "positive"
