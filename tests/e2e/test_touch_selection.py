@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from annotation.models import Submission
 from tests.annotation.test_reco import QINCAI_PARAPHRASE, doc
-from tests.e2e.pages import reco_batch_project, task_next
+from tests.e2e.pages import reco_batch_project, task_next, text_under
 from tests.e2e.test_keys_and_corrections import SENTENCES, project  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,6 +31,8 @@ def test_a_span_is_two_taps_on_a_phone(project, phone):  # noqa: F811
     # the header wraps: nothing is wider than the phone (the page was zoomed out to fit a
     # header 550 px wide, the language buttons were white on white, taps missed)
     assert reader.evaluate("document.documentElement.scrollWidth") == 375
+    # no text under 12 px: the key hints (kbd) were 11.5 px, 10.2 px inside a hint
+    assert text_under(reader) == []
     words = SENTENCES[1].rstrip(".").split(" ")
     first = reader.locator('[data-testid="article"] .tok', has_text=words[0])
     at = int(first.get_attribute("data-i"))  # w1x0: the one token of that text
@@ -69,6 +71,7 @@ def test_reco_evidence_is_two_taps_on_a_phone(settings, monkeypatch, phone):
         box = page.get_by_test_id(f"alt-{key}").bounding_box()
         assert box is not None and box["width"] >= 200, (key, box)
     assert page.evaluate("document.documentElement.scrollWidth") == 375
+    assert text_under(page) == []
     page.get_by_test_id("alt-positive").fill("能吃")
     page.get_by_test_id("alt-negative").fill("不能吃")
     page.get_by_test_id("alt-uncertain").fill("无法确定")
