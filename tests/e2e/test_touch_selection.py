@@ -81,3 +81,24 @@ def test_reco_evidence_is_two_taps_on_a_phone(settings, monkeypatch, phone):
     saved = Submission.objects.get(worker__username="labeller", stage__kind="reco_evidence")
     assert saved.payload["alternatives"]["negative"] == "不能吃"
     assert saved.payload["answer"] == "positive"
+
+
+def test_the_home_pages_buttons_are_on_a_phones_screen(project, phone):  # noqa: F811
+    """"Work on this project" and "Correct" end their table rows: on a phone they were past
+    the screen's right edge, in a table that scrolls sideways with nothing to say so."""
+    reader = phone("reader1")
+    work = reader.get_by_role("button", name="Work on this project")
+    box = work.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375, box
+    with reader.expect_navigation(wait_until="load"):
+        work.tap()
+    with reader.expect_navigation(wait_until="load"):
+        reader.get_by_test_id("no-answer").tap()
+    reader.goto("/tasks/")
+    correct = reader.get_by_test_id("correct-last")
+    box = correct.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375, box
+    assert reader.evaluate("document.documentElement.scrollWidth") == 375
+    with reader.expect_navigation(wait_until="load"):
+        correct.tap()
+    reader.wait_for_selector('[data-testid="correcting"]')
