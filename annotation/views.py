@@ -323,6 +323,11 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
     item.stage = stage
     spec = stage.kind_spec
     why = engine.submission_correctable(submission=submission)
+    if why and request.method == "POST" and _correction_resent(submission, request.POST):
+        # A second tap on Submit, a resent form: the first one saved this very correction.
+        messages.success(request, _("Corrected: your new answer replaces the old one "
+                                    "(both are kept)."))
+        return redirect(queue_home_url_name(spec.role))
     if why:
         messages.error(request, _("You cannot correct this answer: %(why)s.") % {"why": why})
         return redirect(queue_home_url_name(spec.role))
@@ -352,6 +357,24 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
         "guidelines": stage_guidelines_html(stage),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
+
+
+def _correction_resent(submission: Any, posted: Any) -> bool:
+    """Whether ``posted`` is the correction that already superseded ``submission`` (the
+    same answer, as the stage cleans it), sent again."""
+    from annotation.models import Submission
+
+    if submission.superseded_by_id is None:
+        return False
+    saved = (Submission.objects.filter(pk=submission.superseded_by_id)
+             .values_list("payload", flat=True).first())
+    spec = submission.stage.kind_spec
+    try:
+        resent = spec.clean_payload(submission.item, spec.payload_from_form(submission.item,
+                                                                            posted))
+    except ValidationError:
+        return False
+    return saved is not None and resent == saved
 
 
 @role_required(Role.ANNOTATOR, Role.CHECKER)
