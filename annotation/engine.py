@@ -578,12 +578,15 @@ def _count_return(assignment: Assignment) -> None:
         item_limit=eligibility.stage_limit(stage.params), claimed_at=assignment.claimed_at)
 
 
-def leases_expire(*, stage_ids: Any = None, now: Any = None) -> int:
-    """Expire active assignments past their lease; each slot returns to the pool."""
+def leases_expire(*, stage_ids: Any = None, now: Any = None, worker: Any = None) -> int:
+    """Expire active assignments past their lease (of ``worker`` only, when given); each
+    slot returns to the pool."""
     now = now or timezone.now()
     qs = Assignment.objects.filter(status=AS.ACTIVE, lease_expires_at__lte=now)
     if stage_ids is not None:
         qs = qs.filter(stage__in=stage_ids)
+    if worker is not None:
+        qs = qs.filter(worker=worker)
     expired = 0
     for pk in qs.values_list("pk", flat=True)[:1000]:
         with transaction.atomic():

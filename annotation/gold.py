@@ -656,6 +656,7 @@ def worker_accuracy(*, worker: Any, project: Project | None = None) -> list[dict
             "check_count": check.get("n", 0), "check_mean": check.get("mean"),
             "qualified": standing.qualified, "qualification_score":
             standing.qualification_score, "status": standing.status,
+            "status_label": WS(standing.status).label,  # the page shows it, translated
             "status_reason": standing.status_reason_shown,
         })
     return rows

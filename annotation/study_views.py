@@ -134,6 +134,10 @@ def next_page(request: HttpRequest) -> HttpResponse:
     current = engine.task_current(worker=request.user, role=Role.ANNOTATOR)
     if current is not None:
         return redirect("annotation:task_detail", pk=current.pk)
+    # A task whose time ran out counts against the session's quota until it is expired (by
+    # the periodic job, or a claim): expire the worker's own now, so that the quota read
+    # below does not count it and end the session with a code for work not done.
+    engine.leases_expire(worker=request.user)
     session = studies.session_current(worker=request.user,
                                       session_id=request.session.get(STUDY_SESSION))
     if session is None:

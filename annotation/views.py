@@ -183,9 +183,14 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         except ValidationError as exc:
             errors = exc.messages
         except engine.TaskError as exc:
+            if not _submitted_by(request, assignment):
+                messages.error(request, str(exc))
+                return redirect(home)
+            # A second click, a resent form: the first one saved it.
             live = _saved_already(request, assignment)
-            if live is not None:  # a second click, a resent form: the first one saved it
-                if _resent_differs(request, assignment, payload):
+            differs = _resent_differs(request, assignment, payload)
+            if live is not None:
+                if differs:
                     # e.g. a rater pressed 5, then 4 before the page changed: the 4 is lost
                     messages.warning(request, _(
                         "This task was already submitted with a different answer, which is "
@@ -194,7 +199,13 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 else:
                     messages.success(request, _("Saved. Here is your next task."))
                 return redirect("annotation:task_detail", pk=live.pk)
-            messages.error(request, str(exc))
+            # It was the last task: no task followed the first post.
+            if differs:
+                messages.warning(request, _(
+                    "This task was already submitted with a different answer, which is kept. "
+                    "Correct it under “Your recent answers” while its item waits for others."))
+            else:
+                messages.success(request, _("Saved. That was the last task for now."))
             return redirect(home)
         else:
             next_assignment = engine.task_claim(worker=request.user, project=stage.project,
@@ -242,13 +253,17 @@ def _lease_renewal(assignment: Assignment) -> dict[str, int]:
     return {"lease_renew_s": every, "lease_first_s": max(5, min(every, int(left) // 2))}
 
 
+def _submitted_by(request: HttpRequest, assignment: Assignment) -> bool:
+    """Whether the worker's refused submit of ``assignment`` came after a submit of theirs
+    that saved it (a double click, a resend after a slow answer, the back button)."""
+    return Assignment.objects.filter(pk=assignment.pk, worker=request.user,
+                                     status=Assignment.Status.SUBMITTED).exists()
+
+
 def _saved_already(request: HttpRequest, assignment: Assignment) -> Assignment | None:
     """When the worker's submit of ``assignment`` was refused because the same form was
-    sent before (a double click, a resend after a slow answer, the back button) and that
-    submit saved it: the live task of the project the worker was given after it, if any."""
-    if not Assignment.objects.filter(pk=assignment.pk, worker=request.user,
-                                     status=Assignment.Status.SUBMITTED).exists():
-        return None
+    sent before and that submit saved it (``_submitted_by``): the live task of the project
+    the worker was given after it, if any."""
     return (Assignment.objects.filter(
         worker=request.user, status=Assignment.Status.ACTIVE,
         stage__project_id=assignment.stage.project_id, lease_expires_at__gt=timezone.now(),
@@ -309,6 +324,11 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
     item.stage = stage
     spec = stage.kind_spec
     why = engine.submission_correctable(submission=submission)
+    if why and request.method == "POST" and _correction_resent(submission, request.POST):
+        # A second tap on Submit, a resent form: the first one saved this very correction.
+        messages.success(request, _("Corrected: your new answer replaces the old one "
+                                    "(both are kept)."))
+        return redirect(queue_home_url_name(spec.role))
     if why:
         messages.error(request, _("You cannot correct this answer: %(why)s.") % {"why": why})
         return redirect(queue_home_url_name(spec.role))
@@ -338,6 +358,24 @@ def submission_correct(request: HttpRequest, pk: int) -> HttpResponse:
         "guidelines": stage_guidelines_html(stage),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
+
+
+def _correction_resent(submission: Any, posted: Any) -> bool:
+    """Whether ``posted`` is the correction that already superseded ``submission`` (the
+    same answer, as the stage cleans it), sent again."""
+    from annotation.models import Submission
+
+    if submission.superseded_by_id is None:
+        return False
+    saved = (Submission.objects.filter(pk=submission.superseded_by_id)
+             .values_list("payload", flat=True).first())
+    spec = submission.stage.kind_spec
+    try:
+        resent = spec.clean_payload(submission.item, spec.payload_from_form(submission.item,
+                                                                            posted))
+    except ValidationError:
+        return False
+    return saved is not None and resent == saved
 
 
 @role_required(Role.ANNOTATOR, Role.CHECKER)

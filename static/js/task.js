@@ -109,3 +109,39 @@ document.addEventListener("keydown", function (e) {
   }
   var timer = setInterval(renew, Math.min(every, 15000));
 })();
+
+// A reload does not lose the answer being written (a phone reloads a tab it had put away,
+// a finger pulls to refresh, F5): as the worker types, the task form's text fields are kept
+// in this tab's sessionStorage, and when the same task page loads again with those fields
+// as the server sent them, they are filled in again. One task's at a time, in this tab only;
+// typing on another task page replaces it.
+(function () {
+  var form = document.getElementById("task-form"), KEY = "crowdqa-unsent-answer";
+  if (!form || form.closest("fieldset[disabled]")) return;
+  var here = location.pathname, store;
+  try { store = window.sessionStorage; store.getItem(KEY); } catch (err) { return; }
+  function fields() {
+    return Array.prototype.filter.call(form.elements, function (f) {
+      return f.name && (f.tagName === "TEXTAREA" || (f.tagName === "INPUT" && f.type === "text"));
+    });
+  }
+  var kept = null;
+  try { kept = JSON.parse(store.getItem(KEY) || "null"); } catch (err) { kept = null; }
+  if (kept && kept.path === here && kept.values) {
+    var seen = {};
+    fields().forEach(function (f) {
+      var n = seen[f.name] || 0, values = kept.values[f.name];
+      seen[f.name] = n + 1;
+      var value = values && values[n];
+      if (typeof value === "string" && value !== f.value && f.value === f.defaultValue) {
+        f.value = value;
+        f.dispatchEvent(new Event("input", { bubbles: true }));  // its live checks run
+      }
+    });
+  }
+  form.addEventListener("input", function () {
+    var values = {};
+    fields().forEach(function (f) { (values[f.name] = values[f.name] || []).push(f.value); });
+    try { store.setItem(KEY, JSON.stringify({ path: here, values: values })); } catch (err) { /* full */ }
+  });
+})();

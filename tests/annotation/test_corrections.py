@@ -61,8 +61,17 @@ def test_the_last_answer_is_corrected_by_a_new_submission_that_agreement_uses(
     # paid once: the correction counts, the answer it replaced does not
     assert [row["total"] for row in pay.worker_earnings(worker=ann1)["rows"]] == [1]
     assert Submission.objects.filter(worker=ann1, item=when).count() == 2
+    # a second tap on the correction's Submit: it was saved, and the page says so (it said
+    # "You cannot correct this answer: this answer was corrected already.")
+    twice = client.post(url, {"payload": json.dumps(right), "active_time_s": "4"}, follow=True)
+    assert [str(m) for m in twice.context["messages"]][-1] == (
+        "Corrected: your new answer replaces the old one (both are kept).")
+    assert Submission.objects.filter(worker=ann1, item=when).count() == 2
     # a corrected answer cannot be corrected again; the correction itself can
     assert client.get(url).status_code == 302
+    other = client.post(url, {"payload": json.dumps(wrong.payload)}, follow=True)
+    assert [str(m) for m in other.context["messages"]][-1] == (
+        "You cannot correct this answer: this answer was corrected already.")
     assert engine.submission_correctable(submission=new) == ""
     answer(ann2, newsqa_project, when, {"spans": [phrase_span(when, "in March")]}, committed)
     when.refresh_from_db()

@@ -394,6 +394,8 @@ def test_qualifications_and_accuracy_on_the_workers_pages(qualifying, workers, c
     assert reverse("annotation:my_quality") in home
     mine = client.get(reverse("annotation:my_quality")).content.decode()
     assert f'data-testid="accuracy-{answer.pk}"' in mine and "1.00" in mine
+    # the standing by its label (translated), not the stored value ("active")
+    assert '<span class="badge active" data-testid="standing">Active</span>' in mine
     # Too few training items: the stage is listed, but no try can start.
     Item.objects.filter(stage=answer, gold="training").exclude(pk=item.pk).update(
         status=Item.Status.CANCELLED)

@@ -337,6 +337,39 @@ def test_a_released_task_no_longer_counts_against_the_session(study_project):
     assert member.session_taken == 0
 
 
+def test_a_task_whose_time_ran_out_does_not_end_the_session_with_the_code(study_project):
+    """The quota counts the tasks a session took; a task whose lease ran out gives its
+    count back, but only once it is expired (by the periodic job, or a claim that finds
+    nothing open). Until then ``/tasks/next/`` took the quota as done: a worker who
+    submitted 1 task of 2 got the completion code, and the session stayed "quota done"."""
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="C1AB2CD3", quota=2)
+    client = csrf_client()
+    first = arrive(client, study, prolific())
+    token = client.cookies["csrftoken"].value
+    with_answer = client.post(first["Location"], {"flag": "no_answer",
+                                                  "csrfmiddlewaretoken": token})
+    assert with_answer.status_code == 302
+    member = ProjectMember.objects.get(source="prolific")
+    second = Assignment.objects.get(worker=member.user, status="active")
+    Assignment.objects.filter(pk=second.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1))
+    page = client.get("/tasks/next/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "C1AB2CD3" not in body and 'data-testid="next-task"' in body
+    assert "<strong>1</strong> of 2" in body
+    assert StudySession.objects.get().outcome == StudySession.Outcome.WORKING
+    # The worker takes a task again, finishes the quota and gets the code then.
+    again = client.post(reverse("annotation:task_next"), {"project": study_project.pk,
+                                                          "csrfmiddlewaretoken": token})
+    assert again.status_code == 302 and again["Location"].startswith("/tasks/")
+    done = client.post(again["Location"], {"flag": "no_answer", "csrfmiddlewaretoken": token},
+                       follow=True)
+    assert "C1AB2CD3" in done.content.decode()
+    assert StudySession.objects.get().outcome == StudySession.Outcome.QUOTA
+
+
 def test_stage_limit_and_paused_members(news_corpus, workers, admin_user, committed, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
     project = engine.project_create(name="Limited", recipe="newsqa", corpus=news_corpus)

@@ -424,6 +424,34 @@ def test_a_second_click_on_submit_goes_to_the_next_task_the_first_one_gave(
     assert Assignment.objects.filter(worker=workers["questioner"], status="active").count() == 1
 
 
+def test_a_second_click_on_the_last_tasks_submit_says_it_was_saved(
+    client_for, newsqa_project, workers, committed
+):
+    """A double tap on the last task's Submit: the first post saved it and no task
+    followed, and the second told the worker "this task is already submitted" as an error,
+    as if the answer were lost. It says it was saved (and, when the resent answer differs,
+    that the first one is kept and where to correct it)."""
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    home = reverse("annotation:annotator_home")
+    while True:
+        with committed():
+            done = client.post(location, {"question": ["Who opposed the plan?"]})
+        if done["Location"] == home:
+            break
+        location = done["Location"]
+    submitted = workers["questioner"].submissions.count()
+    again = client.post(location, {"question": ["Who opposed the plan?"]}, follow=True)
+    assert again.redirect_chain[0] == (home, 302)
+    said = [str(m) for m in again.context["messages"]]
+    assert said[-1] == "Saved. That was the last task for now.", said
+    other = client.post(location, {"question": ["Who argued for the roads?"]}, follow=True)
+    assert [str(m) for m in other.context["messages"]][-1] == (
+        "This task was already submitted with a different answer, which is kept. Correct it "
+        "under “Your recent answers” while its item waits for others.")
+    assert workers["questioner"].submissions.count() == submitted
+
+
 def test_giving_back_a_task_no_longer_held_says_so_instead_of_403(
     client_for, newsqa_project, workers, committed
 ):

@@ -43,6 +43,18 @@ def submit(page: Any, target: str | None = None, *, key: str | None = None) -> N
             page.click(target)
 
 
+def text_under(page: Any, px: float = 12) -> list[str]:
+    """The visible elements of ``page`` whose own text is smaller than ``px`` (a phone's
+    reader cannot read them), as "tag size text"."""
+    return page.evaluate("""px => [...document.querySelectorAll('body *')].filter(el => {
+        const style = getComputedStyle(el), box = el.getBoundingClientRect();
+        return style.visibility !== 'hidden' && box.width > 0 && box.height > 0
+            && parseFloat(style.fontSize) < px
+            && [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    }).map(el => `${el.tagName} ${getComputedStyle(el).fontSize} ${el.textContent.trim()}`)""",
+                         px)
+
+
 # Waiting for what the server did in the background. A page that has loaded says its own
 # request is done, not that the jobs it started are: a stage run, an import or a release
 # build runs as a job (on a thread in the embedded mode, on a worker otherwise). The tests

@@ -151,3 +151,29 @@ def test_a_newcomer_joins_a_domain_link_by_the_mailed_link(project, page, mailou
     page.wait_for_selector('[data-testid="next-task"]')
     assert "Welcome to Crowd browser: you joined as annotator." in page.content()
     assert list(invite.uses.values_list("user__username", flat=True)) == ["scholar"]
+
+
+def test_the_invite_sign_up_form_on_a_phone(project, browser, live_server, csp_violations):
+    """On a 375 px phone every field of the sign-up form is as wide as the form and has
+    16 px text, so that the phone does not zoom in on it (the e-mail field had the
+    browser's 13.3 px and its own narrow width); the newcomer joins with taps."""
+    invite = invites.invite_create(project=project, role="annotator")
+    context = browser.new_context(base_url=live_server.url, is_mobile=True, has_touch=True,
+                                  viewport={"width": 375, "height": 667})
+    watch_csp(context, csp_violations)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(invites.invite_path(invite))
+    fields = page.locator("form input:not([type=hidden]):not([type=checkbox])").evaluate_all(
+        "fs => fs.map(f => [f.name, parseFloat(getComputedStyle(f).fontSize),"
+        " Math.round(f.getBoundingClientRect().width)])")
+    assert [name for name, _size, _width in fields] == [
+        "username", "email", "password1", "password2"]
+    widths = {width for _name, _size, width in fields}
+    assert len(widths) == 1, fields
+    assert all(size >= 16 for _name, size, _width in fields), fields
+    assert page.evaluate("document.documentElement.scrollWidth") == 375
+    invite_sign_up(page, username="thumbs", email="thumbs@example.org")
+    page.wait_for_selector('[data-testid="next-task"]')
+    assert list(invite.uses.values_list("user__username", flat=True)) == ["thumbs"]
+    context.close()
