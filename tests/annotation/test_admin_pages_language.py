@@ -2,7 +2,6 @@
 reading each page of the demo in Chinese): a job's figures, a worker's submissions in a few
 words and the workers page's plots, the invite form's roles and labels, a study's and an
 inspection's refusals. English stays as it was."""
-# ruff: noqa: F811 (the fixture imported from tests/admin_texts_support.py is an argument here)
 
 from __future__ import annotations
 
@@ -15,10 +14,9 @@ from django.utils.translation import override
 
 from annotation import engine
 from annotation.models import Item
-from tests.admin_texts_support import admin_texts_in_chinese  # noqa: F401
 
 
-def test_a_stage_runs_figures_are_named_in_the_readers_language(admin_texts_in_chinese):
+def test_a_stage_runs_figures_are_named_in_the_readers_language():
     from annotation.engine import stage_job_summary
     from collector.models import Job
 
@@ -36,7 +34,7 @@ def test_a_stage_runs_figures_are_named_in_the_readers_language(admin_texts_in_c
                            "没有剩余文档的查询：0。", "训练：40。", "Unknown figure：是。"]
 
 
-def test_a_workers_submissions_in_a_few_words_follow_the_language(admin_texts_in_chinese):
+def test_a_workers_submissions_in_a_few_words_follow_the_language():
     from annotation.worker_stats import _summary
 
     item = Item(data={})
@@ -59,15 +57,15 @@ def test_a_workers_submissions_in_a_few_words_follow_the_language(admin_texts_in
         assert shown == chinese if chinese else shown != english and shown.endswith(": 能")
 
 
-def test_the_workers_plots_are_titled_in_the_readers_language(admin_texts_in_chinese):
+def test_the_workers_plots_are_titled_in_the_readers_language():
     from annotation.worker_stats import _counts_plot
 
     with override("zh-hans"):
         one = _counts_plot({"ann1": [3.0]}, ["2026-11-28 19:00"], unit="hour")
         many = _counts_plot({"ann1": [3.0, 1.0]}, ["2026-11-27", "2026-11-28"], unit="day")
-    assert one.label == "每小时的提交数（2026-11-28 19:00）"
+    assert one.label == "每小时提交数（2026-11-28 19:00）"
     assert "3 次提交" in [rect.get("title") for rect in one.rects]
-    assert many.label == "每天的提交数"
+    assert many.label == "每天提交数"
     with override("en"):
         assert _counts_plot({"a": [1.0]}, ["x"], unit="day").label == "Submissions per day (x)"
 
@@ -88,8 +86,7 @@ def test_the_invite_form_names_roles_and_fields_in_the_admins_language(client_fo
 
 
 @pytest.mark.django_db
-def test_a_studys_and_an_inspections_refusals_follow_the_language(admin_texts_in_chinese,
-                                                                  admin_user):
+def test_a_studys_and_an_inspections_refusals_follow_the_language(admin_user):
     from annotation.batches import inspection_submit
     from annotation.studies import study_create
 

@@ -17,7 +17,6 @@ from annotation import engine
 from annotation.models import Item
 from annotation.payload_display import generic_blocks
 from annotation.stages import stage_kind
-from tests.admin_texts_support import admin_texts_in_chinese  # noqa: F401
 from tests.annotation.conftest import (  # noqa: F401 - fixtures, used as arguments
     committed,
     news_corpus,
@@ -62,7 +61,7 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("kind", "params", "english", "chinese"), REFUSALS)
-def test_a_stage_parameters_refusal_is_in_the_admins_language(admin_texts_in_chinese, kind,
+def test_a_stage_parameters_refusal_is_in_the_admins_language(kind,
                                                               params, english, chinese):
     with override("en"):
         assert _refusal(kind, params) == english
@@ -71,7 +70,7 @@ def test_a_stage_parameters_refusal_is_in_the_admins_language(admin_texts_in_chi
 
 
 def test_a_kinds_own_check_and_an_unknown_kind_are_framed_in_the_admins_language(
-        admin_texts_in_chinese, db):
+        db):
     from annotation.models import Project
 
     with override("zh-hans"):
@@ -88,7 +87,7 @@ def test_a_kinds_own_check_and_an_unknown_kind_are_framed_in_the_admins_language
 
 
 def test_the_project_page_refuses_split_shares_in_the_admins_language(
-        admin_texts_in_chinese, client_for, admin_user):
+        client_for, admin_user):
     project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
     stage = project.stages.get(kind="newsqa_split")
     client = client_for(admin_user)
@@ -104,7 +103,7 @@ def test_the_project_page_refuses_split_shares_in_the_admins_language(
     assert stage.params["dev"] == 0.05
 
 
-def test_payload_labels_follow_the_language(admin_texts_in_chinese):
+def test_payload_labels_follow_the_language():
     from annotation.stages.reco import label_blocks
 
     payload = {"intent": "informational", "exclusions": ["navigational"], "answer": "12",
@@ -127,7 +126,7 @@ def test_payload_labels_follow_the_language(admin_texts_in_chinese):
 
 
 def test_the_item_page_names_a_submissions_fields_in_the_readers_language(
-        admin_texts_in_chinese, newsqa_project, workers, committed, client_for, admin_user):
+        newsqa_project, workers, committed, client_for, admin_user):
     article = _write_questions(newsqa_project, workers["questioner"], committed)
     who = Item.objects.get(stage__kind="newsqa_answer", data__question="Who opposed the plan?")
     task = claim_item(workers["ann1"], newsqa_project, who)

@@ -2,7 +2,6 @@
 names its field next to it (the form's own error, the page kept), other posts and URLs get
 a page that says where, and the API answers in JSON naming the field. It was an English
 ``BadRequest`` (a bare "Bad Request (400)" page outside DEBUG) on every page."""
-# ruff: noqa: F811 (the fixture imported from tests/admin_texts_support.py is an argument here)
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from django.urls import reverse
 
 from annotation import engine
 from annotation.models import Project, ProjectMember
-from tests.admin_texts_support import admin_texts_in_chinese  # noqa: F401
 from tests.annotation.test_stage_params import posted_form
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +58,7 @@ def test_the_stage_parameters_form_names_the_parameter_that_holds_a_nul(client_f
 
 
 def test_a_post_no_form_checks_is_refused_on_a_page_naming_the_field(
-        admin_texts_in_chinese, client_for, admin_user, annotator):
+        client_for, admin_user, annotator):
     """The members action looks users up by the posted names: the guard refuses it before
     the database sees the NUL, on a page of the site that says which field."""
     project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
@@ -82,8 +80,7 @@ def test_a_post_no_form_checks_is_refused_on_a_page_naming_the_field(
     assert not ProjectMember.objects.filter(user=annotator).exists()
 
 
-def test_a_nul_in_a_page_url_is_refused_in_the_readers_language(admin_texts_in_chinese,
-                                                                 client_for, admin_user):
+def test_a_nul_in_a_page_url_is_refused_in_the_readers_language(client_for, admin_user):
     client = client_for(admin_user)
     _in_chinese(client)
     for url, chinese in [
@@ -95,7 +92,7 @@ def test_a_nul_in_a_page_url_is_refused_in_the_readers_language(admin_texts_in_c
         assert chinese in html.unescape(response.content.decode()), url
 
 
-def test_the_api_answers_a_nul_in_json_naming_the_field(admin_texts_in_chinese, client_for,
+def test_the_api_answers_a_nul_in_json_naming_the_field(client_for,
                                                          admin_user):
     project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
     client = client_for(admin_user)
