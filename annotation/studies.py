@@ -329,17 +329,37 @@ def member_stopped(*, member: ProjectMember) -> bool:
 
 
 #: Why a session ends screened out (``screened_out_why``): the member was stopped (blocked
-#: or paused, in the project or on a stage), or failed a stage's qualification for good.
+#: or paused, in the project or on a stage), failed a stage's qualification for good, or
+#: gave back the work that is left (``gave_back_the_work``).
 STOPPED = "stopped"
 NOT_QUALIFIED = "not_qualified"
+GAVE_BACK = "gave_back"
+
+
+def gave_back_the_work(*, member: ProjectMember, project: Project) -> bool:
+    """Whether the work the member gave back (tasks released, or whose time ran out) that
+    is still open outnumbers the answers they gave in the project. A claim never brings
+    back an item its worker had, so giving back each task until none comes empties their
+    queue: that is no work left *for them*, not "no work left", and earns no code. A worker
+    who answered at least as many tasks as they gave back still gets the no-work code."""
+    given_back = (Assignment.objects.filter(
+        worker_id=member.user_id, stage__project_id=project.pk,
+        status__in=(Assignment.Status.RELEASED, Assignment.Status.EXPIRED),
+        item__status=Item.Status.OPEN).values("item_id").distinct().count())
+    if not given_back:
+        return False
+    answered = Submission.objects.filter(worker_id=member.user_id,
+                                         stage__project_id=project.pk).count()
+    return given_back > answered
 
 
 def screened_out_why(*, member: ProjectMember, project: Project,
                      qualifications: list[dict[str, Any]] | None = None) -> str:
     """Why a session of ``member`` that has no work left is screened out (no code) instead
-    of getting the no-work code, or "" when it is not: ``STOPPED`` (``member_stopped``), or
+    of getting the no-work code, or "" when it is not: ``STOPPED`` (``member_stopped``),
     ``NOT_QUALIFIED``: they failed a stage's qualification with no try left, so that
-    stage's work is closed to them, as a stopped worker's is. ``qualifications`` are their
+    stage's work is closed to them, as a stopped worker's is, or ``GAVE_BACK``
+    (``gave_back_the_work``): what is left is the work they gave back. ``qualifications`` are their
     rows of ``gold.qualifications_for`` in ``project`` (read when not given)."""
     if member_stopped(member=member):
         return STOPPED
@@ -347,6 +367,8 @@ def screened_out_why(*, member: ProjectMember, project: Project,
         qualifications = gold.qualifications_for(worker=member.user_id, project=project)
     if any(row["state"] == "failed_final" for row in qualifications):
         return NOT_QUALIFIED
+    if gave_back_the_work(member=member, project=project):
+        return GAVE_BACK
     return ""
 
 

@@ -8,9 +8,17 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation import engine, quality
-from annotation.models import Item, ProjectMember, Submission, WorkerStage
+from annotation import engine, quality, studies
+from annotation.models import (
+    Assignment,
+    Item,
+    ProjectMember,
+    StudySession,
+    Submission,
+    WorkerStage,
+)
 from tests.annotation.test_newsqa_flow import _write_questions, claim_item, phrase_span
+from tests.annotation.test_studies import answer_items, api, arrive, csrf_client, prolific
 
 
 @pytest.fixture
@@ -73,3 +81,68 @@ def test_a_resumed_worker_may_correct_again(newsqa_project, workers, committed, 
     engine.member_status_set(member=member, status="active", actor=admin_user)
     answered.refresh_from_db()
     assert engine.submission_correctable(submission=answered) == ""
+
+
+# Completion codes: giving back every task empties a worker's queue; that is no work done.
+
+@pytest.fixture
+def study_project(newsqa_project):
+    answer_items(newsqa_project, 6)
+    return newsqa_project
+
+
+def _release_everything(client) -> int:
+    """Through the API, as a script would: give back each task the claim brings, until
+    none comes; how many were given back."""
+    released = 0
+    while True:
+        task = api(client, "post", "/api/v1/tasks/next/")
+        if task.status_code == 204:
+            return released
+        assert task.status_code == 200, task.content
+        given = api(client, "post", f"/api/v1/tasks/{task.json()['id']}/release/")
+        assert given.status_code == 204, given.content
+        released += 1
+
+
+@pytest.mark.parametrize("no_work_code", ["", "EMPTY1"])
+def test_a_worker_who_gives_back_every_task_gets_no_completion_code(study_project,
+                                                                     no_work_code):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="FULL1", no_work_code=no_work_code)
+    client = csrf_client()
+    arrive(client, study, prolific())  # the arrival claims their first task
+    assert _release_everything(client) > 1
+    page = client.get("/tasks/next/").content.decode()
+    assert "FULL1" not in page and "EMPTY1" not in page
+    assert 'data-testid="screened-out"' in page
+    assert 'data-testid="screened-out-why"' in page and "gave back" in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.SCREENED_OUT
+    # A new session (another SESSION_ID typed into the link) finds no code either.
+    again = csrf_client()
+    arrive(again, study, prolific(session="sess2"))
+    page = again.get("/tasks/next/").content.decode()
+    assert "FULL1" not in page and "EMPTY1" not in page
+    assert 'data-testid="screened-out"' in page
+
+
+def test_a_worker_who_did_the_work_and_gave_one_back_gets_the_no_work_code(study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="FULL1", no_work_code="EMPTY1")
+    # Answer tasks only (the article's question tasks want questions, not this answer).
+    Assignment.objects.filter(status="open", stage__kind="newsqa_question").update(
+        status="cancelled")
+    client = csrf_client()
+    arrive(client, study, prolific())
+    held = api(client, "post", "/api/v1/tasks/next/").json()["id"]
+    assert api(client, "post", f"/api/v1/tasks/{held}/release/").status_code == 204
+    while True:  # then everything else, answered
+        task = api(client, "post", "/api/v1/tasks/next/")
+        if task.status_code == 204:
+            break
+        done = api(client, "post", f"/api/v1/tasks/{task.json()['id']}/submit/",
+                   {"payload": {"no_answer": True}})
+        assert done.status_code == 201, done.content
+    page = client.get("/tasks/next/").content.decode()
+    assert "cc=EMPTY1" in page and 'data-testid="screened-out"' not in page
+    assert StudySession.objects.get().outcome == StudySession.Outcome.NO_WORK
