@@ -47,7 +47,7 @@ from annotation.models import (
     WorkerStage,
 )
 from annotation.pay import MTURK_CURRENCY
-from annotation.ratelimit import hour_count
+from annotation.ratelimit import client_network, hour_count
 from annotation.roles import Role
 
 User = get_user_model()
@@ -277,13 +277,13 @@ def study_arrive(*, study: Study, arrival: Arrival,
 def new_worker_allowed(*, arrival: Arrival, address: str | None) -> bool:
     """Whether ``arrival`` may go on: a worker seen before always may; a new one (an
     account to make) counts against ``CROWDQA_STUDY_NEW_WORKERS_PER_HOUR`` for its client
-    address in the current clock hour (in the shared cache, so every web process counts
-    together)."""
+    address (an IPv6 one by its /64: ``ratelimit.client_network``) in the current clock
+    hour (in the shared cache, so every web process counts together)."""
     limit = settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR
     if limit <= 0 or ExternalAccount.objects.filter(
             platform=arrival.platform, external_id=arrival.external_id).exists():
         return True
-    return hour_count(f"study-new-workers:{address or '-'}") <= limit
+    return hour_count(f"study-new-workers:{client_network(address)}") <= limit
 
 
 def session_known(*, study: Study, arrival: Arrival) -> bool:

@@ -11,6 +11,7 @@ from django.urls import reverse
 from annotation import engine, quality, studies
 from annotation.models import (
     Assignment,
+    ExternalAccount,
     Item,
     ProjectMember,
     StudySession,
@@ -146,3 +147,30 @@ def test_a_worker_who_did_the_work_and_gave_one_back_gets_the_no_work_code(study
     page = client.get("/tasks/next/").content.decode()
     assert "cc=EMPTY1" in page and 'data-testid="screened-out"' not in page
     assert StudySession.objects.get().outcome == StudySession.Outcome.NO_WORK
+
+
+# The new-workers-per-hour limit: one IPv6 client holds a whole /64 (2^64 addresses).
+
+def test_new_workers_from_one_ipv6_network_share_one_hourly_count(study_project, settings):
+    from django.core.cache import cache
+    from django.test import Client
+
+    cache.clear()
+    settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = 2
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE1", quota=3)
+    ids = [f"5f1a2b3c4d5e6f708192a3c{n}" for n in range(4)]
+
+    def from_address(address: str, n: int):
+        browser = Client(enforce_csrf_checks=True, REMOTE_ADDR=address)
+        return arrive(browser, study, prolific(pid=ids[n], session=f"s{n}"))
+
+    # Three addresses of one /64, as one host may pick at will: the third is refused.
+    assert from_address("2001:db8:1:2::1", 0).status_code == 302
+    assert from_address("2001:db8:1:2:aaaa::2", 1).status_code == 302
+    refused = from_address("2001:db8:1:2:ffff:ffff:ffff:fffe", 2)
+    assert refused.status_code == 429
+    assert not ExternalAccount.objects.filter(external_id=ids[2]).exists()
+    # Another /64 is another network; IPv4 addresses still count one by one.
+    assert from_address("2001:db8:1:3::1", 2).status_code == 302
+    assert from_address("192.0.2.7", 3).status_code == 302
