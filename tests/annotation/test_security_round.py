@@ -174,3 +174,52 @@ def test_new_workers_from_one_ipv6_network_share_one_hourly_count(study_project,
     # Another /64 is another network; IPv4 addresses still count one by one.
     assert from_address("2001:db8:1:3::1", 2).status_code == 302
     assert from_address("192.0.2.7", 3).status_code == 302
+
+
+# Sign-ups through an invite link: an open link (no use limit) is as open as a study link.
+
+def _signup(client, invite, username: str, email: str = ""):
+    from tests.annotation.test_invites import NEW_PASSWORD
+
+    return client.post(reverse("annotation:invite_join", args=[invite.token]), {
+        "username": username, "email": email, "password1": NEW_PASSWORD,
+        "password2": NEW_PASSWORD, "agree": "on"})
+
+
+def test_new_accounts_from_one_address_through_an_invite_link_are_limited_per_hour(
+        settings, mailoutbox, annotator, client_for):
+    from django.contrib.auth import get_user_model
+    from django.core.cache import cache
+    from django.test import Client
+
+    from annotation import invites
+
+    cache.clear()
+    settings.CROWDQA_INVITE_SIGNUPS_PER_HOUR = 2
+    project = engine.project_create(name="Harbor news", recipe="newsqa")
+    invite = invites.invite_create(project=project, role="annotator")
+    users = get_user_model().objects
+    one = Client(REMOTE_ADDR="198.51.100.4")
+    assert _signup(one, invite, "bot1").status_code == 302
+    assert _signup(Client(REMOTE_ADDR="198.51.100.4"), invite, "bot2").status_code == 302
+    refused = _signup(Client(REMOTE_ADDR="198.51.100.4"), invite, "bot3")
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 3600
+    page = refused.content.decode()
+    assert "Too many accounts were made from your network address this hour" in page
+    assert not users.filter(username="bot3").exists()
+    # A link that confirms addresses by mail sends none past the limit either.
+    by_mail = invites.invite_create(project=project, role="annotator",
+                                    allowed_domains=["uni.edu"])
+    assert _signup(Client(REMOTE_ADDR="198.51.100.4"), by_mail, "bot4",
+                   "victim@uni.edu").status_code == 429
+    assert mailoutbox == [] and not users.filter(username="bot4").exists()
+    # Other addresses have their own count; a signed-in user joining makes no account.
+    assert _signup(Client(REMOTE_ADDR="198.51.100.5"), invite, "maria").status_code == 302
+    joined = client_for(annotator).post(
+        reverse("annotation:invite_join", args=[invite.token]), {"agree": "on"},
+        REMOTE_ADDR="198.51.100.4")
+    assert joined.status_code == 302
+    assert ProjectMember.objects.filter(project=project, user=annotator).exists()
+    settings.CROWDQA_INVITE_SIGNUPS_PER_HOUR = 0  # no limit
+    assert _signup(Client(REMOTE_ADDR="198.51.100.4"), invite, "bot5").status_code == 302
