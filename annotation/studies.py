@@ -234,6 +234,12 @@ def study_arrive(*, study: Study, arrival: Arrival,
     if study.status != Study.Status.OPEN and known is None:
         raise ValidationError(gettext("this study is closed"))
     user = _account(arrival)
+    if not user.is_active:
+        # Deactivated by an admin: signing in would not hold (the session refuses an
+        # inactive account), so no session, no membership change and no claim either.
+        raise ValidationError(gettext(
+            "Your account is closed here, so this study cannot start a session for it. "
+            "Return the study on %(platform)s.") % {"platform": study.get_platform_display()})
     if (browser_user_id != user.pk and known is None
             and Assignment.objects.filter(worker=user, status=Assignment.Status.ACTIVE,
                                           lease_expires_at__gt=timezone.now()).exists()):

@@ -223,3 +223,25 @@ def test_new_accounts_from_one_address_through_an_invite_link_are_limited_per_ho
     assert ProjectMember.objects.filter(project=project, user=annotator).exists()
     settings.CROWDQA_INVITE_SIGNUPS_PER_HOUR = 0  # no limit
     assert _signup(Client(REMOTE_ADDR="198.51.100.4"), invite, "bot5").status_code == 302
+
+
+# A marketplace worker whose account an admin deactivated (Django admin, "Active" unticked).
+
+def test_a_deactivated_marketplace_worker_coming_back_starts_nothing_and_holds_no_task(
+        study_project):
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE1", quota=3)
+    first = csrf_client()
+    arrive(first, study, prolific(session="a"))
+    account = ExternalAccount.objects.get(external_id=prolific()["PROLIFIC_PID"]).user
+    held = Assignment.objects.get(worker=account, status="active")
+    engine.task_release(assignment_id=held.pk, worker=account)
+    account.is_active = False
+    account.save(update_fields=["is_active"])
+    again = csrf_client()
+    refused = arrive(again, study, prolific(session="b"))
+    assert refused.status_code == 409
+    assert "account is closed" in refused.content.decode()
+    assert not Assignment.objects.filter(worker=account, status="active").exists()
+    assert not StudySession.objects.filter(session_key="b").exists()
+    assert "_auth_user_id" not in again.session
