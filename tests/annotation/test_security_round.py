@@ -18,6 +18,7 @@ from annotation.models import (
     Submission,
     WorkerStage,
 )
+from annotation.roles import Role
 from tests.annotation.test_newsqa_flow import _write_questions, claim_item, phrase_span
 from tests.annotation.test_studies import answer_items, api, arrive, csrf_client, prolific
 
@@ -245,3 +246,24 @@ def test_a_deactivated_marketplace_worker_coming_back_starts_nothing_and_holds_n
     assert not Assignment.objects.filter(worker=account, status="active").exists()
     assert not StudySession.objects.filter(session_key="b").exists()
     assert "_auth_user_id" not in again.session
+
+
+# Counts that leak: which project ids exist, to a worker who is not their member.
+
+def test_the_api_claim_answers_another_projects_id_as_it_answers_a_missing_one(
+        newsqa_project, annotator):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=annotator).key}")
+    missing = api.post("/api/v1/tasks/next/", {"project": 10**12}, format="json")
+    theirs = api.post("/api/v1/tasks/next/", {"project": newsqa_project.pk}, format="json")
+    assert missing.status_code == theirs.status_code == 400
+    assert theirs.json() == {"project": [
+        f'Invalid pk "{newsqa_project.pk}" - object does not exist.']}
+    # A member with nothing waiting for them still gets 204.
+    engine.project_member_add(project=newsqa_project, user=annotator, role=Role.ANNOTATOR)
+    ProjectMember.objects.filter(user=annotator).update(status="paused")
+    assert api.post("/api/v1/tasks/next/", {"project": newsqa_project.pk},
+                    format="json").status_code == 204
