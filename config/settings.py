@@ -446,8 +446,10 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_RESET_ON_SUCCESS = False
-# Behind N reverse proxies the client address is the N-th from the right of X-Forwarded-For.
+# Behind N reverse proxies the client address is the N-th from the right of X-Forwarded-For
+# (config.client_ip: axes itself reads the header only with django-ipware, not installed).
 AXES_IPWARE_PROXY_COUNT = env.int("CROWDQA_PROXY_COUNT", default=0) or None
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip_address"
 AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
 )

@@ -267,3 +267,27 @@ def test_the_api_claim_answers_another_projects_id_as_it_answers_a_missing_one(
     ProjectMember.objects.filter(user=annotator).update(status="paused")
     assert api.post("/api/v1/tasks/next/", {"project": newsqa_project.pk},
                     format="json").status_code == 204
+
+
+def test_behind_a_proxy_the_new_workers_limit_counts_each_client(study_project, settings):
+    """CROWDQA_PROXY_COUNT=1: the hourly limit counts the client X-Forwarded-For names,
+    not the proxy every request comes through (all of a study's crowd would share it)."""
+    from django.core.cache import cache
+    from django.test import Client
+
+    cache.clear()
+    settings.AXES_IPWARE_PROXY_COUNT = 1
+    settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = 1
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="DONE1", quota=3)
+    ids = [f"5f1a2b3c4d5e6f708192a3c{n}" for n in range(3)]
+
+    def through_the_proxy(forwarded: str, n: int):
+        browser = Client(enforce_csrf_checks=True, REMOTE_ADDR="10.0.0.2",
+                         HTTP_X_FORWARDED_FOR=forwarded)
+        return arrive(browser, study, prolific(pid=ids[n], session=f"s{n}"))
+
+    assert through_the_proxy("198.51.100.1", 0).status_code == 302
+    assert through_the_proxy("198.51.100.2", 1).status_code == 302
+    # the first client again, with a made-up address of its own to the left
+    assert through_the_proxy("192.0.2.9, 198.51.100.1", 2).status_code == 429
