@@ -80,29 +80,32 @@ class CachedTokenAuthentication(TokenAuthentication):
         return user, token
 
 
-def _drop(keys: list[str]) -> None:
-    """Drop ``keys`` now and again when the change that drops them commits: until then
-    another connection still reads the row as it was, and a request of that user in
-    between would cache it again (a deactivated account, a removed role or a deleted token
-    would then work for up to ``CROWDQA_AUTH_CACHE_SECONDS``)."""
+def _drop(keys: list[str], *, at_commit: bool = True) -> None:
+    """Drop ``keys`` now and (``at_commit``) again when the change that drops them commits:
+    until then another connection still reads the row as it was, and a request of that
+    user in between would cache it again (a deactivated account, a removed role or a
+    deleted token would then work for up to ``CROWDQA_AUTH_CACHE_SECONDS``)."""
     cache.delete_many(keys)
-    if transaction.get_connection().in_atomic_block:
+    if at_commit and transaction.get_connection().in_atomic_block:
         transaction.on_commit(partial(cache.delete_many, keys), robust=True)
 
 
-def user_forget(user_id: Any) -> None:
+def user_forget(user_id: Any, *, at_commit: bool = True) -> None:
     """Drop what the cache holds for this user (and their API token), now and when the
     change commits (``_drop``)."""
     keys = [_user_key(user_id)]
     keys += [_token_key(key) for key in
              Token.objects.filter(user_id=user_id).values_list("key", flat=True)]
-    _drop(keys)
+    _drop(keys, at_commit=at_commit)
 
 
 @receiver(post_save, sender=User)
 @receiver(post_delete, sender=User)
 def _user_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
-    user_forget(instance.pk)
+    # A sign-in's new ``last_login`` changes nothing the cache decides by: a request that
+    # caches the row as it was before is harmless, so no second drop at the commit.
+    fields = kwargs.get("update_fields")
+    user_forget(instance.pk, at_commit=not (fields and set(fields) == {"last_login"}))
 
 
 @receiver(post_delete, sender=Token)
