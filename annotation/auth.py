@@ -9,19 +9,23 @@ sees one copy) under their id, and under their API token's key:
 
 - ``RoleBackend.get_user`` (sessions) and ``CachedTokenAuthentication`` (tokens) read it;
 - it is dropped the moment anything it holds changes: the user saved or deleted (a new
-  password, deactivation, ``last_login``), their groups changed, their token deleted. So a
-  blocked account or a revoked token stops working at the next request, as before.
+  password, deactivation, ``last_login``), their groups changed, their token deleted; and
+  dropped again when that change commits, since a request in between still reads the row
+  as it was and caches it. So a blocked account or a revoked token stops working at the
+  next request, as before.
 
 ``CROWDQA_AUTH_CACHE_SECONDS`` bounds how long an entry lives (0 turns the cache off).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 from rest_framework.authentication import TokenAuthentication
@@ -76,23 +80,37 @@ class CachedTokenAuthentication(TokenAuthentication):
         return user, token
 
 
-def user_forget(user_id: Any) -> None:
-    """Drop what the cache holds for this user (and their API token)."""
+def _drop(keys: list[str], *, at_commit: bool = True) -> None:
+    """Drop ``keys`` now and (``at_commit``) again when the change that drops them commits:
+    until then another connection still reads the row as it was, and a request of that
+    user in between would cache it again (a deactivated account, a removed role or a
+    deleted token would then work for up to ``CROWDQA_AUTH_CACHE_SECONDS``)."""
+    cache.delete_many(keys)
+    if at_commit and transaction.get_connection().in_atomic_block:
+        transaction.on_commit(partial(cache.delete_many, keys), robust=True)
+
+
+def user_forget(user_id: Any, *, at_commit: bool = True) -> None:
+    """Drop what the cache holds for this user (and their API token), now and when the
+    change commits (``_drop``)."""
     keys = [_user_key(user_id)]
     keys += [_token_key(key) for key in
              Token.objects.filter(user_id=user_id).values_list("key", flat=True)]
-    cache.delete_many(keys)
+    _drop(keys, at_commit=at_commit)
 
 
 @receiver(post_save, sender=User)
 @receiver(post_delete, sender=User)
 def _user_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
-    user_forget(instance.pk)
+    # A sign-in's new ``last_login`` changes nothing the cache decides by: a request that
+    # caches the row as it was before is harmless, so no second drop at the commit.
+    fields = kwargs.get("update_fields")
+    user_forget(instance.pk, at_commit=not (fields and set(fields) == {"last_login"}))
 
 
 @receiver(post_delete, sender=Token)
 def _token_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
-    cache.delete(_token_key(instance.key))
+    _drop([_token_key(instance.key)])
 
 
 @receiver(m2m_changed, sender=User.groups.through)

@@ -387,7 +387,10 @@ def returned_feedback(*, assignment: Assignment) -> dict[str, Any] | None:
                   .select_related("checker").order_by("-round").first())
     if inspection is None:
         return None
+    # Their own answer only: a batch whose annotator was paused or blocked goes to the next
+    # annotator, who gets the checker's feedback but never another worker's answers.
     previous = (Submission.objects.filter(item=item, assignment__round__lt=assignment.round,
+                                          worker_id=assignment.worker_id,
                                           superseded_by__isnull=True)
                 .order_by("-assignment__round", "-id").first())
     key = str(item.pk)

@@ -663,10 +663,29 @@ def submission_correctable(*, submission: Submission) -> str:
         return gettext("its item is no longer open: the answers are in")
     if _returned_for_relabelling(submission):
         return gettext("a checker returned its batch: relabel the item as a task instead")
+    if _worker_stopped(submission):
+        return gettext("your work here is paused or stopped")
     later = Submission.objects.filter(worker_id=submission.worker_id, pk__gt=submission.pk)
     if later.exists():
         return gettext("only your last answer can be corrected")
     return ""
+
+
+def _worker_stopped(submission: Submission) -> bool:
+    """Whether an admin (or the gold checks) stopped the worker of ``submission`` where it
+    was given: their membership of the project in the stage's role is paused or blocked
+    (or gone), or their standing on the stage is. A stopped worker changes no answer: the
+    claim gives them no task, and a correction is a new answer too."""
+    stage = submission.stage
+    member = (ProjectMember.objects.filter(project_id=stage.project_id,
+                                           user_id=submission.worker_id,
+                                           role=stage.kind_spec.role.value)
+              .values_list("pk", "status").first())
+    if member is None or member[1] != ProjectMember.Status.ACTIVE:
+        return True
+    return WorkerStage.objects.filter(
+        member_id=member[0], stage_id=stage.pk,
+        status__in=(WorkerStage.Status.PAUSED, WorkerStage.Status.BLOCKED)).exists()
 
 
 def _returned_for_relabelling(submission: Submission, batch_round: int | None = None) -> bool:

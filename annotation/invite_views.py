@@ -7,10 +7,12 @@ and its forms (new invite, revoke, CSV upload) are for admins; every change is a
 
 from __future__ import annotations
 
+import time
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlencode
 
+from axes.helpers import get_client_ip_address
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
@@ -136,6 +138,15 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
                             else JoinForm(**extra))
     else:
         form = SignupForm(request.POST) if request.method == "POST" else SignupForm()
+    if (request.method == "POST" and user is None and form.is_valid()
+            and not invites.signup_allowed(address=get_client_ip_address(request))):
+        form.add_error(None, _("Too many accounts were made from your network address this "
+                               "hour. Try again in an hour, or ask whoever sent you the link."))
+        response = render(request, "annotation/invites/join.html", {
+            "invite": invite, "project": invite.project, "form": form, "joined": joined,
+            "consent": render_markdown(invite.project.consent)}, status=429)
+        response["Retry-After"] = str(3600 - int(time.time()) % 3600)  # the next hour
+        return response
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         fields = ({"user": user, "email": data.get("email", "")} if user is not None else

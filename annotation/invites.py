@@ -329,6 +329,17 @@ def _member_unblocked(invite: Invite, user: Any) -> ProjectMember | None:
 
 
 @transaction.atomic
+def signup_allowed(*, address: str | None) -> bool:
+    """Whether one more account may be made through an invite link from ``address``: at
+    most ``CROWDQA_INVITE_SIGNUPS_PER_HOUR`` an hour per client address (an IPv6 one by
+    its /64 network), counted in the shared cache as every web process sees it. Each
+    sign-up a form sends counts, whether the service then takes it or not."""
+    from annotation.ratelimit import client_network, hour_count
+
+    limit = settings.CROWDQA_INVITE_SIGNUPS_PER_HOUR
+    return limit <= 0 or hour_count(f"invite-signups:{client_network(address)}") <= limit
+
+
 def invite_accept(
     *,
     invite_id: int,

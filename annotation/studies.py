@@ -47,7 +47,7 @@ from annotation.models import (
     WorkerStage,
 )
 from annotation.pay import MTURK_CURRENCY
-from annotation.ratelimit import hour_count
+from annotation.ratelimit import client_network, hour_count
 from annotation.roles import Role
 
 User = get_user_model()
@@ -238,6 +238,12 @@ def study_arrive(*, study: Study, arrival: Arrival,
     if study.status != Study.Status.OPEN and known is None:
         raise ValidationError(gettext("this study is closed"))
     user = _account(arrival)
+    if not user.is_active:
+        # Deactivated by an admin: signing in would not hold (the session refuses an
+        # inactive account), so no session, no membership change and no claim either.
+        raise ValidationError(gettext(
+            "Your account is closed here, so this study cannot start a session for it. "
+            "Return the study on %(platform)s.") % {"platform": study.get_platform_display()})
     if (browser_user_id != user.pk and known is None
             and Assignment.objects.filter(worker=user, status=Assignment.Status.ACTIVE,
                                           lease_expires_at__gt=timezone.now()).exists()):
@@ -281,13 +287,13 @@ def study_arrive(*, study: Study, arrival: Arrival,
 def new_worker_allowed(*, arrival: Arrival, address: str | None) -> bool:
     """Whether ``arrival`` may go on: a worker seen before always may; a new one (an
     account to make) counts against ``CROWDQA_STUDY_NEW_WORKERS_PER_HOUR`` for its client
-    address in the current clock hour (in the shared cache, so every web process counts
-    together)."""
+    address (an IPv6 one by its /64: ``ratelimit.client_network``) in the current clock
+    hour (in the shared cache, so every web process counts together)."""
     limit = settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR
     if limit <= 0 or ExternalAccount.objects.filter(
             platform=arrival.platform, external_id=arrival.external_id).exists():
         return True
-    return hour_count(f"study-new-workers:{address or '-'}") <= limit
+    return hour_count(f"study-new-workers:{client_network(address)}") <= limit
 
 
 def session_known(*, study: Study, arrival: Arrival) -> bool:
@@ -333,17 +339,37 @@ def member_stopped(*, member: ProjectMember) -> bool:
 
 
 #: Why a session ends screened out (``screened_out_why``): the member was stopped (blocked
-#: or paused, in the project or on a stage), or failed a stage's qualification for good.
+#: or paused, in the project or on a stage), failed a stage's qualification for good, or
+#: gave back the work that is left (``gave_back_the_work``).
 STOPPED = "stopped"
 NOT_QUALIFIED = "not_qualified"
+GAVE_BACK = "gave_back"
+
+
+def gave_back_the_work(*, member: ProjectMember, project: Project) -> bool:
+    """Whether the work the member gave back (tasks released, or whose time ran out) that
+    is still open outnumbers the answers they gave in the project. A claim never brings
+    back an item its worker had, so giving back each task until none comes empties their
+    queue: that is no work left *for them*, not "no work left", and earns no code. A worker
+    who answered at least as many tasks as they gave back still gets the no-work code."""
+    given_back = (Assignment.objects.filter(
+        worker_id=member.user_id, stage__project_id=project.pk,
+        status__in=(Assignment.Status.RELEASED, Assignment.Status.EXPIRED),
+        item__status=Item.Status.OPEN).values("item_id").distinct().count())
+    if not given_back:
+        return False
+    answered = Submission.objects.filter(worker_id=member.user_id,
+                                         stage__project_id=project.pk).count()
+    return given_back > answered
 
 
 def screened_out_why(*, member: ProjectMember, project: Project,
                      qualifications: list[dict[str, Any]] | None = None) -> str:
     """Why a session of ``member`` that has no work left is screened out (no code) instead
-    of getting the no-work code, or "" when it is not: ``STOPPED`` (``member_stopped``), or
+    of getting the no-work code, or "" when it is not: ``STOPPED`` (``member_stopped``),
     ``NOT_QUALIFIED``: they failed a stage's qualification with no try left, so that
-    stage's work is closed to them, as a stopped worker's is. ``qualifications`` are their
+    stage's work is closed to them, as a stopped worker's is, or ``GAVE_BACK``
+    (``gave_back_the_work``): what is left is the work they gave back. ``qualifications`` are their
     rows of ``gold.qualifications_for`` in ``project`` (read when not given)."""
     if member_stopped(member=member):
         return STOPPED
@@ -351,6 +377,8 @@ def screened_out_why(*, member: ProjectMember, project: Project,
         qualifications = gold.qualifications_for(worker=member.user_id, project=project)
     if any(row["state"] == "failed_final" for row in qualifications):
         return NOT_QUALIFIED
+    if gave_back_the_work(member=member, project=project):
+        return GAVE_BACK
     return ""
 
 

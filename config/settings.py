@@ -366,6 +366,11 @@ CROWDQA_LEASE_MINUTES = env.int("CROWDQA_LEASE_MINUTES", default=30)
 # addresses. The address is read as the login throttling reads it (CROWDQA_PROXY_COUNT).
 CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = env.int("CROWDQA_STUDY_NEW_WORKERS_PER_HOUR",
                                              default=30)
+# New accounts that one client address may make through invite links in an hour (0: no
+# limit): an open link (no use limit) makes an account for whoever has it, as a study link
+# does; a link restricted to e-mail domains mails a confirmation for each. Counted as the
+# study limit counts (an IPv6 address by its /64).
+CROWDQA_INVITE_SIGNUPS_PER_HOUR = env.int("CROWDQA_INVITE_SIGNUPS_PER_HOUR", default=30)
 # The claim and submit statements are prepared once per PostgreSQL session (annotation.sql).
 # Turn off behind a connection pooler that does not keep session state (transaction mode).
 CROWDQA_PREPARED_STATEMENTS = env.bool("CROWDQA_PREPARED_STATEMENTS", default=True)
@@ -448,8 +453,10 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_RESET_ON_SUCCESS = False
-# Behind N reverse proxies the client address is the N-th from the right of X-Forwarded-For.
+# Behind N reverse proxies the client address is the N-th from the right of X-Forwarded-For
+# (config.client_ip: axes itself reads the header only with django-ipware, not installed).
 AXES_IPWARE_PROXY_COUNT = env.int("CROWDQA_PROXY_COUNT", default=0) or None
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip_address"
 AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if AXES_IPWARE_PROXY_COUNT else ["REMOTE_ADDR"]
 )

@@ -22,7 +22,11 @@ os.environ["CACHE_URL"] = f"filecache://{_TMP / 'cache'}"
 os.environ["MEDIA_ROOT"] = str(_TMP / "media")
 # The suite's study arrivals all come from 127.0.0.1 over a run longer than the limit's
 # hour: the limit is tested where it is turned on (tests/annotation/test_studies.py).
+# (The settings were read before this file: the fixture ``_no_hourly_limits`` turns them off
+# in the test process; the environment reaches the worker processes the tests start.)
 os.environ["CROWDQA_STUDY_NEW_WORKERS_PER_HOUR"] = "0"
+# So do its sign-ups through invite links (tested in tests/annotation/test_security_round.py).
+os.environ["CROWDQA_INVITE_SIGNUPS_PER_HOUR"] = "0"
 
 from annotation.roles import Role  # noqa: E402
 from tests.factories import PASSWORD, user_with_roles  # noqa: E402
@@ -88,6 +92,14 @@ def _fast_passwords():
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _no_hourly_limits(settings):
+    """The per-address hourly limits on new accounts are off (every request of the suite
+    comes from 127.0.0.1); the tests of each limit turn it on."""
+    settings.CROWDQA_STUDY_NEW_WORKERS_PER_HOUR = 0
+    settings.CROWDQA_INVITE_SIGNUPS_PER_HOUR = 0
 
 
 @pytest.fixture(autouse=True)

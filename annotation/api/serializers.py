@@ -72,8 +72,9 @@ class TaskOutputSerializer(serializers.Serializer):
 class ProjectRefField(serializers.PrimaryKeyRelatedField):
     """A project's id checked for its type only, as an unsaved ``Project`` holding the pk:
     the claim scopes its one statement by the id and loads the project with the slot, so
-    the claim's hot path reads no project first. The view checks that the project exists
-    when the claim comes back empty (``project_exists``), with this field's message."""
+    the claim's hot path reads no project first. The view checks that the project exists,
+    among the worker's, when the claim comes back empty (``project_exists``), with this
+    field's message."""
 
     def to_internal_value(self, data: Any) -> Project:
         if isinstance(data, bool) or not isinstance(data, int | str):
@@ -86,8 +87,11 @@ class ProjectRefField(serializers.PrimaryKeyRelatedField):
             self.fail("does_not_exist", pk_value=data)
         return Project(pk=pk)
 
-    def project_exists(self, project: Project) -> None:
-        if not Project.objects.filter(pk=project.pk).exists():
+    def project_exists(self, project: Project, *, user: Any) -> None:
+        """A 400 unless the project exists and ``user`` is a member: another project's id
+        is answered as a missing one, so that a worker learns nothing of projects they are
+        not in (as the pages answer 404)."""
+        if not Project.objects.filter(pk=project.pk, members__user=user).exists():
             raise serializers.ValidationError(
                 {self.field_name: [self.error_messages["does_not_exist"].format(
                     pk_value=project.pk)]})

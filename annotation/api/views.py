@@ -121,8 +121,8 @@ class TaskNextApi(APIView):
         project = data.validated_data.get("project")
         assignment = _claim(request, project)
         if assignment is None:
-            if project is not None:  # no task, or no such project (400)
-                data.fields["project"].project_exists(project)
+            if project is not None:  # no task, or no such project of theirs (400)
+                data.fields["project"].project_exists(project, user=request.user)
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(TaskOutputSerializer(assignment).data)
 

@@ -113,3 +113,72 @@ def test_the_cache_can_be_turned_off(settings, api_for, django_assert_max_num_qu
     with django_assert_max_num_queries(2) as captured:
         assert api.get(reverse("api_me")).status_code == 200
     assert any("authtoken_token" in q["sql"] for q in captured.captured_queries)
+
+
+def test_a_deactivation_drops_again_what_a_request_cached_before_it_committed(
+        annotator, api_for, django_capture_on_commit_callbacks):
+    """The change drops the cached user inside its transaction; a request of that worker
+    before the commit (another connection) still reads the account as it was, active, and
+    caches it: the commit drops it again, so the deactivation holds at once, not after
+    CROWDQA_AUTH_CACHE_SECONDS. (The race itself, with two connections, is the PostgreSQL
+    test below.)"""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+
+    from annotation import auth
+
+    api, token = api_for(annotator)
+    assert api.get(reverse("api_me")).status_code == 200
+    as_committed = get_user_model().objects.get(pk=annotator.pk)  # what the other reads
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        annotator.is_active = False
+        annotator.save(update_fields=["is_active"])
+        # the other connection's request, between the change and its commit
+        auth._remember(auth._user_key(annotator.pk), as_committed)
+        auth._remember(auth._token_key(token.key), as_committed)
+    refused = api.get(reverse("api_me"))
+    assert refused.status_code == 401
+    assert auth.user_cached(annotator.pk).is_active is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deactivation_holds_against_a_request_while_it_commits(db):
+    """Two connections (PostgreSQL): the admin's transaction deactivates the worker; the
+    worker's API request meanwhile reads the committed row (still active) and caches it;
+    once the deactivation commits, the worker's next request is refused."""
+    import threading
+
+    from django.contrib.auth import get_user_model
+    from django.db import connection, connections, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("two concurrent connections need PostgreSQL (DATABASE_URL=postgres://...)")
+    worker = user_with_roles("racer", Role.ANNOTATOR)
+    token = Token.objects.create(user=worker)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert api.get(reverse("api_me")).status_code == 200
+    saved, asked, errors = threading.Event(), threading.Event(), []
+
+    def deactivate() -> None:
+        try:
+            with transaction.atomic():
+                account = get_user_model().objects.get(pk=worker.pk)
+                account.is_active = False
+                account.save(update_fields=["is_active"])
+                saved.set()
+                assert asked.wait(timeout=60), "the worker's request never came"
+        except Exception as exc:  # surfaced below
+            errors.append(repr(exc))
+        finally:
+            saved.set()
+            connections.close_all()
+
+    admin = threading.Thread(target=deactivate)
+    admin.start()
+    assert saved.wait(timeout=60)
+    assert api.get(reverse("api_me")).status_code == 200  # not committed yet
+    asked.set()
+    admin.join()
+    assert errors == []
+    assert api.get(reverse("api_me")).status_code == 401

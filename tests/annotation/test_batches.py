@@ -716,6 +716,31 @@ def test_a_returned_batch_of_a_paused_member_goes_to_the_next_annotator(project,
                                          status="open").exists()
 
 
+def test_the_next_annotator_of_a_returned_batch_never_gets_the_last_ones_answers(
+        project, people):
+    """Returned to alice, who is then blocked: bob relabels her batch with the checker's
+    feedback, but her answers are hers: they are not his "previous answer" (filled in on
+    his task page), so he neither reads them nor resubmits them unread."""
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    inspection = finished_batch(project, alice, label="no")
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    bad = inspection.sample[0]
+    batches.inspection_submit(inspection_id=inspection.pk, checker=carol,
+                              marks={str(bad): ["answer_incorrect"]},
+                              item_comments={bad: "This one is a clear yes."})
+    engine.member_status_set(member=project.members.get(user=alice), status="blocked",
+                             actor=None)
+    seen = {}
+    for _ in range(4):
+        task = engine.task_claim(worker=bob, project=project)
+        assert task.round == 2
+        seen[task.item_id] = batches.returned_feedback(assignment=task)
+        engine.task_submit(assignment_id=task.pk, worker=bob, payload={"label": "yes"})
+    assert all(feedback["previous"] is None for feedback in seen.values())
+    # the checker's feedback on the batch still reaches him
+    assert seen[bad]["comment"] == "This one is a clear yes."
+
+
 def test_an_admin_puts_a_batch_back_from_the_batch_list(project, people, client_for):
     from django.test import Client
     from django.urls import reverse

@@ -142,3 +142,24 @@ def test_a_forwarded_for_header_does_not_dodge_the_address_lock():
     response = client.post(LOGIN, {"username": "ann", "password": PASSWORD},
                            REMOTE_ADDR="10.6.6.6", HTTP_X_FORWARDED_FOR="192.0.2.99")
     assert response.status_code == 429
+
+
+def test_behind_a_proxy_each_client_is_its_own_address(settings):
+    """CROWDQA_PROXY_COUNT=1: the client address is the right-most of X-Forwarded-For (what
+    the proxy saw), so one client's failures lock that client, not everyone behind the same
+    proxy; and what a client writes into the header itself (to the left) changes nothing."""
+    settings.AXES_IPWARE_PROXY_COUNT = 1
+    user_with_roles("ann", Role.ANNOTATOR)
+    proxy = "10.0.0.2"
+
+    def login(username: str, password: str, forwarded: str):
+        return Client().post(LOGIN, {"username": username, "password": password},
+                             REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR=forwarded)
+
+    for n in range(10):  # a guesser, claiming a new address each time on the left
+        login(f"guess{n}", "x", f"192.0.2.{n}, 198.51.100.1")
+    assert login("ann", PASSWORD, "203.0.113.5, 198.51.100.1").status_code == 429
+    # Another client behind the same proxy signs in.
+    assert login("ann", PASSWORD, "198.51.100.2").status_code == 302
+    assert set(AccessAttempt.objects.values_list("ip_address", flat=True)) == {
+        "198.51.100.1"}
