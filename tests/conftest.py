@@ -275,6 +275,15 @@ def celery_workers(transactional_db, settings):
 
 
 @pytest.fixture
+def redis_broker(celery_workers, settings):
+    """``celery_workers`` on Redis only: for tests that read Redis's queues themselves."""
+    if not settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+        pytest.skip("these tests read Redis's queues; the broker is "
+                    f"{settings.CELERY_BROKER_URL.split('://')[0]}")
+    return celery_workers
+
+
+@pytest.fixture
 def celery_worker_process(celery_workers):
     """A real ``celery worker`` process (solo pool) on the configured broker and the test
     database."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.conf import settings as django_settings
 from django.utils import timezone
 
 from annotation import engine, invites
@@ -19,15 +18,6 @@ from tests.polling import wait_until
 from tests.smtp_stub import SmtpStub
 
 QUIET = {"resent": 0, "stalled": 0}
-
-
-@pytest.fixture
-def redis_broker(celery_workers):
-    """The real-worker set-up (PostgreSQL, a broker, the queues emptied), on Redis only."""
-    if not django_settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-        pytest.skip("these tests read Redis's queues; the broker is "
-                    f"{django_settings.CELERY_BROKER_URL.split('://')[0]}")
-    return celery_workers
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -19,15 +18,6 @@ from config.celery import app
 from tests.polling import wait_until
 
 QUIET = {"requeued": 0, "failed": 0, "resubmitted": 0, "resent": 0, "stalled": 0}
-
-
-@pytest.fixture
-def redis_broker(celery_workers):
-    """The real-worker set-up (PostgreSQL, a broker, the queues emptied), on Redis only."""
-    if not django_settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-        pytest.skip("these tests read Redis's queues; the broker is "
-                    f"{django_settings.CELERY_BROKER_URL.split('://')[0]}")
-    return celery_workers
 
 
 def _waiting(queue: str = "default") -> int:
