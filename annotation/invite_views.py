@@ -221,6 +221,13 @@ def invite_confirm(request: HttpRequest, token: str) -> HttpResponse:
         return _gone(request, None, exc.state)
     invite = join.invite
     landing = _landing(invite.role)
+    if request.user.is_authenticated and request.user.pk != join.user.pk:
+        # Somebody else is signed in here: confirming would join (and, for a new account,
+        # log this browser in as) the link's account, so the one signed in could work and be
+        # paid under another's name without noticing. They log out first.
+        return render(request, "annotation/invites/confirm.html", {
+            "state": "other_user", "join": join, "project": invite.project},
+            status=409 if request.method == "POST" else 200)
     # Where to go once joined: the landing page for its user, else logging in as them.
     next_ = (landing if request.user.pk == join.user.pk
              else f"{reverse('login')}?{urlencode({'next': landing})}")
