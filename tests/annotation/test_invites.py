@@ -351,6 +351,29 @@ def test_a_confirmation_link_never_switches_a_signed_in_browser_to_its_account(
 
 
 @pytest.mark.django_db(transaction=True)  # the mail is sent on commit
+def test_a_new_account_s_link_logs_in_only_the_browser_that_signed_it_up(
+        project, mailoutbox):
+    """Opened in a browser nobody is signed in to, mallory's link logged that browser in as
+    mallory (a login CSRF: sent to lena, lena then works as mallory). It confirms the
+    account there and asks to log in; the browser that signed up is logged in as before."""
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    mallorys = Client()
+    assert _signup(mallorys, invite, username="mallory",
+                   email="mallory@uni.edu").status_code == 200
+    link = _confirm_link(mailoutbox[0])
+    lenas = Client()
+    joined = lenas.post(link)
+    assert joined.status_code == 302
+    assert joined["Location"] == "/accounts/login/?next=%2Ftasks%2Fnext%2F"
+    assert "_auth_user_id" not in lenas.session
+    mallory = User.objects.get(username="mallory")
+    assert mallory.is_active and ProjectMember.objects.filter(user=mallory).exists()
+    assert "_auth_user_id" not in mallorys.session
+    assert _logs_in("mallory", NEW_PASSWORD)
+
+
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_an_existing_user_with_a_fitting_address_confirms_it_too(
         project, client_for, mailoutbox):
     """An account's address was typed, never confirmed (say at an open link's sign-up):
