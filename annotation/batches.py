@@ -204,7 +204,7 @@ def inspections_put_back_for(*, checker: Any, project_id: int, actor: Any = None
 
     if inspects_project(user=checker, project_id=project_id):
         return 0
-    held = Inspection.objects.select_for_update().filter(
+    held = Inspection.objects.select_for_update(of=("self",)).filter(
         checker=checker, status=NS.ACTIVE, batch__project_id=project_id).order_by("pk")
     count = 0
     for inspection in held:
