@@ -194,6 +194,26 @@ def inspection_release(*, inspection_id: int, user: Any) -> Inspection:
         return inspection
 
 
+def inspections_put_back_for(*, checker: Any, project_id: int, actor: Any = None,
+                             note: str = "") -> int:
+    """Put back the inspections ``checker`` holds in the project once they no longer
+    inspect its batches (paused or blocked as its checker member), so that another checker
+    takes them at once instead of waiting for an admin's Put back; how many. The log names
+    ``actor``, who stopped them."""
+    from annotation.selectors import inspects_project
+
+    if inspects_project(user=checker, project_id=project_id):
+        return 0
+    held = Inspection.objects.select_for_update(of=("self",)).filter(
+        checker=checker, status=NS.ACTIVE, batch__project_id=project_id).order_by("pk")
+    count = 0
+    for inspection in held:
+        transition(inspection, NS.OPEN, actor=actor, checker=None, claimed_at=None,
+                   note=(note or "put back")[:300])
+        count += 1
+    return count
+
+
 #: Batches an annotator holds: being labelled, or returned to them for relabelling.
 HELD = (BS.WORKING, BS.RETURNED)
 

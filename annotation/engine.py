@@ -26,6 +26,7 @@ from annotation.batches import (
     batches_flush_ready,
     batches_put_back_for,
     claim_in_batched_stage,
+    inspections_put_back_for,
     item_work_in,
 )
 from annotation.eligibility import QueueStage
@@ -635,8 +636,8 @@ def task_submit(
             _slot_replace(assignment)
             standing, paused = quality.gold_check_record(item=item, worker=worker,
                                                          payload=cleaned)
-            if paused:
-                _standing_effects(standing, item.stage, worker)
+            if paused:  # by the gold record, nobody's decision: the log names no actor
+                _standing_effects(standing, item.stage, worker, actor=None)
         elif submissions is not None:  # no slot of the item is open or active any more
             if spec.batched:
                 # Finished only when its batch passes inspection.
@@ -772,7 +773,7 @@ def standing_decide(*, standing: WorkerStage, action: str, actor: Any = None,
         standing = quality.standing_set(standing=standing, action=action, actor=actor,
                                         reason=reason)
         if standing.status != WorkerStage.Status.ACTIVE:
-            _standing_effects(standing, standing.stage, standing.member.user)
+            _standing_effects(standing, standing.stage, standing.member.user, actor=actor)
     return standing
 
 
@@ -817,24 +818,31 @@ def member_status_set(*, member: ProjectMember, status: str, actor: Any,
         # Their batches go to whoever takes a batch next (one annotator per batch round).
         batches_put_back_for(worker=locked.user_id, project_id=locked.project_id,
                              stage_kinds=kinds, actor=actor, note=note)
+        if locked.role == Role.CHECKER.value:
+            # The inspections they hold go to the project's other checkers at once.
+            inspections_put_back_for(checker=locked.user, project_id=locked.project_id,
+                                     actor=actor, note=note)
         if set_aside:
             for stage in Stage.objects.filter(project_id=locked.project_id, kind__in=kinds):
                 _answers_set_aside(stage, locked.user_id)
         return returned
 
 
-def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any) -> None:
-    """A worker was paused or blocked on ``stage``: their active slots there go back to the
-    pool; with the stage's ``gold_set_aside``, their answers to items still open are set
-    aside and each such item gets a replacement worker. Their answers to gold checks (open
+def _standing_effects(standing: WorkerStage, stage: Stage, worker: Any, *,
+                      actor: Any) -> None:
+    """A worker was paused or blocked on ``stage`` (by ``actor``, the admin who decided, or
+    None when their gold record paused them): their active slots there go back to the
+    pool, the transition log naming ``actor`` (not the worker, who did nothing); with the
+    stage's ``gold_set_aside``, their answers to items still open are set aside and each
+    such item gets a replacement worker. Their answers to gold checks (open
     items too) are set aside with the rest, so that the worker's list does not single them
     out; a gold check needs no replacement (its slots are replenished at each submit) and
     its scores stay in the worker's gold record."""
     _slots_return(Assignment.objects.filter(stage=stage, worker=worker),
-                  actor=worker, note=standing.status_reason)
+                  actor=actor, note=standing.status_reason)
     # Their batches of the stage go to whoever takes a batch next (a new round when they
     # had begun it), so a batched item needs no replacement worker below.
-    batches_put_back_for(worker=worker, stage_id=stage.pk, actor=worker,
+    batches_put_back_for(worker=worker, stage_id=stage.pk, actor=actor,
                          note=standing.status_reason)
     _answers_set_aside(stage, worker)
 

@@ -424,6 +424,31 @@ def _training_ids(stage: Stage) -> list[int]:
                   .values_list("pk", flat=True))
 
 
+class QualificationStopped(ValidationError):
+    """A qualification try refused to a worker an admin paused or blocked."""
+
+
+#: The qualification states of a worker an admin stopped (``_state``).
+STOPPED = ("paused", "blocked")
+
+
+def _stopped(member: ProjectMember, standing: WorkerStage | None,
+             stage: Stage) -> QualificationStopped | None:
+    """The refusal of a qualification try to a worker an admin stopped: paused or blocked
+    in the project (``member_status_set``) or on the stage (``standing_decide``); None when
+    they may try."""
+    if member.status != ProjectMember.Status.ACTIVE:
+        return QualificationStopped(gettext("you are %(status)s in %(project)s: an admin "
+                                            "decides when you work there again") % {
+            "status": str(ProjectMember.Status(member.status).label).lower(),
+            "project": stage.project.name})
+    if standing is not None and standing.status != WS.ACTIVE:
+        return QualificationStopped(gettext("you are %(status)s on '%(stage)s'") % {
+            "status": str(WS(standing.status).label).lower(), "stage": stage.display_name}
+            + (f": {standing.status_reason_shown}" if standing.status_reason else ""))
+    return None
+
+
 @transaction.atomic
 def qualification_start(*, stage: Stage, worker: Any) -> WorkerStage:
     """Start a qualification try: ``qualification_items`` training items, in an order
@@ -441,10 +466,8 @@ def qualification_start(*, stage: Stage, worker: Any) -> WorkerStage:
     if standing.qualified:
         raise ValidationError(gettext("you are qualified for '%(stage)s' already")
                               % {"stage": name})
-    if standing.status != WS.ACTIVE:
-        raise ValidationError(gettext("you are %(status)s on '%(stage)s'") % {
-            "status": str(WS(standing.status).label).lower(), "stage": name}
-            + (f": {standing.status_reason_shown}" if standing.status_reason else ""))
+    if (refusal := _stopped(member, standing, stage)) is not None:
+        raise refusal
     if _in_progress(standing):
         return standing
     if standing.qualification_tries >= _tries_allowed(stage):
@@ -501,8 +524,11 @@ def qualification_answer(*, standing: WorkerStage, item: Item,
     try; a mean at or above ``qualification_threshold`` qualifies the worker."""
     with transaction.atomic():
         standing = (WorkerStage.objects.select_for_update(of=("self",))
-                    .select_related("stage").get(pk=standing.pk))
+                    .select_related("stage", "stage__project", "member").get(pk=standing.pk))
         stage = standing.stage
+        # Paused or blocked since the try began: not one more answer.
+        if (refusal := _stopped(standing.member, standing, stage)) is not None:
+            raise refusal
         if item.stage_id != stage.pk or item.gold != "training":
             raise ValidationError(gettext("this item is not a training item of the stage"))
         if not _in_progress(standing):
@@ -560,14 +586,18 @@ TONES = {"passed": "done", "failed_final": "failed", "blocked": "failed",
          "in_progress": "running", "paused": "running", "unavailable": "pending"}
 
 
-def _state(stage: Stage, standing: WorkerStage | None, available: int) -> dict[str, Any]:
-    """A worker's qualification state on a stage that asks for one."""
+def _state(stage: Stage, standing: WorkerStage | None, available: int,
+           member_status: str = ProjectMember.Status.ACTIVE) -> dict[str, Any]:
+    """A worker's qualification state on a stage that asks for one (paused or blocked when
+    their membership of the project is, ``member_status``)."""
     tries = _tries_allowed(stage)
     used = standing.qualification_tries if standing else 0
     if not _wanted(stage):
         state = "not_needed"
     elif standing is not None and standing.qualified:
         state = "passed"
+    elif member_status != ProjectMember.Status.ACTIVE:
+        state = member_status
     elif standing is not None and standing.status != WS.ACTIVE:
         state = standing.status
     elif standing is not None and _in_progress(standing):
@@ -587,6 +617,7 @@ def _state(stage: Stage, standing: WorkerStage | None, available: int) -> dict[s
         "answered": len(standing.training_scores) if standing and _in_progress(standing)
         else 0,
         "can_start": state in ("todo", "failed"),
+        "member_stopped": member_status != ProjectMember.Status.ACTIVE,
     }
 
 
@@ -595,7 +626,7 @@ def qualification_status(*, stage: Stage, worker: Any) -> tuple[WorkerStage | No
     and their qualification state. ValidationError when they do not work the stage."""
     member = quality.member_of(worker=worker, stage=stage)
     standing = WorkerStage.objects.filter(member=member, stage=stage).first()
-    return standing, _state(stage, standing, len(_training_ids(stage)))
+    return standing, _state(stage, standing, len(_training_ids(stage)), member.status)
 
 
 def qualifications_for(*, worker: Any, project: Project | None = None) -> list[dict[str, Any]]:
@@ -622,7 +653,7 @@ def qualifications_for(*, worker: Any, project: Project | None = None) -> list[d
     for stage in stages:
         member = roles[(stage.project_id, stage.kind_spec.role.value)]
         rows.append(_state(stage, standings.get((member.pk, stage.pk)),
-                           available.get(stage.pk, 0)))
+                           available.get(stage.pk, 0), member.status))
     return rows
 
 

@@ -57,7 +57,9 @@ def qualification(request: HttpRequest, pk: int) -> HttpResponse:
             item = gold.qualification_item(standing=standing)
             return redirect(f"{url}?item={item.pk}" if item else url)
         return _answer(request, stage, standing, state, url)
-    current = gold.qualification_item(standing=standing) if standing else None
+    # A worker an admin paused or blocked sees their state, not their try's next item.
+    current = (gold.qualification_item(standing=standing)
+               if standing and state["state"] not in gold.STOPPED else None)
     answered, wanted = posted_id(request.GET.get("answered")), posted_id(request.GET.get("item"))
     if wanted is not None:
         if current is not None and current.pk == wanted:
@@ -93,6 +95,9 @@ def _answer(request: HttpRequest, stage: Stage, standing: WorkerStage | None,
     try:
         payload = stage.kind_spec.payload_from_form(current, request.POST)
         gold.qualification_answer(standing=standing, item=current, payload=payload)
+    except gold.QualificationStopped as exc:  # paused or blocked: back to their state
+        messages.error(request, exc.messages[0])
+        return redirect(url)
     except ValidationError as exc:
         return _task_page(request, stage, standing, state, current, errors=exc.messages)
     return redirect(f"{url}?answered={current.pk}")

@@ -109,6 +109,12 @@ def _errors_to_form(form: forms.Form, exc: ValidationError) -> None:
         form.add_error(target if target in form.fields else None, messages_)
 
 
+#: The session key naming the account this browser signed up (a confirmation link logs in
+#: only the browser that signed its account up: in another, say a victim's, it would log
+#: in as whoever sent it).
+SIGNED_UP_KEY = "crowdqa_signed_up"
+
+
 def _landing(role: str) -> str:
     if role == Role.CHECKER:
         return reverse("annotation:checker_home")
@@ -164,6 +170,8 @@ def invite_join(request: HttpRequest, token: str) -> HttpResponse:
             _errors_to_form(form, exc)
         else:
             if invites.confirm_needed(invite) and not joined:
+                if user is None:
+                    request.session[SIGNED_UP_KEY] = join.user.pk
                 return _confirm_sent(request, join)
             if user is None:
                 _login(request, member.user)
@@ -212,7 +220,9 @@ def _confirm_bad(request: HttpRequest, exc: invites.ConfirmLinkBad) -> HttpRespo
 def invite_confirm(request: HttpRequest, token: str) -> HttpResponse:
     """Public: the link of a confirmation mail. GET shows one button (mail scanners that
     open links join nobody); POST joins (``invites.invite_confirm``), logs the newcomer in
-    and lands where joining lands. Expired: a button to mail a new link."""
+    when this browser signed them up (elsewhere: the login page) and lands where joining
+    lands. Someone else signed in here: they are asked to log out first, and nothing is
+    joined. Expired: a button to mail a new link."""
     try:
         join = invites.confirm_request(token=token)
     except invites.ConfirmLinkBad as exc:
@@ -221,6 +231,13 @@ def invite_confirm(request: HttpRequest, token: str) -> HttpResponse:
         return _gone(request, None, exc.state)
     invite = join.invite
     landing = _landing(invite.role)
+    if request.user.is_authenticated and request.user.pk != join.user.pk:
+        # Somebody else is signed in here: confirming would join (and, for a new account,
+        # log this browser in as) the link's account, so the one signed in could work and be
+        # paid under another's name without noticing. They log out first.
+        return render(request, "annotation/invites/confirm.html", {
+            "state": "other_user", "join": join, "project": invite.project},
+            status=409 if request.method == "POST" else 200)
     # Where to go once joined: the landing page for its user, else logging in as them.
     next_ = (landing if request.user.pk == join.user.pk
              else f"{reverse('login')}?{urlencode({'next': landing})}")
@@ -236,8 +253,9 @@ def invite_confirm(request: HttpRequest, token: str) -> HttpResponse:
         except ValidationError as exc:
             errors = exc.messages
         else:
-            if activated:
+            if activated and request.session.get(SIGNED_UP_KEY) == member.user_id:
                 _login(request, member.user)
+                request.session.pop(SIGNED_UP_KEY, None)
             _welcome(request, member)
             return redirect(landing if request.user.pk == member.user_id else next_)
     elif request.method == "GET" and not joined:

@@ -869,3 +869,57 @@ def test_the_language_switch_keeps_a_checker_s_marks_and_comments(project, peopl
     box = page.split(f'name="rules-{first}" value="answer_incorrect"', 1)[1].split(">", 1)[0]
     assert "checked" in box
     assert "You had been logged out" not in page
+
+
+def _logged(model: str, pk: int, to: str) -> list[tuple[Any, str]]:
+    from annotation.models import TransitionLog
+
+    return [(log.actor, log.note) for log in TransitionLog.objects.filter(
+        model=model, object_id=pk, to_status=to).select_related("actor")]
+
+
+@pytest.mark.parametrize("how", ["paused", "blocked"])
+def test_a_stopped_checker_s_inspection_goes_back_at_once(project, people, client_for, how):
+    """A checker paused or blocked in the project kept the inspection they had claimed:
+    nobody else could take it until an admin put it back. Now it goes back with the
+    member's status (as an annotator's live tasks do), the log naming the admin."""
+    from django.urls import reverse
+
+    carol = people["carol"]
+    boss = user_with_roles("boss", Role.ADMIN)
+    inspection = finished_batch(project, people["alice"])
+    batches.inspection_claim(inspection_id=inspection.pk, checker=carol)
+    engine.member_status_set(member=project.members.get(user=carol), status=how, actor=boss)
+    inspection.refresh_from_db()
+    assert (inspection.status, inspection.checker, inspection.claimed_at) == ("open", None, None)
+    assert _logged("Inspection", inspection.pk, "open") == [
+        (boss, f"member {how} by an admin")]
+    erin = user_with_roles("erin", Role.CHECKER)
+    engine.project_member_add(project=project, user=erin, role=Role.CHECKER)
+    detail = reverse("annotation:inspection_detail", args=[inspection.pk])
+    assert client_for(erin).post(detail, {"action": "claim"}).status_code == 302
+    assert Inspection.objects.get(pk=inspection.pk).checker == erin
+    # An annotator's pause leaves the checkers' inspections alone.
+    other = finished_batch(project, people["bob"])
+    batches.inspection_claim(inspection_id=other.pk, checker=erin)
+    engine.member_status_set(member=project.members.get(user=people["alice"]),
+                             status=how, actor=boss)
+    assert Inspection.objects.get(pk=other.pk).checker == erin
+
+
+def test_a_block_on_a_stage_logs_the_admin_who_acted_not_the_worker(project, people):
+    """Blocking a worker on a stage logged the worker as the one who gave back their live
+    task and their batch: the log names the admin."""
+    from annotation import quality
+
+    alice = people["alice"]
+    boss = user_with_roles("boss", Role.ADMIN)
+    stage = project.stages.get(order=2)
+    first = engine.task_claim(worker=alice, project=project)
+    engine.task_submit(assignment_id=first.pk, worker=alice, payload={"label": "no"})
+    live = engine.task_claim(worker=alice, project=project)
+    standing = quality.standing_for(member=project.members.get(user=alice), stage=stage)
+    engine.standing_decide(standing=standing, action="block", actor=boss,
+                           reason="copied answers")
+    assert [actor for actor, _ in _logged("Assignment", live.pk, "released")] == [boss]
+    assert [actor for actor, _ in _logged("Batch", live.item.batch_id, "open")] == [boss]

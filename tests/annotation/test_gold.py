@@ -658,3 +658,74 @@ def test_a_checkers_qualification_leads_to_the_checker_home(db, client_for):
         assert reverse("annotation:annotator_home") not in page.split('<main id="main">')[1]
         mine = re.search(r'href="([^"]+)" data-testid="my-tasks"', page).group(1)
         assert mine == home and client.get(mine).status_code == 200
+
+
+@pytest.mark.parametrize("how", ["paused", "blocked"])
+def test_a_member_an_admin_stopped_can_do_no_qualification_try(qualifying, workers,
+                                                                client_for, admin_user, how):
+    """A member blocked or paused in the project could still start a qualification try and
+    answer its training items; both are refused now, with why, and the page shows the
+    state instead of the next item."""
+    project, answer = qualifying
+    url = reverse("annotation:qualification", args=[answer.pk])
+    running, fresh = workers["ann2"], workers["ann3"]
+    standing = gold.qualification_start(stage=answer, worker=running)
+    first = gold.qualification_item(standing=standing)
+    gold.qualification_answer(standing=standing, item=first, payload={"no_answer": True})
+    for worker in (running, fresh):
+        engine.member_status_set(member=ProjectMember.objects.get(project=project, user=worker),
+                                 status=how, actor=admin_user)
+    why = f"you are {how} in Gold: an admin decides when you work there again"
+
+    # The try that was running takes no more answers, in the service or on the page.
+    standing.refresh_from_db()
+    second = gold.qualification_item(standing=standing)
+    with pytest.raises(ValidationError, match=why):
+        gold.qualification_answer(standing=standing, item=second, payload={"no_answer": True})
+    client = client_for(running)
+    assert client.get(f"{url}?item={second.pk}")["Location"] == url
+    refused = client.post(f"{url}?item={second.pk}", {"flag": "no_answer"})
+    assert refused.status_code == 302 and refused["Location"] == url
+    assert not GoldAnswer.objects.filter(item=second).exists()
+    page = client.get(url)
+    html_ = page.content.decode()
+    assert why in [str(m) for m in page.context["messages"]]
+    assert 'data-testid="continue"' not in html_ and 'data-testid="start"' not in html_
+    assert "An admin decides when you work in Gold again." in html_
+    assert page.context["state"]["label"] == how.capitalize()
+
+    # A worker who had not begun cannot start one.
+    with pytest.raises(ValidationError, match=why):
+        gold.qualification_start(stage=answer, worker=fresh)
+    other = client_for(fresh)
+    started = other.post(url, {"qualification_action": "start"})
+    assert started.status_code == 302 and started["Location"] == url
+    assert why in [str(m) for m in other.get(url).context["messages"]]
+    assert not WorkerStage.objects.filter(member__user=fresh, stage=answer).exclude(
+        training_items=[]).exists()
+    [row] = gold.qualifications_for(worker=fresh, project=project)
+    assert (row["state"], row["can_start"]) == (how, False)
+
+    # Resumed, the try goes on where it was.
+    engine.member_status_set(member=ProjectMember.objects.get(project=project, user=running),
+                             status="active", actor=admin_user)
+    client = client_for(running)  # the test client: logged in as ann3 above
+    assert client.post(f"{url}?item={second.pk}", {"flag": "no_answer"})[
+        "Location"].endswith(f"?answered={second.pk}")
+
+
+def test_a_worker_blocked_on_the_stage_mid_try_answers_no_more(qualifying, workers,
+                                                               admin_user):
+    """The stage's own block was checked when a try began, not at each answer."""
+    from annotation import quality
+
+    project, answer = qualifying
+    worker = workers["ann2"]
+    standing = gold.qualification_start(stage=answer, worker=worker)
+    item = gold.qualification_item(standing=standing)
+    engine.standing_decide(standing=quality.standing_for(
+        member=ProjectMember.objects.get(project=project, user=worker), stage=answer),
+        action="block", actor=admin_user)
+    with pytest.raises(gold.QualificationStopped, match="you are blocked on"):
+        gold.qualification_answer(standing=standing, item=item, payload={"no_answer": True})
+    assert not GoldAnswer.objects.filter(standing=standing).exists()

@@ -320,6 +320,60 @@ def test_an_existing_users_new_address_is_saved_only_when_confirmed(
 
 
 @pytest.mark.django_db(transaction=True)  # the mail is sent on commit
+def test_a_confirmation_link_never_switches_a_signed_in_browser_to_its_account(
+        project, client, client_for, mailoutbox):
+    """Pressing "Confirm and join" logged the browser in as the link's new account even when
+    someone else was signed in there: mallory could send lena her own link and have lena
+    work, and be paid, as mallory. Now the page names both accounts and asks to log out."""
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    assert _signup(client, invite, username="mallory",
+                   email="mallory@uni.edu").status_code == 200
+    link = _confirm_link(mailoutbox[0])
+    lena_user = user_with_roles("lena", Role.ANNOTATOR)
+    lena = client_for(lena_user)
+    for response, status in ((lena.get(link), 200), (lena.post(link), 409)):
+        assert response.status_code == status
+        html = response.content.decode()
+        assert ("You are logged in as lena, but this link confirms the account mallory. "
+                "Log out, then open the link again.") in html
+        assert 'data-testid="confirm"' not in html and 'data-testid="logout"' in html
+        assert int(lena.session["_auth_user_id"]) == lena_user.pk  # still lena
+    mallory = User.objects.get(username="mallory")
+    assert not mallory.is_active
+    assert not ProjectMember.objects.exists() and not InviteUse.objects.exists()
+    # The page's button logs lena out and comes back to the link.
+    out = lena.post(reverse("logout"), {"next": link})
+    assert out.status_code == 302 and out["Location"] == link
+    assert "_auth_user_id" not in lena.session
+    assert "Confirm mallory@uni.edu as the address of mallory" in (
+        lena.get(link).content.decode())
+
+
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
+def test_a_new_account_s_link_logs_in_only_the_browser_that_signed_it_up(
+        project, mailoutbox):
+    """Opened in a browser nobody is signed in to, mallory's link logged that browser in as
+    mallory (a login CSRF: sent to lena, lena then works as mallory). It confirms the
+    account there and asks to log in; the browser that signed up is logged in as before."""
+    invite = invites.invite_create(project=project, role="annotator",
+                                   allowed_domains=["uni.edu"])
+    mallorys = Client()
+    assert _signup(mallorys, invite, username="mallory",
+                   email="mallory@uni.edu").status_code == 200
+    link = _confirm_link(mailoutbox[0])
+    lenas = Client()
+    joined = lenas.post(link)
+    assert joined.status_code == 302
+    assert joined["Location"] == "/accounts/login/?next=%2Ftasks%2Fnext%2F"
+    assert "_auth_user_id" not in lenas.session
+    mallory = User.objects.get(username="mallory")
+    assert mallory.is_active and ProjectMember.objects.filter(user=mallory).exists()
+    assert "_auth_user_id" not in mallorys.session
+    assert _logs_in("mallory", NEW_PASSWORD)
+
+
+@pytest.mark.django_db(transaction=True)  # the mail is sent on commit
 def test_an_existing_user_with_a_fitting_address_confirms_it_too(
         project, client_for, mailoutbox):
     """An account's address was typed, never confirmed (say at an open link's sign-up):
