@@ -728,9 +728,11 @@ def _amount(value: Any, *, field: str) -> Decimal:
     try:
         amount = Decimal(str(value).strip())
     except InvalidOperation:
-        raise ValidationError({field: f"{field}: {value!r} is not a number"}) from None
+        raise ValidationError({field: gettext("%(field)s: %(value)s is not a number")
+                               % {"field": field, "value": repr(value)}}) from None
     if not amount.is_finite():
-        raise ValidationError({field: f"{field}: {value!r} is not a number"})
+        raise ValidationError({field: gettext("%(field)s: %(value)s is not a number")
+                               % {"field": field, "value": repr(value)}})
     return amount
 
 
@@ -742,7 +744,8 @@ def _money_amount(value: Any, *, field: str, positive: bool, below: Decimal,
     amount = _amount(value, field=field)
     if (amount < 0 or (positive and amount == 0) or amount >= below
             or amount != cents(amount)):  # the range first: cents() of 1E+400 overflows
-        raise ValidationError({field: f"{field}: {refusal}"})
+        raise ValidationError({field: gettext("%(field)s: %(refusal)s")
+                               % {"field": field, "refusal": refusal}})
     return cents(amount) + ZERO  # + 0.00: a plain 0.00 rather than -0.00
 
 
@@ -755,20 +758,22 @@ def project_pay_settings_update(*, project: Project, currency: str,
     locked = Project.objects.select_for_update().get(pk=project.pk)
     code = (currency or "").strip().upper()
     if len(code) != 3 or not code.isascii() or not code.isalpha():
-        raise ValidationError({"currency": f"currency: {currency!r} is not a three-letter "
-                                           "code such as GBP, EUR or USD"})
+        raise ValidationError({"currency": gettext(
+            "currency: %(value)s is not a three-letter code such as GBP, EUR or USD")
+            % {"value": repr(currency)}})
     if code != locked.currency and PaymentLine.objects.filter(export__project=locked).exists():
-        raise ValidationError({"currency": "currency: payments were already exported in "
-                                           f"{locked.currency}; it can no longer change"})
+        raise ValidationError({"currency": gettext(
+            "currency: payments were already exported in %(currency)s; it can no longer "
+            "change") % {"currency": locked.currency}})
     if (code != locked.currency and code != MTURK_CURRENCY
             and Study.objects.filter(project=locked, platform=Platform.MTURK).exists()):
-        raise ValidationError({"currency": f"currency: {code} is not USD, and the project has "
-                                           "an MTurk study: MTurk pays bonuses in US dollars "
-                                           "only"})
+        raise ValidationError({"currency": gettext(
+            "currency: %(currency)s is not USD, and the project has an MTurk study: MTurk "
+            "pays bonuses in US dollars only") % {"currency": code}})
     wage = _money_amount(min_hourly_wage, field="min_hourly_wage", positive=False,
                          below=Decimal("1000000"),
-                         refusal="an amount of at least 0 and below 1,000,000, with at most "
-                                 "two decimals")
+                         refusal=gettext("an amount of at least 0 and below 1,000,000, with "
+                                         "at most two decimals"))
     locked.currency, locked.min_hourly_wage = code, wage
     locked.save(update_fields=["currency", "min_hourly_wage"])
     project.currency, project.min_hourly_wage = code, wage  # the caller's copy too
@@ -779,15 +784,17 @@ def bonus_add(*, project: Project, worker: Any, amount: Decimal | str, reason: s
               actor: Any = None) -> Bonus:
     """Add a bonus of ``amount`` (in the project's currency) to a member's earnings."""
     value = _money_amount(amount, field="amount", positive=True, below=Decimal("100000000"),
-                          refusal="more than 0 and below 100,000,000, with at most two decimals")
+                          refusal=gettext("more than 0 and below 100,000,000, with at most "
+                                          "two decimals"))
     reason = (reason or "").strip()
     if not reason:
-        raise ValidationError({"reason": "reason: say why the bonus is given"})
+        raise ValidationError({"reason": gettext("reason: say why the bonus is given")})
     if len(reason) > REASON_MAX:
-        raise ValidationError({"reason": f"reason: at most {REASON_MAX} characters"})
+        raise ValidationError({"reason": gettext("reason: at most %(most)s characters")
+                                         % {"most": REASON_MAX}})
     if worker is None or not ProjectMember.objects.filter(project=project,
                                                           user_id=worker.pk).exists():
-        raise ValidationError({"worker": "worker: not a member of this project"})
+        raise ValidationError({"worker": gettext("worker: not a member of this project")})
     return Bonus.objects.create(project=project, user=worker, amount=value, reason=reason,
                                 created_by=actor if getattr(actor, "pk", None) else None)
 
@@ -852,8 +859,9 @@ def _export_reason(reason: str, *, project: Project, period_end: datetime) -> st
         return (f"Payment for your work on {project.name} up to "
                 f"{period_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
     if len(text) > REASON_MAX:
-        raise ValidationError({"reason": f"reason: at most {REASON_MAX} characters "
-                                         f"({len(text)} given)"})
+        raise ValidationError({"reason": gettext(
+            "reason: at most %(most)s characters (%(given)s given)")
+            % {"most": REASON_MAX, "given": len(text)}})
     return text
 
 
@@ -902,10 +910,12 @@ def payments_export(*, project: Project, actor: Any = None,
         previous = (PaymentExport.objects.filter(project=project)
                     .order_by("-period_end", "-id").only("period_end").first())
         if period_end > now:
-            raise ValidationError({"period_end": "period_end: must not be in the future"})
+            raise ValidationError({"period_end": gettext(
+                "period_end: must not be in the future")})
         if previous is not None and period_end < previous.period_end:
-            raise ValidationError({"period_end": "period_end: before the end of the previous "
-                                                 f"export ({previous.period_end.isoformat()})"})
+            raise ValidationError({"period_end": gettext(
+                "period_end: before the end of the previous export (%(end)s)")
+                % {"end": previous.period_end.isoformat()}})
         reason = _export_reason(reason, project=project, period_end=period_end)
         stages = list(project.stages.all())
         rates = {stage.pk: Rate.of(stage.params) for stage in stages}

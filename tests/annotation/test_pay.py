@@ -1340,3 +1340,92 @@ def test_the_pay_page_reads_the_same_queries_and_rows_for_a_crowd_four_times_as_
     assert summary["bonus_total"] == Decimal("52.80")
     assert summary["owed_total"] == Decimal("39.60")  # the 36 bonuses since the export
     assert summary["workers"].paginator.count == 52
+
+
+#: The pay service's refusals as the Chinese catalogue gets them (this change's msgids).
+PAY_REFUSALS_ZH = {
+    '%(field)s: %(value)s is not a number':
+        '%(field)s：%(value)s 不是数字',
+    '%(field)s: %(refusal)s':
+        '%(field)s：%(refusal)s',
+    'currency: %(value)s is not a three-letter code such as GBP, EUR or USD':
+        '货币：%(value)s 不是三个字母的代码（例如 GBP、EUR 或 USD）',
+    'currency: payments were already exported in %(currency)s; it can no longer change':
+        '货币：已经以 %(currency)s 导出过付款，货币不能再更改',
+    'currency: %(currency)s is not USD, and the project has an MTurk study: MTurk pays '
+    'bonuses in US dollars only':
+        '货币：%(currency)s 不是 USD，而项目有 MTurk 研究：MTurk 只以美元支付奖金',
+    'an amount of at least 0 and below 1,000,000, with at most two decimals':
+        '须为不小于 0 且小于 1,000,000 的金额，最多两位小数',
+    'more than 0 and below 100,000,000, with at most two decimals':
+        '须大于 0 且小于 100,000,000，最多两位小数',
+    'reason: say why the bonus is given':
+        '理由：请说明发放奖金的原因',
+    'reason: at most %(most)s characters':
+        '理由：最多 %(most)s 个字符',
+    'worker: not a member of this project':
+        '工作者：不是本项目的成员',
+    'reason: at most %(most)s characters (%(given)s given)':
+        '理由：最多 %(most)s 个字符（给出了 %(given)s 个）',
+    'period_end: must not be in the future':
+        'period_end：不能是将来的时间',
+    'period_end: before the end of the previous export (%(end)s)':
+        'period_end：早于上一次导出的结束时间（%(end)s）',
+}
+
+
+def test_the_pay_services_refusals_are_in_the_interface_language(
+    paid_project, workers, worked, monkeypatch, tmp_path
+):
+    """The refusals of the currency, wage, bonus and export options were English f-strings:
+    they go through the catalogue, their values filled in after translation."""
+    from django.utils import translation
+    from django.utils.translation import trans_real
+
+    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
+    for msgid, text in PAY_REFUSALS_ZH.items():
+        monkeypatch.setitem(catalogue, msgid, text)
+
+    def refusal(call, **kwargs) -> str:
+        with pytest.raises(ValidationError) as caught:
+            call(**kwargs)
+        return caught.value.messages[0]
+
+    settings_update = pay.project_pay_settings_update
+    with translation.override("zh-hans"):
+        assert refusal(settings_update, project=paid_project, currency="EURO",
+                       min_hourly_wage="0") \
+            == "货币：'EURO' 不是三个字母的代码（例如 GBP、EUR 或 USD）"
+        assert refusal(settings_update, project=paid_project, currency="EUR",
+                       min_hourly_wage="ten") == "min_hourly_wage：'ten' 不是数字"
+        assert refusal(settings_update, project=paid_project, currency="EUR",
+                       min_hourly_wage="-2") \
+            == "min_hourly_wage：须为不小于 0 且小于 1,000,000 的金额，最多两位小数"
+        bonus = {"project": paid_project, "worker": workers["ann2"]}
+        assert refusal(pay.bonus_add, **bonus, amount="0", reason="x") \
+            == "amount：须大于 0 且小于 100,000,000，最多两位小数"
+        assert refusal(pay.bonus_add, **bonus, amount="1", reason=" ") \
+            == "理由：请说明发放奖金的原因"
+        assert refusal(pay.bonus_add, **bonus, amount="1", reason="x" * 301) \
+            == "理由：最多 300 个字符"
+        outsider = user_with_roles("outsider", Role.ANNOTATOR)
+        assert refusal(pay.bonus_add, project=paid_project, worker=outsider, amount="1",
+                       reason="x") == "工作者：不是本项目的成员"
+        assert refusal(pay.payments_export, project=paid_project, reason="x" * 301) \
+            == "理由：最多 300 个字符（给出了 301 个）"
+        assert refusal(pay.payments_export, project=paid_project,
+                       period_end=datetime.now(UTC) + timedelta(hours=1)) \
+            == "period_end：不能是将来的时间"
+        first = pay.payments_export(project=paid_project)
+        assert refusal(pay.payments_export, project=paid_project,
+                       period_end=first.period_end - timedelta(hours=1)) \
+            == f"period_end：早于上一次导出的结束时间（{first.period_end.isoformat()}）"
+        assert refusal(settings_update, project=paid_project, currency="USD",
+                       min_hourly_wage="0") == "货币：已经以 GBP 导出过付款，货币不能再更改"
+        # The command still names its --reason option, whatever the language.
+        with pytest.raises(CommandError, match=r"^--理由：最多 300 个字符"):
+            call_command("payments_export", "--project", "Paid NewsQA", "--out",
+                         str(tmp_path / "p.csv"), "--reason", "x" * 301)
+    assert refusal(settings_update, project=paid_project, currency="EURO",
+                   min_hourly_wage="0") \
+        == "currency: 'EURO' is not a three-letter code such as GBP, EUR or USD"

@@ -47,9 +47,10 @@ class Command(BaseCommand):
                 handle.close()
                 if not existed:
                     out.unlink()
-                message = exc.messages[0]  # "reason: ..." is the --reason option's
-                raise CommandError(("--" if message.startswith("reason: ") else "")
-                                   + message) from exc
+                # "reason: ..." is the --reason option's (the message may be translated:
+                # the field it names says so)
+                option = "reason" in getattr(exc, "error_dict", {})
+                raise CommandError(("--" if option else "") + exc.messages[0]) from exc
             # The export is recorded: should writing fail now, its CSV stays downloadable
             # from the pay page.
             handle.write(export.content)
