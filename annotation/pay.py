@@ -865,15 +865,25 @@ def _export_reason(reason: str, *, project: Project, period_end: datetime) -> st
     return text
 
 
+#: The outcomes of an MTurk session whose assignment the worker submitted: it reached its
+#: completion (its quota done, or no work left) and the worker was given MTurk's form. A
+#: session still working was never submitted (or was returned), and a worker screened out
+#: is told to return the HIT: SendBonus refuses an assignment that was not submitted.
+SUBMITTED_OUTCOMES = (StudySession.Outcome.QUOTA, StudySession.Outcome.NO_WORK)
+
+
 def _latest_sessions(project: Project, user_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
     """Each marketplace worker's session to pay a bonus on: ``{user id: (session key,
     external study)}``, their latest in ``project``, else their latest in any project (MTurk
     takes a bonus on any of the requester's assignments of the worker; Prolific on any
     study the participant took part in). The session key of an MTurk session is its
-    assignmentId, the external study its hitId; a Prolific session's is its STUDY_ID."""
+    assignmentId, the external study its hitId; a Prolific session's is its STUDY_ID. An
+    MTurk session counts only when its assignment was submitted (``SUBMITTED_OUTCOMES``):
+    a worker with none is left out of the result."""
     found: dict[int, tuple[int, str, str]] = {}
     for user_id, project_id, key, study in (
             StudySession.objects.filter(member__user_id__in=list(user_ids))
+            .filter(~Q(study__platform=Platform.MTURK) | Q(outcome__in=SUBMITTED_OUTCOMES))
             .order_by("-started_at", "-id")
             .values_list("member__user_id", "member__project_id", "session_key",
                          "external_study")):
@@ -934,6 +944,11 @@ def payments_export(*, project: Project, actor: Any = None,
                     if project.currency != MTURK_CURRENCY else [])
         users = [user for user in users if user not in left_out]
         sessions = _latest_sessions(project, [user.pk for user in users if _external(user)[0]])
+        # SendBonus needs an assignment the worker submitted: MTurk workers with none are
+        # left out (still owed) rather than given a row MTurk refuses.
+        unattached = [user for user in users if _external(user)[0] == Platform.MTURK
+                      and user.pk not in sessions]
+        users = [user for user in users if user not in unattached]
         period_start = previous.period_end if previous is not None else None
         rows = []
         for user in users:
@@ -968,9 +983,7 @@ def payments_export(*, project: Project, actor: Any = None,
             for row in rows
         ])
         export.warnings = _export_warnings(
-            project=project, left_out=left_out, owed=owed,
-            unattached=[user for user in users if _external(user)[0] == Platform.MTURK
-                        and user.pk not in sessions],
+            project=project, left_out=left_out, owed=owed, unattached=unattached,
             currency_fixed=bool(rows) or bool(paid))
     export.note = backend.pay(export, rows)
     return export
@@ -978,8 +991,8 @@ def payments_export(*, project: Project, actor: Any = None,
 
 def _export_warnings(*, project: Project, left_out: list[Any], owed: dict[int, Decimal],
                      unattached: list[Any], currency_fixed: bool) -> list[str]:
-    """What the admin must know before paying an export: MTurk workers left out (the
-    project's currency is not USD) and MTurk rows with no assignment to pay on."""
+    """What the admin must know before paying an export: MTurk workers left out, as the
+    project's currency is not USD, or as they submitted no assignment to pay on."""
     warnings = []
     if left_out:
         amount = sum((owed[user.pk] for user in left_out), ZERO)
@@ -996,9 +1009,14 @@ def _export_warnings(*, project: Project, left_out: list[Any], owed: dict[int, D
                 "names": _named(left_out)} + " " + then)
     if unattached:
         warnings.append(gettext(
-            "%(n)s MTurk worker(s) have no assignment recorded to attach a bonus to "
-            "(%(names)s): their rows' assignment_id is empty; pay them by other means.")
-            % {"n": len(unattached), "names": _named(unattached)})
+            "%(n)s MTurk worker(s) owed %(amount)s %(currency)s have no submitted assignment "
+            "to attach a bonus to (none of their sessions reached its completion: "
+            "%(names)s): SendBonus would refuse them, so they were left out of this export "
+            "and are still owed. A later export pays them once they submit an assignment "
+            "(a HIT made for them, for instance).") % {
+                "n": len(unattached), "names": _named(unattached),
+                "amount": sum((owed[user.pk] for user in unattached), ZERO),
+                "currency": project.currency})
     return warnings
 
 

@@ -41,6 +41,7 @@ from tests.factories import held_since, user_with_roles
 
 PROLIFIC_ID = "5f3a9c0d1e2b4a0012345678"
 QUESTION = "Who opposed the plan?"
+ZERO = Decimal("0.00")
 
 
 @pytest.fixture
@@ -699,11 +700,15 @@ def test_the_command_writes_the_csv_and_records_the_export(paid_project, worked,
 
 # Marketplaces: what MTurk's SendBonus and Prolific's bulk bonus need ------------------------
 
-def _mturk(study, worker_id, assignment_id, hit_id="HIT1"):
-    """An MTurk worker accepting a HIT of ``study`` (a new assignment each time)."""
-    user, _, _ = studies.study_arrive(study=study, arrival=Arrival(
+def _mturk(study, worker_id, assignment_id, hit_id="HIT1", outcome="quota"):
+    """An MTurk worker accepting a HIT of ``study`` (a new assignment each time) and ending
+    the session with ``outcome`` (None: still working): "quota" and "no_work" give them
+    MTurk's form, so the assignment is submitted."""
+    user, _, session = studies.study_arrive(study=study, arrival=Arrival(
         platform="mturk", external_id=worker_id, session_key=assignment_id,
         external_study=hit_id, submit_to="https://www.mturk.com"))
+    if outcome is not None:
+        studies.session_finish(session=session, outcome=outcome)
     return user
 
 
@@ -767,17 +772,69 @@ def test_mturk_rows_carry_an_assignment_a_reason_and_a_request_token(
     assert row["request_token"] != mturk["request_token"]
 
 
-def test_an_mturk_worker_with_no_assignment_is_exported_with_a_warning(paid_project, workers):
+def test_an_mturk_worker_with_no_assignment_is_left_out_with_a_warning(paid_project, workers,
+                                                                        tmp_path):
+    """A row with no AssignmentId is one SendBonus refuses: the worker is left out, still
+    owed, and the export says so."""
     _set_currency(paid_project, "USD")
     user = workers["ann3"]  # an MTurk account whose sessions are gone (its study deleted)
     ExternalAccount.objects.create(user=user, platform="mturk", external_id="A3GONE")
     pay.bonus_add(project=paid_project, worker=user, amount="3", reason="Pilot")
     export = pay.payments_export(project=paid_project)
-    [row] = _rows(export)
-    assert (row["external_id"], row["assignment_id"], row["amount"]) == ("A3GONE", "", "3.00")
+    assert _rows(export) == [] and export.lines.count() == 0
     [warning] = export.warnings
-    assert warning.startswith("1 MTurk worker(s) have no assignment recorded") \
-        and "ann3" in warning
+    assert warning.startswith("1 MTurk worker(s) owed 3.00 USD have no submitted assignment "
+                              "to attach a bonus to (none of their sessions reached its "
+                              "completion: ann3): SendBonus would refuse them, so they were "
+                              "left out of this export and are still owed."), warning
+    owed = {w["username"]: w["owed"] for w in pay.project_pay(project=paid_project)["workers"]}
+    assert owed == {"ann3": Decimal("3.00")}
+
+
+def test_mturk_bonuses_go_on_an_assignment_the_worker_submitted(
+    paid_project, other_project, admin_user, tmp_path
+):
+    """SendBonus takes an assignment the worker submitted: not their latest when they were
+    screened out of it (told to return the HIT) or never finished it. Their latest
+    submitted one is used, here in the project, else elsewhere; with none they are left
+    out, still owed, until they submit one."""
+    _set_currency(paid_project, "USD")
+    hit = studies.study_create(project=paid_project, platform="mturk", completion_code="DONE")
+    elsewhere = studies.study_create(project=other_project, platform="mturk",
+                                     completion_code="DONE")
+    done = _mturk(hit, "A1DONE", "SUBMITTED1", hit_id="HITA")
+    assert _mturk(hit, "A1DONE", "NO_WORK1", hit_id="HITB", outcome="no_work") == done
+    assert _mturk(hit, "A1DONE", "RETURNED1", hit_id="HITC", outcome="screened_out") == done
+    assert _mturk(hit, "A1DONE", "ABANDONED1", hit_id="HITD", outcome=None) == done
+    away = _mturk(elsewhere, "A2AWAY", "ELSEWHERE2", hit_id="HITE")
+    assert _mturk(hit, "A2AWAY", "RETURNED2", outcome="screened_out") == away
+    never = _mturk(hit, "A3NEVER", "RETURNED3", outcome="screened_out")
+    assert _mturk(hit, "A3NEVER", "WORKING3", outcome=None) == never
+    for worker in (done, away, never):
+        pay.bonus_add(project=paid_project, worker=worker, amount="2", reason="Pilot")
+
+    out = tmp_path / "payments.csv"
+    stderr = io.StringIO()
+    call_command("payments_export", "--project", "Paid NewsQA", "--out", str(out),
+                 stdout=io.StringIO(), stderr=stderr)
+    rows = {r["external_id"]: r for r in csv.DictReader(io.StringIO(out.read_text()))}
+    assert {key: (r["assignment_id"], r["external_study"], r["amount"])
+            for key, r in rows.items()} == {"A1DONE": ("NO_WORK1", "HITB", "2.00"),
+                                            "A2AWAY": ("ELSEWHERE2", "HITE", "2.00")}
+    [warning] = stderr.getvalue().strip().splitlines()
+    assert warning.startswith(f"warning: 1 MTurk worker(s) owed 2.00 USD have no submitted "
+                              f"assignment to attach a bonus to (none of their sessions "
+                              f"reached its completion: {never.username})"), warning
+    owed = {w["username"]: w["owed"] for w in pay.project_pay(project=paid_project)["workers"]}
+    assert owed == {done.username: ZERO, away.username: ZERO, never.username: Decimal("2.00")}
+
+    # Once they submit an assignment, the next export pays what they are owed on it.
+    _mturk(hit, "A3NEVER", "SUBMITTED3", outcome="quota")
+    later = pay.payments_export(project=paid_project)
+    [row] = _rows(later)
+    assert (row["external_id"], row["assignment_id"], row["amount"]) \
+        == ("A3NEVER", "SUBMITTED3", "2.00")
+    assert later.warnings == []
 
 
 def test_mturk_workers_are_left_out_of_an_export_not_in_us_dollars(
