@@ -273,8 +273,9 @@ def _bonuses_by_worker(project: Project, *, until: datetime | None = None,
 
 def _paid_by_worker(project: Project, *,
                     workers: list[int] | None = None) -> dict[int, Decimal]:
-    """What earlier exports of the project paid each worker (of ``workers``, when given)."""
-    lines = PaymentLine.objects.filter(export__project=project)
+    """What earlier exports of the project paid each worker (of ``workers``, when given):
+    their lines, but for those returned to owed when an export was marked not paid."""
+    lines = PaymentLine.objects.filter(export__project=project, returned_at__isnull=True)
     if workers is not None:
         lines = lines.filter(user_id__in=workers)
     return {user_id: _money(amount) for user_id, amount in lines.order_by()
@@ -397,9 +398,14 @@ def project_pay(*, project: Project, page: Any = 1,
     done = Item.objects.filter(stage=final, status=Item.Status.DONE).count() if final else 0
     # Prolific takes a bulk bonus per study: each export lists its studies, so the CSVs
     # themselves are not read here.
-    exports = list(PaymentExport.objects.filter(project=project).select_related("created_by")
-                   .defer("content").annotate(rows=Count("lines"))
+    returned = Q(lines__returned_at__isnull=False)
+    exports = list(PaymentExport.objects.filter(project=project)
+                   .select_related("created_by", "unpaid_by").defer("content")
+                   .annotate(rows=Count("lines"), returned_rows=Count("lines", filter=returned),
+                             returned_total=Sum("lines__amount", filter=returned))
                    .order_by("-created_at", "-id"))
+    for export in exports:  # (SQLite sums decimals as floats)
+        export.returned_total = _money(export.returned_total)
     return {
         "currency": project.currency,
         "stage_rows": stage_rows,
@@ -593,7 +599,11 @@ def _crowd_totals(project: Project, stages: list[Stage], rates: dict[int, Rate],
         " bon AS (SELECT b.user_id AS w, SUM(b.amount) AS b, MIN(b.created_at) AS b_first,"
         " MAX(b.created_at) AS b_last FROM annotation_bonus b WHERE b.project_id = %s"
         " GROUP BY b.user_id),"
-        " pd AS (SELECT l.user_id AS w, SUM(l.amount) AS p FROM annotation_paymentline l"
+        # Lines returned to owed (their export marked not paid) pay nothing; their
+        # worker still counts as one an export was made for (the currency stays fixed).
+        " pd AS (SELECT l.user_id AS w,"
+        " SUM(CASE WHEN l.returned_at IS NULL THEN l.amount ELSE 0 END) AS p"
+        " FROM annotation_paymentline l"
         " JOIN annotation_paymentexport e ON e.id = l.export_id WHERE e.project_id = %s"
         " GROUP BY l.user_id),"
         " ids AS (SELECT w FROM wk UNION SELECT w FROM bon UNION SELECT w FROM pd),"
@@ -987,6 +997,77 @@ def payments_export(*, project: Project, actor: Any = None,
             currency_fixed=bool(rows) or bool(paid))
     export.note = backend.pay(export, rows)
     return export
+
+
+def payment_export_mark_unpaid(*, export: PaymentExport, actor: Any, reason: str,
+                               still_paid: Iterable[str] | str = ()) -> PaymentExport:
+    """Mark ``export`` as not paid (paying it on the platform failed: a Prolific bulk bonus
+    refused, an MTurk SendBonus error): its amounts go back to owed, so the next export
+    pays them, but for the workers named in ``still_paid`` (usernames, a list or one text
+    of names apart by commas or spaces), whose part was paid by other means. Nothing is
+    deleted: the export keeps its lines, and records who marked it, when and why.
+
+    Never pays twice: an export is marked once (the project row is locked, as exports
+    lock it, so a mark and an export, or two admins' marks, happen one after the other,
+    and the second mark is refused); exports made after it are untouched, as they paid
+    only what it had not, and its CSV and Prolific lines are no longer offered for paying.
+    """
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ValidationError({"reason": gettext(
+            "reason: say why the export was not paid (what the platform answered)")})
+    if len(reason) > REASON_MAX:
+        raise ValidationError({"reason": gettext(
+            "reason: at most %(most)s characters (%(given)s given)")
+            % {"most": REASON_MAX, "given": len(reason)}})
+    names = still_paid.replace(",", " ").split() if isinstance(still_paid, str) \
+        else [name.strip() for name in still_paid if name.strip()]
+    with transaction.atomic():
+        Project.objects.select_for_update().only("pk").get(pk=export.project_id)
+        locked = PaymentExport.objects.select_related("unpaid_by").get(pk=export.pk)
+        if locked.unpaid_at is not None:
+            raise ValidationError({"export": gettext(
+                "export: already marked not paid by %(user)s at %(when)s")
+                % {"user": locked.unpaid_by or "—",
+                   "when": f"{locked.unpaid_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"}})
+        lines = {line.user.get_username(): line
+                 for line in locked.lines.select_related("user").order_by("id")}
+        if not lines:
+            raise ValidationError({"export": gettext(
+                "export: it pays nobody, so there is nothing to mark as not paid")})
+        unknown = sorted({name for name in names if name not in lines})
+        if unknown:
+            raise ValidationError({"still_paid": gettext(
+                "still_paid: this export pays no worker named %(names)s") % {
+                    "names": ", ".join(unknown)}})
+        returned = [line.pk for name, line in lines.items() if name not in names]
+        if not returned:
+            raise ValidationError({"still_paid": gettext(
+                "still_paid: every worker of this export is named as paid: nothing would "
+                "be owed again")})
+        now = timezone.now()
+        by = actor if getattr(actor, "pk", None) else None
+        # Conditional: only an export not marked yet (the lock makes a second mark wait
+        # and then find it marked; this keeps it so should the lock ever be missed).
+        if not PaymentExport.objects.filter(pk=locked.pk, unpaid_at__isnull=True).update(
+                unpaid_at=now, unpaid_by=by, unpaid_reason=reason):
+            raise ValidationError({"export": gettext("export: already marked not paid")})
+        PaymentLine.objects.filter(pk__in=returned, returned_at__isnull=True).update(
+            returned_at=now)
+    locked.refresh_from_db()
+    return locked
+
+
+def payment_export_paying_refused(export: PaymentExport) -> str | None:
+    """Why ``export`` must no longer be paid from (None while it may): marked not paid,
+    its amounts are owed again and the next export pays them."""
+    if export.unpaid_at is None:
+        return None
+    return gettext("Export %(export)s was marked not paid by %(user)s at %(when)s: what it "
+                   "did not pay is owed again and paid by the next export. Do not pay "
+                   "from it.") % {
+        "export": export.pk, "user": export.unpaid_by or "—",
+        "when": f"{export.unpaid_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"}
 
 
 def _export_warnings(*, project: Project, left_out: list[Any], owed: dict[int, Decimal],

@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, Sum
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -1486,3 +1486,189 @@ def test_the_pay_services_refusals_are_in_the_interface_language(
     assert refusal(settings_update, project=paid_project, currency="EURO",
                    min_hourly_wage="0") \
         == "currency: 'EURO' is not a three-letter code such as GBP, EUR or USD"
+
+
+# An export whose paying failed: marked not paid --------------------------------------------
+
+def _owed(project) -> dict[str, Decimal]:
+    return {w["username"]: w["owed"] for w in pay.project_pay(project=project)["workers"]}
+
+
+def test_an_export_marked_not_paid_is_paid_by_the_next_and_never_twice(
+    paid_project, workers, prolific_worker, worked, admin_user, committed
+):
+    """Paying the first export failed on Prolific (its bulk bonus refused), but ann2 was
+    paid by other means; a later export was made already. Marked not paid, its unpaid
+    amounts are owed again, the next export pays exactly them, once; nothing is deleted."""
+    first = pay.payments_export(project=paid_project, actor=admin_user)
+    assert {r["username"]: r["amount"] for r in _rows(first)} == {
+        "questioner": "0.50", prolific_worker.username: "6.00", "ann2": "3.00"}
+    _validate(paid_project, workers["val1"], committed)
+    later = pay.payments_export(project=paid_project, actor=admin_user)  # made since
+    assert {r["username"]: r["amount"] for r in _rows(later)} == {"val1": "0.25"}
+    assert set(_owed(paid_project).values()) == {ZERO}
+
+    # Refused: no reason, a name the export does not pay, everybody named as paid.
+    mark = pay.payment_export_mark_unpaid
+    with pytest.raises(ValidationError, match=r"reason: say why the export was not paid"):
+        mark(export=first, actor=admin_user, reason=" ")
+    with pytest.raises(ValidationError,
+                       match=r"still_paid: this export pays no worker named nobody, val1'\]"):
+        mark(export=first, actor=admin_user, reason="Refused", still_paid="ann2, val1 nobody")
+    with pytest.raises(ValidationError, match=r"still_paid: every worker of this export"):
+        mark(export=first, actor=admin_user, reason="Refused",
+             still_paid=["ann2", "questioner", prolific_worker.username])
+    with pytest.raises(ValidationError, match=r"export: it pays nobody"):
+        mark(export=pay.payments_export(project=paid_project), actor=admin_user, reason="x")
+    first.refresh_from_db()
+    assert first.unpaid_at is None and not PaymentLine.objects.filter(
+        returned_at__isnull=False).exists()
+
+    marked = mark(export=first, actor=admin_user, reason="Prolific refused the bulk bonus",
+                  still_paid="ann2")
+    assert (marked.unpaid_by, marked.unpaid_reason) == (admin_user,
+                                                       "Prolific refused the bulk bonus")
+    assert marked.unpaid_at is not None
+    assert _owed(paid_project) == {"questioner": Decimal("0.50"),
+                                   prolific_worker.username: Decimal("6.00"),
+                                   "ann2": ZERO, "val1": ZERO}
+    summary = pay.project_pay(project=paid_project)
+    assert (summary["paid_total"], summary["owed_total"]) == (Decimal("3.25"), Decimal("6.50"))
+    # Marked once: a second admin's mark is refused, saying by whom.
+    by = admin_user.username
+    with pytest.raises(ValidationError, match=rf"export: already marked not paid by {by} at "):
+        mark(export=first, actor=admin_user, reason="Again")
+
+    again = pay.payments_export(project=paid_project, actor=admin_user)
+    assert {r["username"]: r["amount"] for r in _rows(again)} == {
+        "questioner": "0.50", prolific_worker.username: "6.00"}
+    assert set(_owed(paid_project).values()) == {ZERO}
+    assert pay.payments_export(project=paid_project).lines.count() == 0
+    # The record: every export and line stays; the first's returned lines are marked.
+    assert PaymentExport.objects.filter(project=paid_project).count() == 5
+    assert {(line.user.username, line.amount, line.returned_at is not None)
+            for line in first.lines.all()} == {
+        ("questioner", Decimal("0.50"), True), (prolific_worker.username, Decimal("6.00"), True),
+        ("ann2", Decimal("3.00"), False)}
+    paid = dict(PaymentLine.objects.filter(export__project=paid_project, returned_at=None)
+                .values("user__username").annotate(total=Sum("amount"))
+                .values_list("user__username", "total"))
+    assert paid == {"questioner": Decimal("0.50"), prolific_worker.username: Decimal("6.00"),
+                    "ann2": Decimal("3.00"), "val1": Decimal("0.25")}
+
+
+def test_the_admin_marks_an_export_not_paid_on_the_pay_page(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user, other_project
+):
+    """A POST of the pay page (admins only, with CSRF and a ticked confirmation): the
+    export is marked, its CSV and Prolific lines are no longer offered for paying."""
+    from django.test import Client
+
+    export = pay.payments_export(project=paid_project, actor=admin_user)
+    elsewhere = pay.payments_export(project=other_project, actor=admin_user)
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    csv_url = reverse("annotation:payment_export_file", args=[export.pk])
+    lines_url = reverse("annotation:payment_export_prolific", args=[export.pk])
+    form = {"action": "unpaid", "export": export.pk, "reason": "SendBonus: insufficient funds",
+            "still_paid": "", "confirm": "yes"}
+    client = client_for(admin_user)
+    page = html.unescape(client.get(url).content.decode())
+    assert f'data-testid="mark-unpaid-{export.pk}"' in page
+
+    # Not an admin; no CSRF token; not confirmed; another project's export: nothing marked.
+    other = Client()  # (client_for logs its one client in)
+    other.force_login(user_with_roles("chk", Role.CHECKER))
+    assert other.post(url, form).status_code == 403
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(admin_user)
+    assert strict.post(url, form).status_code == 403
+    page = html.unescape(client.post(url, {**form, "confirm": ""}, follow=True)
+                         .content.decode())
+    assert f"Export {export.pk} was not marked: tick the box to confirm" in page
+    page = html.unescape(client.post(url, {**form, "export": elsewhere.pk}, follow=True)
+                         .content.decode())
+    assert f"export: no export '{elsewhere.pk}' of this project." in page
+    assert not PaymentExport.objects.filter(unpaid_at__isnull=False).exists()
+    assert client.get(csv_url).status_code == 200 and client.get(lines_url).status_code == 200
+
+    page = html.unescape(client.post(url, form, follow=True).content.decode())
+    assert (f"Export {export.pk} marked not paid: 3 row(s), 9.50 GBP, are owed again and "
+            "will be paid by the next export.") in page
+    row = page.split(f'data-testid="payment-export-{export.pk}"')[1].split("</tr>")[0]
+    assert f"Marked not paid by {admin_user.username}" in row
+    assert "SendBonus: insufficient funds" in row
+    assert "9.50 GBP, owed again" in row and "The other rows were paid" not in row
+    assert "download-export" not in row and "mark-unpaid" not in row
+    for refused in (client.get(csv_url), client.get(lines_url)):
+        assert refused.status_code == 410
+        assert (f"Export {export.pk} was marked not paid by {admin_user.username}"
+                in refused.content.decode())
+    page = html.unescape(client.post(url, form, follow=True).content.decode())
+    assert f"export: already marked not paid by {admin_user.username}" in page
+    assert pay.project_pay(project=paid_project)["owed_total"] == Decimal("9.50")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_admins_marking_an_export_and_an_export_at_once_never_pay_twice():
+    """PostgreSQL: two admins mark the same export not paid while a third exports. They
+    queue on the project's lock (held here until all three wait): one mark is recorded,
+    the other refused, and whatever the order, the worker is paid what they earned once."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks: concurrency is tested on PostgreSQL")
+    from tests.polling import wait_until
+
+    admins = [user_with_roles(f"adm{i}", Role.ADMIN) for i in (1, 2)]
+    worker = user_with_roles("ann", Role.ANNOTATOR)
+    project = engine.project_create(name="Concurrent unpaid", recipe="newsqa", user=admins[0])
+    engine.project_member_add(project=project, user=worker, role=Role.ANNOTATOR)
+    pay.bonus_add(project=project, worker=worker, amount="4.00", reason="Pilot")
+    failed = pay.payments_export(project=project)
+    pay.bonus_add(project=project, worker=worker, amount="1.00", reason="More")
+    outcomes: dict[str, object] = {}
+
+    def run(name, call):
+        try:
+            outcomes[name] = call()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            outcomes[name] = exc
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=run, args=(f"mark{i}", lambda admin=admin: (
+            pay.payment_export_mark_unpaid(export=failed, actor=admin, reason="Refused"))))
+        for i, admin in enumerate(admins)
+    ] + [threading.Thread(target=run, args=("export", lambda: pay.payments_export(
+        project=project)))]
+    with transaction.atomic():
+        Project.objects.select_for_update().get(pk=project.pk)
+        for thread in threads:
+            thread.start()
+
+        def waiting():
+            with connection.cursor() as cursor:  # (the statistics are kept per transaction)
+                cursor.execute("SELECT pg_stat_clear_snapshot()")
+                cursor.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE datname ="
+                               " current_database() AND wait_event_type = 'Lock'"
+                               " AND pid <> pg_backend_pid()")
+                return cursor.fetchone()[0] == 3
+
+        def seen():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT datname, state, wait_event_type, wait_event, query"
+                               " FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+                return f"{cursor.fetchall()}\n{outcomes}"
+
+        wait_until(waiting, timeout=20, what="the marks and the export to wait for the lock",
+                   detail=seen)
+    for thread in threads:
+        thread.join(20)
+    marks = [outcomes["mark0"], outcomes["mark1"]]
+    assert sum(isinstance(m, PaymentExport) for m in marks) == 1, outcomes
+    [refused] = [m for m in marks if isinstance(m, ValidationError)]
+    assert "already marked not paid by adm" in refused.messages[0]
+    assert isinstance(outcomes["export"], PaymentExport), outcomes
+    pay.payments_export(project=project)  # whatever is still owed
+    assert PaymentLine.objects.filter(export__project=project, returned_at=None).aggregate(
+        paid=Sum("amount"))["paid"] == Decimal("5.00")
+    assert PaymentLine.objects.filter(export=failed, returned_at__isnull=False).count() == 1
