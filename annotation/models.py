@@ -799,6 +799,13 @@ class PaymentExport(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Marked not paid (paying it on the platform failed): who, when and why. Its lines'
+    # amounts went back to owed (``PaymentLine.returned_at``), except those of workers
+    # paid by other means; the export and its lines stay, as the record.
+    unpaid_at = models.DateTimeField(null=True, blank=True)
+    unpaid_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                  on_delete=models.SET_NULL, related_name="+")
+    unpaid_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -811,6 +818,9 @@ class PaymentLine(models.Model):
     export = models.ForeignKey(PaymentExport, on_delete=models.CASCADE, related_name="lines")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     amount = models.DecimalField(max_digits=12, decimal_places=2)
+    # When its export was marked not paid: the amount is owed again (paid by a later
+    # export); the line stays as the record of what the export tried to pay.
+    returned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("id",)

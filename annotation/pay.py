@@ -273,8 +273,9 @@ def _bonuses_by_worker(project: Project, *, until: datetime | None = None,
 
 def _paid_by_worker(project: Project, *,
                     workers: list[int] | None = None) -> dict[int, Decimal]:
-    """What earlier exports of the project paid each worker (of ``workers``, when given)."""
-    lines = PaymentLine.objects.filter(export__project=project)
+    """What earlier exports of the project paid each worker (of ``workers``, when given):
+    their lines, but for those returned to owed when an export was marked not paid."""
+    lines = PaymentLine.objects.filter(export__project=project, returned_at__isnull=True)
     if workers is not None:
         lines = lines.filter(user_id__in=workers)
     return {user_id: _money(amount) for user_id, amount in lines.order_by()
@@ -397,9 +398,14 @@ def project_pay(*, project: Project, page: Any = 1,
     done = Item.objects.filter(stage=final, status=Item.Status.DONE).count() if final else 0
     # Prolific takes a bulk bonus per study: each export lists its studies, so the CSVs
     # themselves are not read here.
-    exports = list(PaymentExport.objects.filter(project=project).select_related("created_by")
-                   .defer("content").annotate(rows=Count("lines"))
+    returned = Q(lines__returned_at__isnull=False)
+    exports = list(PaymentExport.objects.filter(project=project)
+                   .select_related("created_by", "unpaid_by").defer("content")
+                   .annotate(rows=Count("lines"), returned_rows=Count("lines", filter=returned),
+                             returned_total=Sum("lines__amount", filter=returned))
                    .order_by("-created_at", "-id"))
+    for export in exports:  # (SQLite sums decimals as floats)
+        export.returned_total = _money(export.returned_total)
     return {
         "currency": project.currency,
         "stage_rows": stage_rows,
@@ -593,7 +599,11 @@ def _crowd_totals(project: Project, stages: list[Stage], rates: dict[int, Rate],
         " bon AS (SELECT b.user_id AS w, SUM(b.amount) AS b, MIN(b.created_at) AS b_first,"
         " MAX(b.created_at) AS b_last FROM annotation_bonus b WHERE b.project_id = %s"
         " GROUP BY b.user_id),"
-        " pd AS (SELECT l.user_id AS w, SUM(l.amount) AS p FROM annotation_paymentline l"
+        # Lines returned to owed (their export marked not paid) pay nothing; their
+        # worker still counts as one an export was made for (the currency stays fixed).
+        " pd AS (SELECT l.user_id AS w,"
+        " SUM(CASE WHEN l.returned_at IS NULL THEN l.amount ELSE 0 END) AS p"
+        " FROM annotation_paymentline l"
         " JOIN annotation_paymentexport e ON e.id = l.export_id WHERE e.project_id = %s"
         " GROUP BY l.user_id),"
         " ids AS (SELECT w FROM wk UNION SELECT w FROM bon UNION SELECT w FROM pd),"
@@ -728,9 +738,11 @@ def _amount(value: Any, *, field: str) -> Decimal:
     try:
         amount = Decimal(str(value).strip())
     except InvalidOperation:
-        raise ValidationError({field: f"{field}: {value!r} is not a number"}) from None
+        raise ValidationError({field: gettext("%(field)s: %(value)s is not a number")
+                               % {"field": field, "value": repr(value)}}) from None
     if not amount.is_finite():
-        raise ValidationError({field: f"{field}: {value!r} is not a number"})
+        raise ValidationError({field: gettext("%(field)s: %(value)s is not a number")
+                               % {"field": field, "value": repr(value)}})
     return amount
 
 
@@ -742,7 +754,8 @@ def _money_amount(value: Any, *, field: str, positive: bool, below: Decimal,
     amount = _amount(value, field=field)
     if (amount < 0 or (positive and amount == 0) or amount >= below
             or amount != cents(amount)):  # the range first: cents() of 1E+400 overflows
-        raise ValidationError({field: f"{field}: {refusal}"})
+        raise ValidationError({field: gettext("%(field)s: %(refusal)s")
+                               % {"field": field, "refusal": refusal}})
     return cents(amount) + ZERO  # + 0.00: a plain 0.00 rather than -0.00
 
 
@@ -755,20 +768,22 @@ def project_pay_settings_update(*, project: Project, currency: str,
     locked = Project.objects.select_for_update().get(pk=project.pk)
     code = (currency or "").strip().upper()
     if len(code) != 3 or not code.isascii() or not code.isalpha():
-        raise ValidationError({"currency": f"currency: {currency!r} is not a three-letter "
-                                           "code such as GBP, EUR or USD"})
+        raise ValidationError({"currency": gettext(
+            "currency: %(value)s is not a three-letter code such as GBP, EUR or USD")
+            % {"value": repr(currency)}})
     if code != locked.currency and PaymentLine.objects.filter(export__project=locked).exists():
-        raise ValidationError({"currency": "currency: payments were already exported in "
-                                           f"{locked.currency}; it can no longer change"})
+        raise ValidationError({"currency": gettext(
+            "currency: payments were already exported in %(currency)s; it can no longer "
+            "change") % {"currency": locked.currency}})
     if (code != locked.currency and code != MTURK_CURRENCY
             and Study.objects.filter(project=locked, platform=Platform.MTURK).exists()):
-        raise ValidationError({"currency": f"currency: {code} is not USD, and the project has "
-                                           "an MTurk study: MTurk pays bonuses in US dollars "
-                                           "only"})
+        raise ValidationError({"currency": gettext(
+            "currency: %(currency)s is not USD, and the project has an MTurk study: MTurk "
+            "pays bonuses in US dollars only") % {"currency": code}})
     wage = _money_amount(min_hourly_wage, field="min_hourly_wage", positive=False,
                          below=Decimal("1000000"),
-                         refusal="an amount of at least 0 and below 1,000,000, with at most "
-                                 "two decimals")
+                         refusal=gettext("an amount of at least 0 and below 1,000,000, with "
+                                         "at most two decimals"))
     locked.currency, locked.min_hourly_wage = code, wage
     locked.save(update_fields=["currency", "min_hourly_wage"])
     project.currency, project.min_hourly_wage = code, wage  # the caller's copy too
@@ -779,15 +794,17 @@ def bonus_add(*, project: Project, worker: Any, amount: Decimal | str, reason: s
               actor: Any = None) -> Bonus:
     """Add a bonus of ``amount`` (in the project's currency) to a member's earnings."""
     value = _money_amount(amount, field="amount", positive=True, below=Decimal("100000000"),
-                          refusal="more than 0 and below 100,000,000, with at most two decimals")
+                          refusal=gettext("more than 0 and below 100,000,000, with at most "
+                                          "two decimals"))
     reason = (reason or "").strip()
     if not reason:
-        raise ValidationError({"reason": "reason: say why the bonus is given"})
+        raise ValidationError({"reason": gettext("reason: say why the bonus is given")})
     if len(reason) > REASON_MAX:
-        raise ValidationError({"reason": f"reason: at most {REASON_MAX} characters"})
+        raise ValidationError({"reason": gettext("reason: at most %(most)s characters")
+                                         % {"most": REASON_MAX}})
     if worker is None or not ProjectMember.objects.filter(project=project,
                                                           user_id=worker.pk).exists():
-        raise ValidationError({"worker": "worker: not a member of this project"})
+        raise ValidationError({"worker": gettext("worker: not a member of this project")})
     return Bonus.objects.create(project=project, user=worker, amount=value, reason=reason,
                                 created_by=actor if getattr(actor, "pk", None) else None)
 
@@ -852,9 +869,17 @@ def _export_reason(reason: str, *, project: Project, period_end: datetime) -> st
         return (f"Payment for your work on {project.name} up to "
                 f"{period_end.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
     if len(text) > REASON_MAX:
-        raise ValidationError({"reason": f"reason: at most {REASON_MAX} characters "
-                                         f"({len(text)} given)"})
+        raise ValidationError({"reason": gettext(
+            "reason: at most %(most)s characters (%(given)s given)")
+            % {"most": REASON_MAX, "given": len(text)}})
     return text
+
+
+#: The outcomes of an MTurk session whose assignment the worker submitted: it reached its
+#: completion (its quota done, or no work left) and the worker was given MTurk's form. A
+#: session still working was never submitted (or was returned), and a worker screened out
+#: is told to return the HIT: SendBonus refuses an assignment that was not submitted.
+SUBMITTED_OUTCOMES = (StudySession.Outcome.QUOTA, StudySession.Outcome.NO_WORK)
 
 
 def _latest_sessions(project: Project, user_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
@@ -862,10 +887,13 @@ def _latest_sessions(project: Project, user_ids: Iterable[int]) -> dict[int, tup
     external study)}``, their latest in ``project``, else their latest in any project (MTurk
     takes a bonus on any of the requester's assignments of the worker; Prolific on any
     study the participant took part in). The session key of an MTurk session is its
-    assignmentId, the external study its hitId; a Prolific session's is its STUDY_ID."""
+    assignmentId, the external study its hitId; a Prolific session's is its STUDY_ID. An
+    MTurk session counts only when its assignment was submitted (``SUBMITTED_OUTCOMES``):
+    a worker with none is left out of the result."""
     found: dict[int, tuple[int, str, str]] = {}
     for user_id, project_id, key, study in (
             StudySession.objects.filter(member__user_id__in=list(user_ids))
+            .filter(~Q(study__platform=Platform.MTURK) | Q(outcome__in=SUBMITTED_OUTCOMES))
             .order_by("-started_at", "-id")
             .values_list("member__user_id", "member__project_id", "session_key",
                          "external_study")):
@@ -902,10 +930,12 @@ def payments_export(*, project: Project, actor: Any = None,
         previous = (PaymentExport.objects.filter(project=project)
                     .order_by("-period_end", "-id").only("period_end").first())
         if period_end > now:
-            raise ValidationError({"period_end": "period_end: must not be in the future"})
+            raise ValidationError({"period_end": gettext(
+                "period_end: must not be in the future")})
         if previous is not None and period_end < previous.period_end:
-            raise ValidationError({"period_end": "period_end: before the end of the previous "
-                                                 f"export ({previous.period_end.isoformat()})"})
+            raise ValidationError({"period_end": gettext(
+                "period_end: before the end of the previous export (%(end)s)")
+                % {"end": previous.period_end.isoformat()}})
         reason = _export_reason(reason, project=project, period_end=period_end)
         stages = list(project.stages.all())
         rates = {stage.pk: Rate.of(stage.params) for stage in stages}
@@ -924,6 +954,11 @@ def payments_export(*, project: Project, actor: Any = None,
                     if project.currency != MTURK_CURRENCY else [])
         users = [user for user in users if user not in left_out]
         sessions = _latest_sessions(project, [user.pk for user in users if _external(user)[0]])
+        # SendBonus needs an assignment the worker submitted: MTurk workers with none are
+        # left out (still owed) rather than given a row MTurk refuses.
+        unattached = [user for user in users if _external(user)[0] == Platform.MTURK
+                      and user.pk not in sessions]
+        users = [user for user in users if user not in unattached]
         period_start = previous.period_end if previous is not None else None
         rows = []
         for user in users:
@@ -958,18 +993,87 @@ def payments_export(*, project: Project, actor: Any = None,
             for row in rows
         ])
         export.warnings = _export_warnings(
-            project=project, left_out=left_out, owed=owed,
-            unattached=[user for user in users if _external(user)[0] == Platform.MTURK
-                        and user.pk not in sessions],
+            project=project, left_out=left_out, owed=owed, unattached=unattached,
             currency_fixed=bool(rows) or bool(paid))
     export.note = backend.pay(export, rows)
     return export
 
 
+def payment_export_mark_unpaid(*, export: PaymentExport, actor: Any, reason: str,
+                               still_paid: Iterable[str] | str = ()) -> PaymentExport:
+    """Mark ``export`` as not paid (paying it on the platform failed: a Prolific bulk bonus
+    refused, an MTurk SendBonus error): its amounts go back to owed, so the next export
+    pays them, but for the workers named in ``still_paid`` (usernames, a list or one text
+    of names apart by commas or spaces), whose part was paid by other means. Nothing is
+    deleted: the export keeps its lines, and records who marked it, when and why.
+
+    Never pays twice: an export is marked once (the project row is locked, as exports
+    lock it, so a mark and an export, or two admins' marks, happen one after the other,
+    and the second mark is refused); exports made after it are untouched, as they paid
+    only what it had not, and its CSV and Prolific lines are no longer offered for paying.
+    """
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ValidationError({"reason": gettext(
+            "reason: say why the export was not paid (what the platform answered)")})
+    if len(reason) > REASON_MAX:
+        raise ValidationError({"reason": gettext(
+            "reason: at most %(most)s characters (%(given)s given)")
+            % {"most": REASON_MAX, "given": len(reason)}})
+    names = still_paid.replace(",", " ").split() if isinstance(still_paid, str) \
+        else [name.strip() for name in still_paid if name.strip()]
+    with transaction.atomic():
+        Project.objects.select_for_update().only("pk").get(pk=export.project_id)
+        locked = PaymentExport.objects.select_related("unpaid_by").get(pk=export.pk)
+        if locked.unpaid_at is not None:
+            raise ValidationError({"export": gettext(
+                "export: already marked not paid by %(user)s at %(when)s")
+                % {"user": locked.unpaid_by or "—",
+                   "when": f"{locked.unpaid_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"}})
+        lines = {line.user.get_username(): line
+                 for line in locked.lines.select_related("user").order_by("id")}
+        if not lines:
+            raise ValidationError({"export": gettext(
+                "export: it pays nobody, so there is nothing to mark as not paid")})
+        unknown = sorted({name for name in names if name not in lines})
+        if unknown:
+            raise ValidationError({"still_paid": gettext(
+                "still_paid: this export pays no worker named %(names)s") % {
+                    "names": ", ".join(unknown)}})
+        returned = [line.pk for name, line in lines.items() if name not in names]
+        if not returned:
+            raise ValidationError({"still_paid": gettext(
+                "still_paid: every worker of this export is named as paid: nothing would "
+                "be owed again")})
+        now = timezone.now()
+        by = actor if getattr(actor, "pk", None) else None
+        # Conditional: only an export not marked yet (the lock makes a second mark wait
+        # and then find it marked; this keeps it so should the lock ever be missed).
+        if not PaymentExport.objects.filter(pk=locked.pk, unpaid_at__isnull=True).update(
+                unpaid_at=now, unpaid_by=by, unpaid_reason=reason):
+            raise ValidationError({"export": gettext("export: already marked not paid")})
+        PaymentLine.objects.filter(pk__in=returned, returned_at__isnull=True).update(
+            returned_at=now)
+    locked.refresh_from_db()
+    return locked
+
+
+def payment_export_paying_refused(export: PaymentExport) -> str | None:
+    """Why ``export`` must no longer be paid from (None while it may): marked not paid,
+    its amounts are owed again and the next export pays them."""
+    if export.unpaid_at is None:
+        return None
+    return gettext("Export %(export)s was marked not paid by %(user)s at %(when)s: what it "
+                   "did not pay is owed again and paid by the next export. Do not pay "
+                   "from it.") % {
+        "export": export.pk, "user": export.unpaid_by or "—",
+        "when": f"{export.unpaid_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"}
+
+
 def _export_warnings(*, project: Project, left_out: list[Any], owed: dict[int, Decimal],
                      unattached: list[Any], currency_fixed: bool) -> list[str]:
-    """What the admin must know before paying an export: MTurk workers left out (the
-    project's currency is not USD) and MTurk rows with no assignment to pay on."""
+    """What the admin must know before paying an export: MTurk workers left out, as the
+    project's currency is not USD, or as they submitted no assignment to pay on."""
     warnings = []
     if left_out:
         amount = sum((owed[user.pk] for user in left_out), ZERO)
@@ -986,9 +1090,14 @@ def _export_warnings(*, project: Project, left_out: list[Any], owed: dict[int, D
                 "names": _named(left_out)} + " " + then)
     if unattached:
         warnings.append(gettext(
-            "%(n)s MTurk worker(s) have no assignment recorded to attach a bonus to "
-            "(%(names)s): their rows' assignment_id is empty; pay them by other means.")
-            % {"n": len(unattached), "names": _named(unattached)})
+            "%(n)s MTurk worker(s) owed %(amount)s %(currency)s have no submitted assignment "
+            "to attach a bonus to (none of their sessions reached its completion: "
+            "%(names)s): SendBonus would refuse them, so they were left out of this export "
+            "and are still owed. A later export pays them once they submit an assignment "
+            "(a HIT made for them, for instance).") % {
+                "n": len(unattached), "names": _named(unattached),
+                "amount": sum((owed[user.pk] for user in unattached), ZERO),
+                "currency": project.currency})
     return warnings
 
 

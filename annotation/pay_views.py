@@ -23,7 +23,9 @@ User = get_user_model()
 @require_http_methods(["GET", "POST"])
 def project_pay(request: HttpRequest, pk: int) -> HttpResponse:
     """The pay page (GET; ``?page=``: a page of its workers); its forms post ``action`` =
-    bonus (to the member named ``username``), settings or export (every worker owed)."""
+    bonus (to the member named ``username``), settings, export (every worker owed) or
+    unpaid (mark the export ``export`` not paid, ``confirm`` = yes, with a ``reason`` and
+    the usernames ``still_paid`` by other means)."""
     project = get_object_or_404(Project, pk=pk)
     if request.method == "POST":
         _pay_action(request, project)
@@ -66,6 +68,27 @@ def _pay_action(request: HttpRequest, project: Project) -> None:
                              + (f" {export.note}" if export.note else ""))
             for warning in export.warnings:
                 messages.warning(request, warning)
+        elif action == "unpaid":
+            given = request.POST.get("export", "").strip()
+            export = (PaymentExport.objects.filter(project=project, pk=int(given)).first()
+                      if given.isdigit() else None)
+            if export is None:
+                raise ValidationError(_("export: no export %(export)s of this project.")
+                                      % {"export": repr(given)})
+            if request.POST.get("confirm") != "yes":
+                raise ValidationError(_("Export %(export)s was not marked: tick the box to "
+                                        "confirm that paying it failed.")
+                                      % {"export": export.pk})
+            export = pay.payment_export_mark_unpaid(
+                export=export, actor=request.user, reason=request.POST.get("reason", ""),
+                still_paid=request.POST.get("still_paid", ""))
+            returned = export.lines.filter(returned_at__isnull=False)
+            messages.success(request, _(
+                "Export %(export)s marked not paid: %(rows)s row(s), %(total)s %(currency)s, "
+                "are owed again and will be paid by the next export.") % {
+                    "export": export.pk, "rows": returned.count(),
+                    "total": sum((line.amount for line in returned), pay.ZERO),
+                    "currency": export.currency})
         else:
             messages.error(request, _("Unknown action %(action)r.") % {"action": action})
     except ValidationError as exc:
@@ -76,7 +99,10 @@ def _pay_action(request: HttpRequest, project: Project) -> None:
 @require_GET
 def payment_export_file(request: HttpRequest, pk: int) -> HttpResponse:
     """An export's CSV, as stored, as an attachment."""
-    export = get_object_or_404(PaymentExport, pk=pk)
+    export = get_object_or_404(PaymentExport.objects.select_related("unpaid_by"), pk=pk)
+    refused = pay.payment_export_paying_refused(export)
+    if refused:  # its CSV must not be paid from again: the next export pays what it owed
+        return HttpResponse(refused, status=410, content_type="text/plain; charset=utf-8")
     response = HttpResponse(export.content, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (
         f'attachment; filename="payments-{export.project_id}-{export.pk}.csv"')
@@ -89,7 +115,10 @@ def payment_export_prolific(request: HttpRequest, pk: int) -> HttpResponse:
     """The export's Prolific bulk bonus lines (``participant_id,amount``) of the study
     ``?study=`` (none: participants whose study is unknown), as plain text to paste into
     the study's bulk bonus form; 404 when the export pays nobody there."""
-    export = get_object_or_404(PaymentExport, pk=pk)
+    export = get_object_or_404(PaymentExport.objects.select_related("unpaid_by"), pk=pk)
+    refused = pay.payment_export_paying_refused(export)
+    if refused:
+        return HttpResponse(refused, status=410, content_type="text/plain; charset=utf-8")
     study = request.GET.get("study", "").strip()
     lines = pay.prolific_bonus_lines(export, study=study)
     if lines is None:

@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, Sum
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -41,6 +41,7 @@ from tests.factories import held_since, user_with_roles
 
 PROLIFIC_ID = "5f3a9c0d1e2b4a0012345678"
 QUESTION = "Who opposed the plan?"
+ZERO = Decimal("0.00")
 
 
 @pytest.fixture
@@ -699,11 +700,15 @@ def test_the_command_writes_the_csv_and_records_the_export(paid_project, worked,
 
 # Marketplaces: what MTurk's SendBonus and Prolific's bulk bonus need ------------------------
 
-def _mturk(study, worker_id, assignment_id, hit_id="HIT1"):
-    """An MTurk worker accepting a HIT of ``study`` (a new assignment each time)."""
-    user, _, _ = studies.study_arrive(study=study, arrival=Arrival(
+def _mturk(study, worker_id, assignment_id, hit_id="HIT1", outcome="quota"):
+    """An MTurk worker accepting a HIT of ``study`` (a new assignment each time) and ending
+    the session with ``outcome`` (None: still working): "quota" and "no_work" give them
+    MTurk's form, so the assignment is submitted."""
+    user, _, session = studies.study_arrive(study=study, arrival=Arrival(
         platform="mturk", external_id=worker_id, session_key=assignment_id,
         external_study=hit_id, submit_to="https://www.mturk.com"))
+    if outcome is not None:
+        studies.session_finish(session=session, outcome=outcome)
     return user
 
 
@@ -767,17 +772,69 @@ def test_mturk_rows_carry_an_assignment_a_reason_and_a_request_token(
     assert row["request_token"] != mturk["request_token"]
 
 
-def test_an_mturk_worker_with_no_assignment_is_exported_with_a_warning(paid_project, workers):
+def test_an_mturk_worker_with_no_assignment_is_left_out_with_a_warning(paid_project, workers,
+                                                                        tmp_path):
+    """A row with no AssignmentId is one SendBonus refuses: the worker is left out, still
+    owed, and the export says so."""
     _set_currency(paid_project, "USD")
     user = workers["ann3"]  # an MTurk account whose sessions are gone (its study deleted)
     ExternalAccount.objects.create(user=user, platform="mturk", external_id="A3GONE")
     pay.bonus_add(project=paid_project, worker=user, amount="3", reason="Pilot")
     export = pay.payments_export(project=paid_project)
-    [row] = _rows(export)
-    assert (row["external_id"], row["assignment_id"], row["amount"]) == ("A3GONE", "", "3.00")
+    assert _rows(export) == [] and export.lines.count() == 0
     [warning] = export.warnings
-    assert warning.startswith("1 MTurk worker(s) have no assignment recorded") \
-        and "ann3" in warning
+    assert warning.startswith("1 MTurk worker(s) owed 3.00 USD have no submitted assignment "
+                              "to attach a bonus to (none of their sessions reached its "
+                              "completion: ann3): SendBonus would refuse them, so they were "
+                              "left out of this export and are still owed."), warning
+    owed = {w["username"]: w["owed"] for w in pay.project_pay(project=paid_project)["workers"]}
+    assert owed == {"ann3": Decimal("3.00")}
+
+
+def test_mturk_bonuses_go_on_an_assignment_the_worker_submitted(
+    paid_project, other_project, admin_user, tmp_path
+):
+    """SendBonus takes an assignment the worker submitted: not their latest when they were
+    screened out of it (told to return the HIT) or never finished it. Their latest
+    submitted one is used, here in the project, else elsewhere; with none they are left
+    out, still owed, until they submit one."""
+    _set_currency(paid_project, "USD")
+    hit = studies.study_create(project=paid_project, platform="mturk", completion_code="DONE")
+    elsewhere = studies.study_create(project=other_project, platform="mturk",
+                                     completion_code="DONE")
+    done = _mturk(hit, "A1DONE", "SUBMITTED1", hit_id="HITA")
+    assert _mturk(hit, "A1DONE", "NO_WORK1", hit_id="HITB", outcome="no_work") == done
+    assert _mturk(hit, "A1DONE", "RETURNED1", hit_id="HITC", outcome="screened_out") == done
+    assert _mturk(hit, "A1DONE", "ABANDONED1", hit_id="HITD", outcome=None) == done
+    away = _mturk(elsewhere, "A2AWAY", "ELSEWHERE2", hit_id="HITE")
+    assert _mturk(hit, "A2AWAY", "RETURNED2", outcome="screened_out") == away
+    never = _mturk(hit, "A3NEVER", "RETURNED3", outcome="screened_out")
+    assert _mturk(hit, "A3NEVER", "WORKING3", outcome=None) == never
+    for worker in (done, away, never):
+        pay.bonus_add(project=paid_project, worker=worker, amount="2", reason="Pilot")
+
+    out = tmp_path / "payments.csv"
+    stderr = io.StringIO()
+    call_command("payments_export", "--project", "Paid NewsQA", "--out", str(out),
+                 stdout=io.StringIO(), stderr=stderr)
+    rows = {r["external_id"]: r for r in csv.DictReader(io.StringIO(out.read_text()))}
+    assert {key: (r["assignment_id"], r["external_study"], r["amount"])
+            for key, r in rows.items()} == {"A1DONE": ("NO_WORK1", "HITB", "2.00"),
+                                            "A2AWAY": ("ELSEWHERE2", "HITE", "2.00")}
+    [warning] = stderr.getvalue().strip().splitlines()
+    assert warning.startswith(f"warning: 1 MTurk worker(s) owed 2.00 USD have no submitted "
+                              f"assignment to attach a bonus to (none of their sessions "
+                              f"reached its completion: {never.username})"), warning
+    owed = {w["username"]: w["owed"] for w in pay.project_pay(project=paid_project)["workers"]}
+    assert owed == {done.username: ZERO, away.username: ZERO, never.username: Decimal("2.00")}
+
+    # Once they submit an assignment, the next export pays what they are owed on it.
+    _mturk(hit, "A3NEVER", "SUBMITTED3", outcome="quota")
+    later = pay.payments_export(project=paid_project)
+    [row] = _rows(later)
+    assert (row["external_id"], row["assignment_id"], row["amount"]) \
+        == ("A3NEVER", "SUBMITTED3", "2.00")
+    assert later.warnings == []
 
 
 def test_mturk_workers_are_left_out_of_an_export_not_in_us_dollars(
@@ -1340,3 +1397,278 @@ def test_the_pay_page_reads_the_same_queries_and_rows_for_a_crowd_four_times_as_
     assert summary["bonus_total"] == Decimal("52.80")
     assert summary["owed_total"] == Decimal("39.60")  # the 36 bonuses since the export
     assert summary["workers"].paginator.count == 52
+
+
+#: The pay service's refusals as the Chinese catalogue gets them (this change's msgids).
+PAY_REFUSALS_ZH = {
+    '%(field)s: %(value)s is not a number':
+        '%(field)s：%(value)s 不是数字',
+    '%(field)s: %(refusal)s':
+        '%(field)s：%(refusal)s',
+    'currency: %(value)s is not a three-letter code such as GBP, EUR or USD':
+        '货币：%(value)s 不是三个字母的代码（例如 GBP、EUR 或 USD）',
+    'currency: payments were already exported in %(currency)s; it can no longer change':
+        '货币：已经以 %(currency)s 导出过付款，货币不能再更改',
+    'currency: %(currency)s is not USD, and the project has an MTurk study: MTurk pays '
+    'bonuses in US dollars only':
+        '货币：%(currency)s 不是 USD，而项目有 MTurk 研究：MTurk 只以美元支付奖金',
+    'an amount of at least 0 and below 1,000,000, with at most two decimals':
+        '须为不小于 0 且小于 1,000,000 的金额，最多两位小数',
+    'more than 0 and below 100,000,000, with at most two decimals':
+        '须大于 0 且小于 100,000,000，最多两位小数',
+    'reason: say why the bonus is given':
+        '理由：请说明发放奖金的原因',
+    'reason: at most %(most)s characters':
+        '理由：最多 %(most)s 个字符',
+    'worker: not a member of this project':
+        '工作者：不是本项目的成员',
+    'reason: at most %(most)s characters (%(given)s given)':
+        '理由：最多 %(most)s 个字符（给出了 %(given)s 个）',
+    'period_end: must not be in the future':
+        'period_end：不能是将来的时间',
+    'period_end: before the end of the previous export (%(end)s)':
+        'period_end：早于上一次导出的结束时间（%(end)s）',
+}
+
+
+def test_the_pay_services_refusals_are_in_the_interface_language(
+    paid_project, workers, worked, monkeypatch, tmp_path
+):
+    """The refusals of the currency, wage, bonus and export options were English f-strings:
+    they go through the catalogue, their values filled in after translation."""
+    from django.utils import translation
+    from django.utils.translation import trans_real
+
+    catalogue = trans_real.translation("zh-hans")._catalog._catalogs[0]
+    for msgid, text in PAY_REFUSALS_ZH.items():
+        monkeypatch.setitem(catalogue, msgid, text)
+
+    def refusal(call, **kwargs) -> str:
+        with pytest.raises(ValidationError) as caught:
+            call(**kwargs)
+        return caught.value.messages[0]
+
+    settings_update = pay.project_pay_settings_update
+    with translation.override("zh-hans"):
+        assert refusal(settings_update, project=paid_project, currency="EURO",
+                       min_hourly_wage="0") \
+            == "货币：'EURO' 不是三个字母的代码（例如 GBP、EUR 或 USD）"
+        assert refusal(settings_update, project=paid_project, currency="EUR",
+                       min_hourly_wage="ten") == "min_hourly_wage：'ten' 不是数字"
+        assert refusal(settings_update, project=paid_project, currency="EUR",
+                       min_hourly_wage="-2") \
+            == "min_hourly_wage：须为不小于 0 且小于 1,000,000 的金额，最多两位小数"
+        bonus = {"project": paid_project, "worker": workers["ann2"]}
+        assert refusal(pay.bonus_add, **bonus, amount="0", reason="x") \
+            == "amount：须大于 0 且小于 100,000,000，最多两位小数"
+        assert refusal(pay.bonus_add, **bonus, amount="1", reason=" ") \
+            == "理由：请说明发放奖金的原因"
+        assert refusal(pay.bonus_add, **bonus, amount="1", reason="x" * 301) \
+            == "理由：最多 300 个字符"
+        outsider = user_with_roles("outsider", Role.ANNOTATOR)
+        assert refusal(pay.bonus_add, project=paid_project, worker=outsider, amount="1",
+                       reason="x") == "工作者：不是本项目的成员"
+        assert refusal(pay.payments_export, project=paid_project, reason="x" * 301) \
+            == "理由：最多 300 个字符（给出了 301 个）"
+        assert refusal(pay.payments_export, project=paid_project,
+                       period_end=datetime.now(UTC) + timedelta(hours=1)) \
+            == "period_end：不能是将来的时间"
+        first = pay.payments_export(project=paid_project)
+        assert refusal(pay.payments_export, project=paid_project,
+                       period_end=first.period_end - timedelta(hours=1)) \
+            == f"period_end：早于上一次导出的结束时间（{first.period_end.isoformat()}）"
+        assert refusal(settings_update, project=paid_project, currency="USD",
+                       min_hourly_wage="0") == "货币：已经以 GBP 导出过付款，货币不能再更改"
+        # The command still names its --reason option, whatever the language.
+        with pytest.raises(CommandError, match=r"^--理由：最多 300 个字符"):
+            call_command("payments_export", "--project", "Paid NewsQA", "--out",
+                         str(tmp_path / "p.csv"), "--reason", "x" * 301)
+    assert refusal(settings_update, project=paid_project, currency="EURO",
+                   min_hourly_wage="0") \
+        == "currency: 'EURO' is not a three-letter code such as GBP, EUR or USD"
+
+
+# An export whose paying failed: marked not paid --------------------------------------------
+
+def _owed(project) -> dict[str, Decimal]:
+    return {w["username"]: w["owed"] for w in pay.project_pay(project=project)["workers"]}
+
+
+def test_an_export_marked_not_paid_is_paid_by_the_next_and_never_twice(
+    paid_project, workers, prolific_worker, worked, admin_user, committed
+):
+    """Paying the first export failed on Prolific (its bulk bonus refused), but ann2 was
+    paid by other means; a later export was made already. Marked not paid, its unpaid
+    amounts are owed again, the next export pays exactly them, once; nothing is deleted."""
+    first = pay.payments_export(project=paid_project, actor=admin_user)
+    assert {r["username"]: r["amount"] for r in _rows(first)} == {
+        "questioner": "0.50", prolific_worker.username: "6.00", "ann2": "3.00"}
+    _validate(paid_project, workers["val1"], committed)
+    later = pay.payments_export(project=paid_project, actor=admin_user)  # made since
+    assert {r["username"]: r["amount"] for r in _rows(later)} == {"val1": "0.25"}
+    assert set(_owed(paid_project).values()) == {ZERO}
+
+    # Refused: no reason, a name the export does not pay, everybody named as paid.
+    mark = pay.payment_export_mark_unpaid
+    with pytest.raises(ValidationError, match=r"reason: say why the export was not paid"):
+        mark(export=first, actor=admin_user, reason=" ")
+    with pytest.raises(ValidationError,
+                       match=r"still_paid: this export pays no worker named nobody, val1'\]"):
+        mark(export=first, actor=admin_user, reason="Refused", still_paid="ann2, val1 nobody")
+    with pytest.raises(ValidationError, match=r"still_paid: every worker of this export"):
+        mark(export=first, actor=admin_user, reason="Refused",
+             still_paid=["ann2", "questioner", prolific_worker.username])
+    with pytest.raises(ValidationError, match=r"export: it pays nobody"):
+        mark(export=pay.payments_export(project=paid_project), actor=admin_user, reason="x")
+    first.refresh_from_db()
+    assert first.unpaid_at is None and not PaymentLine.objects.filter(
+        returned_at__isnull=False).exists()
+
+    marked = mark(export=first, actor=admin_user, reason="Prolific refused the bulk bonus",
+                  still_paid="ann2")
+    assert (marked.unpaid_by, marked.unpaid_reason) == (admin_user,
+                                                       "Prolific refused the bulk bonus")
+    assert marked.unpaid_at is not None
+    assert _owed(paid_project) == {"questioner": Decimal("0.50"),
+                                   prolific_worker.username: Decimal("6.00"),
+                                   "ann2": ZERO, "val1": ZERO}
+    summary = pay.project_pay(project=paid_project)
+    assert (summary["paid_total"], summary["owed_total"]) == (Decimal("3.25"), Decimal("6.50"))
+    # Marked once: a second admin's mark is refused, saying by whom.
+    by = admin_user.username
+    with pytest.raises(ValidationError, match=rf"export: already marked not paid by {by} at "):
+        mark(export=first, actor=admin_user, reason="Again")
+
+    again = pay.payments_export(project=paid_project, actor=admin_user)
+    assert {r["username"]: r["amount"] for r in _rows(again)} == {
+        "questioner": "0.50", prolific_worker.username: "6.00"}
+    assert set(_owed(paid_project).values()) == {ZERO}
+    assert pay.payments_export(project=paid_project).lines.count() == 0
+    # The record: every export and line stays; the first's returned lines are marked.
+    assert PaymentExport.objects.filter(project=paid_project).count() == 5
+    assert {(line.user.username, line.amount, line.returned_at is not None)
+            for line in first.lines.all()} == {
+        ("questioner", Decimal("0.50"), True), (prolific_worker.username, Decimal("6.00"), True),
+        ("ann2", Decimal("3.00"), False)}
+    paid = dict(PaymentLine.objects.filter(export__project=paid_project, returned_at=None)
+                .values("user__username").annotate(total=Sum("amount"))
+                .values_list("user__username", "total"))
+    assert paid == {"questioner": Decimal("0.50"), prolific_worker.username: Decimal("6.00"),
+                    "ann2": Decimal("3.00"), "val1": Decimal("0.25")}
+
+
+def test_the_admin_marks_an_export_not_paid_on_the_pay_page(
+    client_for, paid_project, workers, prolific_worker, worked, admin_user, other_project
+):
+    """A POST of the pay page (admins only, with CSRF and a ticked confirmation): the
+    export is marked, its CSV and Prolific lines are no longer offered for paying."""
+    from django.test import Client
+
+    export = pay.payments_export(project=paid_project, actor=admin_user)
+    elsewhere = pay.payments_export(project=other_project, actor=admin_user)
+    url = reverse("annotation:project_pay", args=[paid_project.pk])
+    csv_url = reverse("annotation:payment_export_file", args=[export.pk])
+    lines_url = reverse("annotation:payment_export_prolific", args=[export.pk])
+    form = {"action": "unpaid", "export": export.pk, "reason": "SendBonus: insufficient funds",
+            "still_paid": "", "confirm": "yes"}
+    client = client_for(admin_user)
+    page = html.unescape(client.get(url).content.decode())
+    assert f'data-testid="mark-unpaid-{export.pk}"' in page
+
+    # Not an admin; no CSRF token; not confirmed; another project's export: nothing marked.
+    other = Client()  # (client_for logs its one client in)
+    other.force_login(user_with_roles("chk", Role.CHECKER))
+    assert other.post(url, form).status_code == 403
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(admin_user)
+    assert strict.post(url, form).status_code == 403
+    page = html.unescape(client.post(url, {**form, "confirm": ""}, follow=True)
+                         .content.decode())
+    assert f"Export {export.pk} was not marked: tick the box to confirm" in page
+    page = html.unescape(client.post(url, {**form, "export": elsewhere.pk}, follow=True)
+                         .content.decode())
+    assert f"export: no export '{elsewhere.pk}' of this project." in page
+    assert not PaymentExport.objects.filter(unpaid_at__isnull=False).exists()
+    assert client.get(csv_url).status_code == 200 and client.get(lines_url).status_code == 200
+
+    page = html.unescape(client.post(url, form, follow=True).content.decode())
+    assert (f"Export {export.pk} marked not paid: 3 row(s), 9.50 GBP, are owed again and "
+            "will be paid by the next export.") in page
+    row = page.split(f'data-testid="payment-export-{export.pk}"')[1].split("</tr>")[0]
+    assert f"Marked not paid by {admin_user.username}" in row
+    assert "SendBonus: insufficient funds" in row
+    assert "9.50 GBP, owed again" in row and "The other rows were paid" not in row
+    assert "download-export" not in row and "mark-unpaid" not in row
+    for refused in (client.get(csv_url), client.get(lines_url)):
+        assert refused.status_code == 410
+        assert (f"Export {export.pk} was marked not paid by {admin_user.username}"
+                in refused.content.decode())
+    page = html.unescape(client.post(url, form, follow=True).content.decode())
+    assert f"export: already marked not paid by {admin_user.username}" in page
+    assert pay.project_pay(project=paid_project)["owed_total"] == Decimal("9.50")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_admins_marking_an_export_and_an_export_at_once_never_pay_twice():
+    """PostgreSQL: two admins mark the same export not paid while a third exports. They
+    queue on the project's lock (held here until all three wait): one mark is recorded,
+    the other refused, and whatever the order, the worker is paid what they earned once."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks: concurrency is tested on PostgreSQL")
+    from tests.polling import wait_until
+
+    admins = [user_with_roles(f"adm{i}", Role.ADMIN) for i in (1, 2)]
+    worker = user_with_roles("ann", Role.ANNOTATOR)
+    project = engine.project_create(name="Concurrent unpaid", recipe="newsqa", user=admins[0])
+    engine.project_member_add(project=project, user=worker, role=Role.ANNOTATOR)
+    pay.bonus_add(project=project, worker=worker, amount="4.00", reason="Pilot")
+    failed = pay.payments_export(project=project)
+    pay.bonus_add(project=project, worker=worker, amount="1.00", reason="More")
+    outcomes: dict[str, object] = {}
+
+    def run(name, call):
+        try:
+            outcomes[name] = call()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            outcomes[name] = exc
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=run, args=(f"mark{i}", lambda admin=admin: (
+            pay.payment_export_mark_unpaid(export=failed, actor=admin, reason="Refused"))))
+        for i, admin in enumerate(admins)
+    ] + [threading.Thread(target=run, args=("export", lambda: pay.payments_export(
+        project=project)))]
+    with transaction.atomic():
+        Project.objects.select_for_update().get(pk=project.pk)
+        for thread in threads:
+            thread.start()
+
+        def waiting():
+            with connection.cursor() as cursor:  # (the statistics are kept per transaction)
+                cursor.execute("SELECT pg_stat_clear_snapshot()")
+                cursor.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE datname ="
+                               " current_database() AND wait_event_type = 'Lock'"
+                               " AND pid <> pg_backend_pid()")
+                return cursor.fetchone()[0] == 3
+
+        def seen():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT datname, state, wait_event_type, wait_event, query"
+                               " FROM pg_stat_activity WHERE pid <> pg_backend_pid()")
+                return f"{cursor.fetchall()}\n{outcomes}"
+
+        wait_until(waiting, timeout=20, what="the marks and the export to wait for the lock",
+                   detail=seen)
+    for thread in threads:
+        thread.join(20)
+    marks = [outcomes["mark0"], outcomes["mark1"]]
+    assert sum(isinstance(m, PaymentExport) for m in marks) == 1, outcomes
+    [refused] = [m for m in marks if isinstance(m, ValidationError)]
+    assert "already marked not paid by adm" in refused.messages[0]
+    assert isinstance(outcomes["export"], PaymentExport), outcomes
+    pay.payments_export(project=project)  # whatever is still owed
+    assert PaymentLine.objects.filter(export__project=project, returned_at=None).aggregate(
+        paid=Sum("amount"))["paid"] == Decimal("5.00")
+    assert PaymentLine.objects.filter(export=failed, returned_at__isnull=False).count() == 1

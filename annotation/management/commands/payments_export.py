@@ -15,8 +15,8 @@ from annotation.models import Project
 class Command(BaseCommand):
     help = ("Record a payment export of project NAME and write its CSV to FILE ("
             + ",".join(pay.CSV_COLUMNS) + "). What the admin must know before paying "
-            "(MTurk workers left out of a project that does not pay in USD, MTurk rows "
-            "with no assignment) is written to standard error.")
+            "(MTurk workers left out of a project that does not pay in USD, or as they "
+            "submitted no assignment to pay on) is written to standard error.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--project", required=True, help="the project's name")
@@ -47,9 +47,10 @@ class Command(BaseCommand):
                 handle.close()
                 if not existed:
                     out.unlink()
-                message = exc.messages[0]  # "reason: ..." is the --reason option's
-                raise CommandError(("--" if message.startswith("reason: ") else "")
-                                   + message) from exc
+                # "reason: ..." is the --reason option's (the message may be translated:
+                # the field it names says so)
+                option = "reason" in getattr(exc, "error_dict", {})
+                raise CommandError(("--" if option else "") + exc.messages[0]) from exc
             # The export is recorded: should writing fail now, its CSV stays downloadable
             # from the pay page.
             handle.write(export.content)
