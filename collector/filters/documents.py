@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from collector.filters.messages import FilterParamError, gettext_noop
 from collector.filters.text import (
     check_language,
     content_chars,
@@ -199,7 +200,9 @@ class DocumentFilter:
             or any(r not in DOCUMENT_RULES for r in rules)
             or len(set(rules)) != len(rules)
         ):
-            raise ValueError(f"rules must be distinct names from {DOCUMENT_RULES}; got {rules!r}")
+            raise FilterParamError(gettext_noop("rules must be distinct names from %(known)s; "
+                                                "got %(value)s"),
+                                   known=str(DOCUMENT_RULES), value=repr(rules))
         self.rules = tuple(r for r in DOCUMENT_RULES if r in rules)
         if ngram_n is None:
             ngram_n = DEFAULT_NGRAM_N
@@ -214,15 +217,19 @@ class DocumentFilter:
         for lang, size in sizes.items():
             check_language(lang)
             if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 6:
-                raise ValueError(f"ngram_n[{lang!r}] must be an integer from 1 to 6; got {size!r}")
+                raise FilterParamError(gettext_noop("ngram_n[%(language)s] must be an integer "
+                                                    "from 1 to 6; got %(value)s"),
+                                       language=repr(lang), value=repr(size))
         for name, value in (
             ("ngram_threshold", ngram_threshold),
             ("window_threshold", window_threshold),
         ):
             if not 0.0 < float(value) <= 1.0:
-                raise ValueError(f"{name} must be in (0, 1]; got {value!r}")
+                raise FilterParamError(gettext_noop("%(name)s must be in (0, 1]; got "
+                                                    "%(value)s"), name=name, value=repr(value))
         if not float(window_factor) >= 1.0:
-            raise ValueError(f"window_factor must be >= 1; got {window_factor!r}")
+            raise FilterParamError(gettext_noop("window_factor must be >= 1; got %(value)s"),
+                                   value=repr(window_factor))
         self.ngram_n: dict[str, int] = sizes
         self.ngram_threshold = float(ngram_threshold)
         self.window_factor = float(window_factor)
@@ -235,7 +242,8 @@ class DocumentFilter:
         known = set(cls().params())
         unknown = set(params) - known
         if unknown:
-            raise ValueError(f"unknown document filter parameters: {sorted(unknown)}")
+            raise FilterParamError(gettext_noop("unknown document filter parameters: "
+                                                "%(unknown)s"), unknown=str(sorted(unknown)))
         kwargs = dict(params)
         if "rules" in kwargs:
             kwargs["rules"] = tuple(kwargs["rules"])
