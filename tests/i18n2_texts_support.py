@@ -78,6 +78,18 @@ ZH = {
     "question: %(model)s": "是问题：%(model)s",
     "not a question: %(model)s": "不是问题：%(model)s",
     "%(rules)s; %(model)s": "%(rules)s；%(model)s",
+    # the API's 404 for an object that does not exist (or that its reader may not see)
+    "No %(kind)s with %(lookup)s.": "没有 %(lookup)s 的%(kind)s。",
+    "project": "项目",
+    "corpus": "语料库",
+    "release": "发布版本",
+    "Release %(release)s has no file %(path)s.": "发布版本 %(release)s 没有文件 %(path)s。",
+    "The file %(path)s of release %(release)s is missing from the release storage.":
+        "发布版本 %(release)s 的文件 %(path)s 不在发布存储中。",
+    # the API's other refusals
+    "Only admins create releases.": "只有管理员可以创建发布版本。",
+    "JSON parse error - %(error)s": "JSON 解析错误 - %(error)s",
+    "The request body is larger than this server accepts.": "请求体超过了本服务器接受的大小。",
     # the query filter's refusals grouped by cause (the run's report, the project page)
     "inappropriate content: '%(term)s'": "不当内容：“%(term)s”",
     "not yes/no: %(features)s": "不是是非问题：%(features)s",
