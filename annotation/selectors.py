@@ -579,7 +579,7 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
                 dropped.append({"item": pk, "query": data.get("query", ""),
                                 "title": doc.get("title") or doc.get("external_id", ""),
                                 "rule": doc.get("rule"), "score": doc.get("score"),
-                                "reason": doc.get("reason")})
+                                "reason": verdict_reason(doc)})
     batches = Counter(Batch.objects.filter(project=project, stage__kind="reco_evidence")
                       .values_list("status", flat=True))
     inspections = list(Inspection.objects.filter(

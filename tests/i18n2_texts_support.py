@@ -90,6 +90,20 @@ ZH = {
     "Only admins create releases.": "只有管理员可以创建发布版本。",
     "JSON parse error - %(error)s": "JSON 解析错误 - %(error)s",
     "The request body is larger than this server accepts.": "请求体超过了本服务器接受的大小。",
+    # the document filter's verdict reasons
+    "query core not in document": "文档中没有查询主干",
+    "query core in document": "文档中有查询主干",
+    "%(n)s-gram share %(score)s %(op)s %(threshold)s":
+        "%(n)s-gram 占比 %(score)s %(op)s %(threshold)s",
+    "window share %(score)s %(op)s %(threshold)s": "窗口占比 %(score)s %(op)s %(threshold)s",
+    "dropped: the whole query '%(query)s' occurs in the document":
+        "已丢弃：整个查询“%(query)s”出现在文档中",
+    "dropped: %(share)s of the query's %(count)s n-grams occur in the document":
+        "已丢弃：查询的 %(count)s 个 n-gram 出现在文档中（%(share)s）",
+    "dropped: %(share)s of the query's content units occur within %(window)s consecutive "
+    "document units":
+        "已丢弃：查询的内容单元出现在文档连续 %(window)s 个单元之内（%(share)s）",
+    "kept: %(summary)s": "已保留：%(summary)s",
     # the query filter's refusals grouped by cause (the run's report, the project page)
     "inappropriate content: '%(term)s'": "不当内容：“%(term)s”",
     "not yes/no: %(features)s": "不是是非问题：%(features)s",

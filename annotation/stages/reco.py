@@ -551,7 +551,8 @@ class DocumentFilterKind(StageKind):
             item_finish(item=item, result=result, emits=[Emit(
                 kind="reco_split", key=item.key,
                 data=_carry(item.data, documents=kept, dropped_documents=[
-                    {k: a[k] for k in ("external_id", "title", "rule", "reason", "score")}
+                    {k: a[k] for k in ("external_id", "title", "rule", "reason", "reason_text",
+                                       "score")}
                     for a in dropped]),
             )])
         documents = StoredText(gettext_noop("documents: %(kept)s kept, %(dropped)s dropped for "
@@ -745,7 +746,8 @@ class EvidenceKind(StageKind):
     def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
         return {"query": item.data["query"], "label": label_view(item.data, submission.payload),
                 "documents": len(item.data["documents"]),
-                "dropped_documents": item.data.get("dropped_documents", [])}
+                "dropped_documents": [{**d, "reason": verdict_reason(d)}
+                                      for d in item.data.get("dropped_documents", [])]}
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         submission = submissions[-1]

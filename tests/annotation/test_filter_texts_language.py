@@ -108,6 +108,29 @@ def test_the_project_page_gives_the_query_filters_reasons_in_the_readers_languag
     assert "不是问题：没有疑问词、助动词倒装、请求或问号" in chinese
 
 
+def test_the_document_filters_reasons_in_the_readers_language(
+        make_project, client_for, admin_user, i18n2_texts_in_chinese):
+    from tests.annotation.test_reco import QUERIES
+
+    project = make_project(QUERIES)
+    client = client_for(admin_user)
+    url = reverse("annotation:project_detail", args=[project.pk])
+    english = html.unescape(client.get(url).content.decode())
+    assert "dropped: the whole query 'pregnant women eat celery' occurs in the document" in english
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    chinese = html.unescape(client.get(url).content.decode())
+    assert "已丢弃：整个查询“pregnant women eat celery”出现在文档中" in chinese
+    assert "dropped: the whole query" not in chinese
+    # a document dropped before its reason was a msgid keeps its English
+    item = Item.objects.filter(project=project, stage__kind="reco_doc_filter",
+                               result__dropped__gt=0).first()
+    for doc in item.result["documents"]:
+        doc.pop("reason_text")
+    item.save(update_fields=["result"])
+    chinese = html.unescape(client.get(url).content.decode())
+    assert "dropped: the whole query '" in chinese
+
+
 def test_verdict_reasons_are_stored_as_msgids_with_english_beside():
     from collector.filters import QueryFilter
     from collector.stored_text import stored_text_render
