@@ -20,8 +20,8 @@ def release(admin_user):
     project = engine.project_create(name="p", recipe="newsqa", user=admin_user)
     made = Release.objects.create(project=project, version="1.0.0", status=Release.Status.READY,
                                   formats=["hf"], pseudonym_salt="0" * 64)
-    ReleaseFile.objects.create(release=made, format="datasheet", path="DATASHEET.md",
-                               records=0, sha256="0" * 64, bytes=0)  # not in the storage
+    ReleaseFile.objects.create(release=made, format="datasheet",  # not in the storage
+                               path="gone-from-storage.md", records=0, sha256="0" * 64, bytes=0)
     return made
 
 
@@ -43,14 +43,15 @@ def test_an_unknown_object_is_a_404_naming_its_kind_in_the_readers_language(
         (worker, "/api/v1/corpora/no-such/search/?q=a", "No corpus with name 'no-such'.",
          "没有 name 'no-such' 的语料库。"),
         # an unpublished release is not the worker's to see: as one that does not exist
-        (worker, f"/api/v1/releases/{release.pk}/files/DATASHEET.md",
+        (worker, f"/api/v1/releases/{release.pk}/files/gone-from-storage.md",
          f"No release with id {release.pk}.", f"没有 id {release.pk} 的发布版本。"),
         (admin, f"/api/v1/releases/{release.pk}/files/nothing.json",
          f"Release {release.pk} has no file nothing.json.",
          f"发布版本 {release.pk} 没有文件 nothing.json。"),
-        (admin, f"/api/v1/releases/{release.pk}/files/DATASHEET.md",
-         f"The file DATASHEET.md of release {release.pk} is missing from the release storage.",
-         f"发布版本 {release.pk} 的文件 DATASHEET.md 不在发布存储中。"),
+        (admin, f"/api/v1/releases/{release.pk}/files/gone-from-storage.md",
+         f"The file gone-from-storage.md of release {release.pk} is missing from the release "
+         "storage.",
+         f"发布版本 {release.pk} 的文件 gone-from-storage.md 不在发布存储中。"),
     ]
     for user, url, english, chinese in cases:
         assert _detail(client_for(user), "get", url, 404, EN) == english
