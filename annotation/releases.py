@@ -41,7 +41,6 @@ from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import transaction
 from django.http import FileResponse, Http404
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy
@@ -190,15 +189,18 @@ def release_download(*, user: Any, release_id: int, path: str) -> FileResponse:
     release they may not see, a path the release does not list, or a file gone from the
     storage."""
     from annotation.selectors import releases_visible
+    from config.api_json import object_or_404
 
-    release = get_object_or_404(releases_visible(user=user), pk=release_id)
+    release = object_or_404(releases_visible(user=user), pk=release_id)
     entry = release.files.filter(path=path).first()
     if entry is None:
-        raise Http404("no such file in this release")
+        raise Http404(gettext("Release %(release)s has no file %(path)s.")
+                      % {"release": release.pk, "path": path})
     try:
         handle = release_open(release, entry.path)
     except FileNotFoundError as exc:
-        raise Http404("the file is missing from the release storage") from exc
+        raise Http404(gettext("The file %(path)s of release %(release)s is missing from the "
+                              "release storage.") % {"release": release.pk, "path": path}) from exc
     # Every text file of a release is UTF-8 (the datasheet, a dataset card, CSV): said so,
     # else clients read text/markdown and text/csv as ASCII or Latin-1 and garble Chinese.
     content_type, encoding = mimetypes.guess_type(entry.path)

@@ -541,7 +541,12 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
     test-set protocol, the final set, and the filter's precision / recall on the admin's
     labels."""
     from annotation.models import Batch, Inspection
-    from annotation.stages.reco import ANSWERS, query_drop_reason, query_filter_evaluation
+    from annotation.stages.reco import (
+        ANSWERS,
+        query_drop_reason,
+        query_filter_evaluation,
+        verdict_reason,
+    )
 
     def done(kind: str) -> QuerySet[Item]:
         return Item.objects.filter(project=project, stage__kind=kind, status=IS.DONE)
@@ -559,7 +564,7 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
         else:
             reasons[query_drop_reason(verdict)] += 1
             refused.append({"item": pk, "query": data.get("query", ""),
-                            "step": verdict.get("failed_step"), "reason": verdict.get("reason")})
+                            "step": verdict.get("failed_step"), "reason": verdict_reason(verdict)})
     rules: Counter = Counter()
     documents = dropped_docs = no_documents = 0
     dropped: list[dict[str, Any]] = []
@@ -574,7 +579,7 @@ def _reco_figures(project: Project, *, shown: int = 10) -> dict[str, Any]:
                 dropped.append({"item": pk, "query": data.get("query", ""),
                                 "title": doc.get("title") or doc.get("external_id", ""),
                                 "rule": doc.get("rule"), "score": doc.get("score"),
-                                "reason": doc.get("reason")})
+                                "reason": verdict_reason(doc)})
     batches = Counter(Batch.objects.filter(project=project, stage__kind="reco_evidence")
                       .values_list("status", flat=True))
     inspections = list(Inspection.objects.filter(

@@ -11,7 +11,9 @@ from typing import Any
 
 import orjson
 from django.core.exceptions import RequestDataTooBig
-from django.utils.translation import gettext
+from django.db.models import Model, QuerySet
+from django.http import Http404
+from django.utils.translation import gettext, gettext_lazy
 from drf_orjson_renderer.renderers import ORJSONRenderer
 from rest_framework import exceptions, parsers, renderers, status
 from rest_framework.utils.encoders import JSONEncoder
@@ -66,7 +68,8 @@ class JSONParser(parsers.JSONParser):
                 body = body.decode(encoding)
             data = orjson.loads(body)
         except (orjson.JSONDecodeError, UnicodeDecodeError, LookupError) as exc:
-            raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+            raise exceptions.ParseError(gettext("JSON parse error - %(error)s")
+                                        % {"error": exc}) from None
         if (b"\\u0000" if isinstance(body, bytes) else "\\u0000") in body:  # then look
             where = nul_path(data, "body")
             if where:  # not a text: PostgreSQL's text and jsonb refuse it
@@ -78,7 +81,7 @@ class JSONParser(parsers.JSONParser):
 
 class RequestTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The request body is larger than this server accepts."
+    default_detail = gettext_lazy("The request body is larger than this server accepts.")
     default_code = "too_large"
 
 
@@ -90,3 +93,34 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Any:
     if isinstance(exc, RequestDataTooBig):
         exc = RequestTooLarge()
     return views.exception_handler(exc, context)
+
+
+#: What the API's 404 calls an object of each model (a model left out: its verbose name).
+OBJECT_KINDS = {
+    "Project": gettext_lazy("project"),
+    "Corpus": gettext_lazy("corpus"),
+    "Release": gettext_lazy("release"),
+}
+
+
+_FIELD_NAMES = {"pk": "id"}
+
+
+def object_or_404(queryset: type[Model] | QuerySet, **lookup: Any) -> Any:
+    """The one object of ``queryset`` (or a model) matching ``lookup``, else a 404 naming
+    the kind of object and what was looked for in the reader's language ("No project
+    with id 7."; Django's ``get_object_or_404`` says "No Project matches the given query."
+    in English only). One where the reader may not see it is not found either. An
+    ``Http404``: a page answers its 404 page, the API (DRF) this message in JSON."""
+    if not isinstance(queryset, QuerySet):
+        queryset = queryset._default_manager.all()
+    model = queryset.model
+    try:
+        return queryset.get(**lookup)
+    except model.DoesNotExist:
+        kind = OBJECT_KINDS.get(model._meta.object_name) or model._meta.verbose_name
+        asked = ", ".join(f"{_FIELD_NAMES.get(field, field)} {value!r}"
+                          if isinstance(value, str) else f"{_FIELD_NAMES.get(field, field)} {value}"
+                          for field, value in lookup.items())
+        raise Http404(gettext("No %(kind)s with %(lookup)s.")
+                      % {"kind": kind, "lookup": asked}) from None

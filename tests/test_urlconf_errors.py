@@ -84,10 +84,13 @@ def test_unmatched_api_urls_are_a_json_404(client_for, annotator, url):
     assert _json(response)["detail"] == f"Not found: no API endpoint or object at {url}."
 
 
-def test_unknown_api_objects_keep_drf_s_own_404(client_for, admin_user):
+def test_unknown_api_objects_are_a_404_naming_the_kind_of_object(client_for, admin_user):
     response = client_for(admin_user).get("/api/v1/projects/999999/")
     assert response.status_code == 404
-    assert _json(response)["detail"] == "No Project matches the given query."
+    assert _json(response)["detail"] == "No project with id 999999."
+    response = client_for(admin_user).get("/api/v1/corpora/no-such-corpus/search/?q=a")
+    assert response.status_code == 404
+    assert _json(response)["detail"] == "No corpus with name 'no-such-corpus'."
 
 
 def test_pages_keep_the_html_404(client_for, annotator):

@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -44,6 +44,7 @@ from annotation.models import Assignment, MemberStatus, Project, ProjectMember, 
 from annotation.roles import IsAdmin, IsAnnotator, IsAnyRole, IsChecker, Role, has_role
 from annotation.scoring import release_score
 from collector.metrics import MetricsInputError
+from config.api_json import object_or_404
 
 User = get_user_model()
 
@@ -228,7 +229,7 @@ class ProjectDetailApi(APIView):
 
     @extend_schema(responses=ProjectDetailOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        project = get_object_or_404(Project.objects.select_related("corpus"), pk=pk)
+        project = object_or_404(Project.objects.select_related("corpus"), pk=pk)
         board = selectors.project_dashboard(project=project)
         project.figures = board["figures"]
         project.stages_summary = [{
@@ -250,7 +251,7 @@ class ProjectRecordsApi(generics.GenericAPIView):
 
     @extend_schema(responses=ProjectRecordOutputSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
-        project = get_object_or_404(Project, pk=pk)
+        project = object_or_404(Project, pk=pk)
         page = self.paginate_queryset(selectors.consolidated_items(project=project))
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
@@ -267,7 +268,7 @@ class ProjectReleasesApi(generics.GenericAPIView):
 
     @extend_schema(responses=ReleaseOutputSerializer(many=True))
     def get(self, request: Request, pk: int) -> Response:
-        project = get_object_or_404(Project, pk=pk)
+        project = object_or_404(Project, pk=pk)
         page = self.paginate_queryset(
             selectors.releases_visible(user=request.user, project=project))
         return self.get_paginated_response(ReleaseOutputSerializer(page, many=True).data)
@@ -280,8 +281,8 @@ class ProjectReleasesApi(generics.GenericAPIView):
     })
     def post(self, request: Request, pk: int) -> Response:
         if not IsAdmin().has_permission(request, self):
-            raise PermissionDenied("only admins create releases")
-        project = get_object_or_404(Project, pk=pk)
+            raise PermissionDenied(gettext("Only admins create releases."))
+        project = object_or_404(Project, pk=pk)
         data = ReleaseCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         asked = data.validated_data
@@ -313,7 +314,7 @@ class ReleasePublishApi(APIView):
                                          "is published already."),
     })
     def post(self, request: Request, pk: int) -> Response:
-        release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
+        release = object_or_404(selectors.releases_visible(user=request.user), pk=pk)
         try:
             releases.release_publish(release=release, actor=request.user)
         except ValidationError as exc:
@@ -363,7 +364,7 @@ class ReleaseScoreApi(APIView):
         200: ReleaseScoreOutputSerializer,
     })
     def post(self, request: Request, pk: int) -> Response:
-        release = get_object_or_404(selectors.releases_visible(user=request.user), pk=pk)
+        release = object_or_404(selectors.releases_visible(user=request.user), pk=pk)
         data = ReleaseScoreInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["predictions"]

@@ -47,6 +47,7 @@ from annotation.stages import (
     split_shares_clean,
 )
 from collector.filters import DocumentFilter, QueryFilter, Violation, evaluate_filter
+from collector.filters.messages import FilterParamError
 from collector.filters.text import LANGUAGES
 from collector.importers.errors import (
     SHOULD_BE_STRING,
@@ -56,7 +57,7 @@ from collector.importers.errors import (
 )
 from collector.importers.jsonvalues import json_record
 from collector.importers.records import IS_EMPTY, IS_MISSING
-from collector.stored_text import StoredText
+from collector.stored_text import StoredText, stored_text_render
 
 if TYPE_CHECKING:
     from annotation.models import Item, Project, Stage, Submission
@@ -249,6 +250,20 @@ FILTER_PARAMS = ("language", "steps", "intent_mode", "intent_models", "blocklist
                  "yesno_features", "yesno_threshold", "all_steps")
 
 
+def filter_error_text(exc: Exception) -> str:
+    """A filter's refusal of a parameter in the reader's language (a ``FilterParamError``
+    carries its msgid and parameters; anything else is shown as it is)."""
+    if isinstance(exc, FilterParamError):
+        return stored_text_render(exc.message.as_json(), str(exc))
+    return str(exc)
+
+
+def verdict_reason(verdict: dict[str, Any]) -> str:
+    """A stored verdict's (or step's) reason in the reader's language: its ``reason_text``
+    rendered; a verdict stored before it had one shows its English ``reason``."""
+    return stored_text_render(verdict.get("reason_text"), verdict.get("reason") or "")
+
+
 def query_filter(params: dict[str, Any]) -> QueryFilter:
     """The stage's ``QueryFilter`` from its parameters."""
     return QueryFilter.from_params({k: params[k] for k in FILTER_PARAMS})
@@ -275,18 +290,23 @@ def _query_verdicts_record(query_id: Any, verdict: dict[str, Any], project_id: i
     return True
 
 
-def query_drop_reason(verdict: dict[str, Any]) -> str:
+def query_drop_reason(verdict: dict[str, Any]) -> StoredText | str:
     """A query filter refusal (a stored ``QueryVerdict``), grouped: the step and its
-    deciding cue."""
+    deciding cue (a stored text, its English as it was; an old verdict's other reason as
+    it is)."""
     step, matched = verdict.get("failed_step"), verdict.get("matched") or []
     if step == "blocklist" and matched:
-        return f"inappropriate content: '{matched[0]}'"
+        return StoredText(gettext_noop("inappropriate content: '%(term)s'"), term=matched[0])
     if step == "yesno":
         features = sorted({m.split(":", 1)[0] for m in matched})
-        return "not yes/no: " + (", ".join(features) if features else "no yes/no feature")
+        return StoredText(gettext_noop("not yes/no: %(features)s"),
+                          features=", ".join(features) if features
+                          else StoredText(gettext_noop("no yes/no feature")))
     if step == "intent":
-        return "not a question"
-    return verdict.get("reason", "") or "refused"
+        return StoredText(gettext_noop("not a question"))
+    if isinstance(verdict.get("reason_text"), dict):
+        return StoredText.from_json(verdict["reason_text"])
+    return verdict.get("reason", "") or StoredText(gettext_noop("refused"))
 
 
 @register
@@ -331,7 +351,7 @@ class QueryFilterKind(StageKind):
             query_filter(cleaned)
         except (ValueError, TypeError, KeyError) as exc:
             raise ValidationError(_("stage %(stage)s: %(detail)s")
-                                  % {"stage": self.key, "detail": exc}) from exc
+                                  % {"stage": self.key, "detail": filter_error_text(exc)}) from exc
         return cleaned
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -339,7 +359,7 @@ class QueryFilterKind(StageKind):
 
         qf = query_filter(stage.params)
         kept = refused = 0
-        reasons: dict[str, int] = {}
+        reasons: dict[str | StoredText, int] = {}
         for item in items_pending_locked(stage, progress, "filtering queries"):
             verdict = qf.check(item.data["query"]).to_dict()
             _query_verdicts_record(item.data.get("query_id"), verdict, stage.project_id)
@@ -498,7 +518,7 @@ class DocumentFilterKind(StageKind):
             document_filter(cleaned)
         except (ValueError, TypeError) as exc:
             raise ValidationError(_("stage %(stage)s: %(detail)s")
-                                  % {"stage": self.key, "detail": exc}) from exc
+                                  % {"stage": self.key, "detail": filter_error_text(exc)}) from exc
         return cleaned
 
     def run(self, stage: Stage, progress: Progress) -> dict[str, Any]:
@@ -531,7 +551,8 @@ class DocumentFilterKind(StageKind):
             item_finish(item=item, result=result, emits=[Emit(
                 kind="reco_split", key=item.key,
                 data=_carry(item.data, documents=kept, dropped_documents=[
-                    {k: a[k] for k in ("external_id", "title", "rule", "reason", "score")}
+                    {k: a[k] for k in ("external_id", "title", "rule", "reason", "reason_text",
+                                       "score")}
                     for a in dropped]),
             )])
         documents = StoredText(gettext_noop("documents: %(kept)s kept, %(dropped)s dropped for "
@@ -725,7 +746,8 @@ class EvidenceKind(StageKind):
     def inspection_view(self, item: Item, submission: Submission) -> dict[str, Any]:
         return {"query": item.data["query"], "label": label_view(item.data, submission.payload),
                 "documents": len(item.data["documents"]),
-                "dropped_documents": item.data.get("dropped_documents", [])}
+                "dropped_documents": [{**d, "reason": verdict_reason(d)}
+                                      for d in item.data.get("dropped_documents", [])]}
 
     def on_items_complete(self, item: Item, submissions: list[Submission]) -> list[Emit]:
         submission = submissions[-1]

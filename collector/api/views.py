@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
@@ -19,6 +18,7 @@ from collector.api.serializers import (
 )
 from collector.selectors import corpora_visible, corpus_documents, corpus_list
 from collector.services import retrieve
+from config.api_json import object_or_404
 
 
 class CorpusListApi(ListAPIView):
@@ -34,7 +34,7 @@ class CorpusDocumentListApi(ListAPIView):
     serializer_class = DocumentListOutputSerializer
 
     def get_queryset(self):
-        corpus = get_object_or_404(corpora_visible(user=self.request.user),
+        corpus = object_or_404(corpora_visible(user=self.request.user),
                                    name=self.kwargs["name"])
         return corpus_documents(corpus=corpus)
 
@@ -51,7 +51,7 @@ class CorpusSearchApi(APIView):
         resource_type_field_name="unit",
     ))
     def get(self, request: Request, name: str) -> Response:
-        corpus = get_object_or_404(corpora_visible(user=request.user), name=name)
+        corpus = object_or_404(corpora_visible(user=request.user), name=name)
         params = SearchInputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data

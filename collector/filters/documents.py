@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from collector.filters.messages import FilterParamError, Message, gettext_noop
 from collector.filters.text import (
     check_language,
     content_chars,
@@ -95,13 +96,16 @@ class DocumentVerdict:
     score: float
     scores: Mapping[str, float]
     matched: tuple[str, ...] = ()
+    reason_text: Message | None = None  # ``reason`` as a msgid and parameters
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, for storing with the document."""
+        """JSON-ready form, for storing with the document (``reason`` in English,
+        ``reason_text`` the stored text its reader sees in their language)."""
         return {
             "kept": self.kept,
             "rule": self.rule,
             "reason": self.reason,
+            "reason_text": self.reason_text.as_json() if self.reason_text else None,
             "score": self.score,
             "scores": dict(self.scores),
             "matched": list(self.matched),
@@ -199,7 +203,9 @@ class DocumentFilter:
             or any(r not in DOCUMENT_RULES for r in rules)
             or len(set(rules)) != len(rules)
         ):
-            raise ValueError(f"rules must be distinct names from {DOCUMENT_RULES}; got {rules!r}")
+            raise FilterParamError(gettext_noop("rules must be distinct names from %(known)s; "
+                                                "got %(value)s"),
+                                   known=str(DOCUMENT_RULES), value=repr(rules))
         self.rules = tuple(r for r in DOCUMENT_RULES if r in rules)
         if ngram_n is None:
             ngram_n = DEFAULT_NGRAM_N
@@ -214,15 +220,19 @@ class DocumentFilter:
         for lang, size in sizes.items():
             check_language(lang)
             if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 6:
-                raise ValueError(f"ngram_n[{lang!r}] must be an integer from 1 to 6; got {size!r}")
+                raise FilterParamError(gettext_noop("ngram_n[%(language)s] must be an integer "
+                                                    "from 1 to 6; got %(value)s"),
+                                       language=repr(lang), value=repr(size))
         for name, value in (
             ("ngram_threshold", ngram_threshold),
             ("window_threshold", window_threshold),
         ):
             if not 0.0 < float(value) <= 1.0:
-                raise ValueError(f"{name} must be in (0, 1]; got {value!r}")
+                raise FilterParamError(gettext_noop("%(name)s must be in (0, 1]; got "
+                                                    "%(value)s"), name=name, value=repr(value))
         if not float(window_factor) >= 1.0:
-            raise ValueError(f"window_factor must be >= 1; got {window_factor!r}")
+            raise FilterParamError(gettext_noop("window_factor must be >= 1; got %(value)s"),
+                                   value=repr(window_factor))
         self.ngram_n: dict[str, int] = sizes
         self.ngram_threshold = float(ngram_threshold)
         self.window_factor = float(window_factor)
@@ -235,7 +245,8 @@ class DocumentFilter:
         known = set(cls().params())
         unknown = set(params) - known
         if unknown:
-            raise ValueError(f"unknown document filter parameters: {sorted(unknown)}")
+            raise FilterParamError(gettext_noop("unknown document filter parameters: "
+                                                "%(unknown)s"), unknown=str(sorted(unknown)))
         kwargs = dict(params)
         if "rules" in kwargs:
             kwargs["rules"] = tuple(kwargs["rules"])
@@ -312,12 +323,18 @@ class DocumentFilter:
 
         if fired:
             rule = fired[0]
+            reason = self._reason(rule, q, scores)
             return DocumentVerdict(
-                False, rule, self._reason(rule, q, scores), scores[rule], scores, matched[rule]
+                False, rule, str(reason), scores[rule], scores, matched[rule], reason
             )
         best = max(scores, key=lambda r: scores[r])
-        summary = ", ".join(self._summary(r, scores[r], q.language) for r in self.rules)
-        return DocumentVerdict(True, None, f"kept: {summary}", scores[best], scores, matched[best])
+        summary: Message | None = None
+        for r in self.rules:
+            each = self._summary(r, scores[r], q.language)
+            summary = each if summary is None else Message(gettext_noop("%(list)s, %(item)s"),
+                                                           list=summary, item=each)
+        kept = Message(gettext_noop("kept: %(summary)s"), summary=summary)
+        return DocumentVerdict(True, None, str(kept), scores[best], scores, matched[best], kept)
 
     def check_many(
         self, query: str | PreparedQuery, documents: Iterable[str]
@@ -326,23 +343,28 @@ class DocumentFilter:
         q = query if isinstance(query, PreparedQuery) else self.prepare(query)
         return [self.check(q, d) for d in documents]
 
-    def _summary(self, rule: str, score: float, language: str) -> str:
+    def _summary(self, rule: str, score: float, language: str) -> Message:
         if rule == "contains":
-            return "query core not in document" if score < 1.0 else "query core in document"
+            return Message(gettext_noop("query core not in document") if score < 1.0
+                           else gettext_noop("query core in document"))
         threshold = self.ngram_threshold if rule == "ngram" else self.window_threshold
-        op = ">=" if score >= threshold else "<"
-        label = f"{self.ngram_n[language]}-gram share" if rule == "ngram" else "window share"
-        return f"{label} {score:.2f} {op} {threshold:.2f}"
-
-    def _reason(self, rule: str, q: PreparedQuery, scores: Mapping[str, float]) -> str:
-        if rule == "contains":
-            return f"dropped: the whole query '{q.core_text}' occurs in the document"
+        figures = {"score": f"{score:.2f}", "op": ">=" if score >= threshold else "<",
+                   "threshold": f"{threshold:.2f}"}
         if rule == "ngram":
-            return (
-                f"dropped: {self._summary('ngram', scores['ngram'], q.language)} of the query's "
-                f"{len(q.ngrams)} n-grams occur in the document"
-            )
-        return (
-            f"dropped: {self._summary('window', scores['window'], q.language)} of the query's "
-            f"content units occur within {q.window} consecutive document units"
-        )
+            return Message(gettext_noop("%(n)s-gram share %(score)s %(op)s %(threshold)s"),
+                           n=self.ngram_n[language], **figures)
+        return Message(gettext_noop("window share %(score)s %(op)s %(threshold)s"), **figures)
+
+    def _reason(self, rule: str, q: PreparedQuery, scores: Mapping[str, float]) -> Message:
+        if rule == "contains":
+            return Message(gettext_noop("dropped: the whole query '%(query)s' occurs in the "
+                                        "document"), query=q.core_text)
+        if rule == "ngram":
+            return Message(gettext_noop("dropped: %(share)s of the query's %(count)s n-grams "
+                                        "occur in the document"),
+                           share=self._summary("ngram", scores["ngram"], q.language),
+                           count=len(q.ngrams))
+        return Message(gettext_noop("dropped: %(share)s of the query's content units occur "
+                                    "within %(window)s consecutive document units"),
+                       share=self._summary("window", scores["window"], q.language),
+                       window=q.window)

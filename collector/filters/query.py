@@ -34,6 +34,7 @@ from typing import Any
 
 from collector.filters.blocklist import Blocklist
 from collector.filters.classifier import IntentClassifier, parse_label
+from collector.filters.messages import FilterParamError, Message, gettext_noop, short_repr
 from collector.filters.text import (
     LANGUAGES,
     check_language,
@@ -62,16 +63,24 @@ class StepVerdict:
     reason: str
     matched: tuple[str, ...] = ()
     score: float | None = None
+    reason_text: Message | None = None  # ``reason`` as a msgid and parameters
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, for storing with the item."""
+        """JSON-ready form, for storing with the item (``reason`` in English,
+        ``reason_text`` the stored text its reader sees in their language)."""
         return {
             "step": self.step,
             "passed": self.passed,
             "reason": self.reason,
+            "reason_text": self.reason_text.as_json() if self.reason_text else None,
             "matched": list(self.matched),
             "score": self.score,
         }
+
+
+def _verdict(step: str, passed: bool, reason: Message, matched: Sequence[str] = (),
+             score: float | None = None) -> StepVerdict:
+    return StepVerdict(step, passed, str(reason), tuple(matched), score, reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +100,7 @@ class QueryVerdict:
     matched: tuple[str, ...]
     score: float | None
     steps: tuple[StepVerdict, ...] = field(default=())
+    reason_text: Message | None = None
 
     def step(self, name: str) -> StepVerdict | None:
         """The verdict of step ``name``, or ``None`` when it did not run."""
@@ -104,6 +114,7 @@ class QueryVerdict:
             "accepted": self.accepted,
             "failed_step": self.failed_step,
             "reason": self.reason,
+            "reason_text": self.reason_text.as_json() if self.reason_text else None,
             "matched": list(self.matched),
             "score": self.score,
             "steps": [s.to_dict() for s in self.steps],
@@ -139,11 +150,11 @@ _ZH_INTENT_RE = re.compile(
     r"|(?P<alternative>还是)"
 )
 _ZH_INTENT_NAMES = {
-    "question_mark": "question mark",
-    "final_particle": "final question particle",
-    "question_word": "question word",
-    "yes_no_form": "yes/no form",
-    "alternative": "alternative question",
+    "question_mark": gettext_noop("question mark"),
+    "final_particle": gettext_noop("final question particle"),
+    "question_word": gettext_noop("question word"),
+    "yes_no_form": gettext_noop("yes/no form"),
+    "alternative": gettext_noop("alternative question"),
 }
 
 
@@ -181,45 +192,48 @@ class IntentRules:
         """The intent verdict for normalised ``text`` (``words``: its English tokens)."""
         hit = self.find(text, words)
         if hit is None:
-            return StepVerdict("intent", False, _NO_INTENT[self.language])
+            return _verdict("intent", False, Message(_NO_INTENT[self.language]))
         rule, matched = hit
-        return StepVerdict("intent", True, f"question: {rule} '{matched}'", (matched,))
+        return _verdict("intent", True, Message(gettext_noop("question: %(rule)s '%(matched)s'"),
+                                                rule=Message(rule), matched=matched), (matched,))
 
 
 _NO_INTENT = {
-    "en": "not a question: no question word, auxiliary inversion, request or question mark",
-    "zh": "not a question: no question particle, question word, yes/no form or question mark",
+    "en": gettext_noop("not a question: no question word, auxiliary inversion, request or "
+                       "question mark"),
+    "zh": gettext_noop("not a question: no question particle, question word, yes/no form or "
+                       "question mark"),
 }
 
 
 def _en_intent(text: str, words: Sequence[str]) -> tuple[str, str] | None:
     if text.endswith("?"):
-        return "question mark", "?"
+        return gettext_noop("question mark"), "?"
     if not words:
         return None
     first = words[0]
     n = len(words)
     if first in _EN_WH:
-        return "question word first", first
+        return gettext_noop("question word first"), first
     if first in _EN_AUX and n > 1:
-        return "auxiliary-verb inversion", first
+        return gettext_noop("auxiliary-verb inversion"), first
     if first in _EN_PREP and n > 1 and words[1] in _EN_WH_BARE:
-        return "preposition + question word", f"{first} {words[1]}"
+        return gettext_noop("preposition + question word"), f"{first} {words[1]}"
     m = _EN_IMPERATIVE_RE.match(text)
     if m is not None:
-        return "imperative request", m.group(0)
+        return gettext_noop("imperative request"), m.group(0)
     for i in range(n):
         word = words[i]
         if word == "whether":
-            return "embedded question", word
+            return gettext_noop("embedded question"), word
         if word in _EN_WH_BARE and i + 1 < n:
             nxt = words[i + 1]
             if nxt in _EN_AUX:
-                return "question word + auxiliary", f"{word} {nxt}"
+                return gettext_noop("question word + auxiliary"), f"{word} {nxt}"
             if word == "how" and nxt in _EN_HOW_QUANTITY:
-                return "how + quantity", f"{word} {nxt}"
+                return gettext_noop("how + quantity"), f"{word} {nxt}"
     if words[-1] in _EN_WH_BARE:
-        return "question word last", words[-1]
+        return gettext_noop("question word last"), words[-1]
     return None
 
 
@@ -242,9 +256,12 @@ class YesNoFeature:
         try:
             name, pattern, weight = str(data["name"]), str(data["pattern"]), data["weight"]
         except (KeyError, TypeError) as exc:
-            raise ValueError(f"a yes/no feature needs name, pattern and weight: {data!r}") from exc
+            raise FilterParamError(
+                gettext_noop("a yes/no feature needs name, pattern and weight: %(feature)s"),
+                feature=short_repr(data)) from exc
         if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise ValueError(f"yes/no feature {name!r}: weight must be a number")
+            raise FilterParamError(gettext_noop("yes/no feature %(name)s: weight must be a "
+                                                "number"), name=repr(name))
         return cls(name, pattern, float(weight))
 
 
@@ -319,14 +336,17 @@ class YesNoClassifier:
         )
         names = [f.name for f in self.features]
         if len(set(names)) != len(names):
-            raise ValueError(f"yes/no feature names must be unique: {names}")
+            raise FilterParamError(gettext_noop("yes/no feature names must be unique: "
+                                                "%(names)s"), names=str(names))
         self.threshold = float(threshold)
         self._compiled = []
         for f in self.features:
             try:
                 self._compiled.append((f.name, re.compile(f.pattern).search, f.weight))
             except re.error as exc:
-                raise ValueError(f"yes/no feature {f.name!r}: bad pattern: {exc}") from exc
+                raise FilterParamError(gettext_noop("yes/no feature %(name)s: bad pattern: "
+                                                    "%(error)s"),
+                                       name=repr(f.name), error=str(exc)) from exc
 
     def score(self, text: str) -> tuple[float, tuple[str, ...]]:
         """``(score, fired features as "name:match")`` for normalised ``text``."""
@@ -342,12 +362,16 @@ class YesNoClassifier:
     def check(self, text: str) -> StepVerdict:
         """The yes/no verdict for normalised ``text``."""
         total, fired = self.score(text)
-        shown = ", ".join(fired) if fired else "no yes/no feature"
+        shown = ", ".join(fired) if fired else Message(gettext_noop("no yes/no feature"))
+        figures = {"score": f"{total:.2f}", "threshold": f"{self.threshold:.2f}",
+                   "features": shown}
         if total >= self.threshold:
-            reason = f"yes/no question: score {total:.2f} >= {self.threshold:.2f} ({shown})"
-            return StepVerdict("yesno", True, reason, fired, total)
-        reason = f"not a yes/no question: score {total:.2f} < {self.threshold:.2f} ({shown})"
-        return StepVerdict("yesno", False, reason, fired, total)
+            reason = Message(gettext_noop("yes/no question: score %(score)s >= %(threshold)s "
+                                          "(%(features)s)"), **figures)
+            return _verdict("yesno", True, reason, fired, total)
+        reason = Message(gettext_noop("not a yes/no question: score %(score)s < %(threshold)s "
+                                      "(%(features)s)"), **figures)
+        return _verdict("yesno", False, reason, fired, total)
 
 
 # ====================================================================== the filter
@@ -375,8 +399,10 @@ def _by_language(name: str, value: Any) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ValueError(f"{name} must map a language (en, zh) to its setting; got "
-                         f"{type(value).__name__} {value!r:.60}")
+        raise FilterParamError(gettext_noop("%(name)s must map a language (en, zh) to its "
+                                            "setting; got %(type)s %(value)s"),
+                               name=name, type=type(value).__name__,
+                               value=short_repr(value, 60))
     return value
 
 
@@ -408,15 +434,21 @@ class QueryFilter:
         self.language = check_language(language, allow_auto=True)
         steps = tuple(steps)
         if not steps or any(s not in STEPS for s in steps) or len(set(steps)) != len(steps):
-            raise ValueError(f"steps must be distinct names from {STEPS}; got {steps!r}")
+            raise FilterParamError(gettext_noop("steps must be distinct names from %(known)s; "
+                                                "got %(value)s"),
+                                   known=str(STEPS), value=repr(steps))
         self.steps = tuple(s for s in STEPS if s in steps)
         if intent_mode not in INTENT_MODES:
-            raise ValueError(f"intent_mode must be one of {INTENT_MODES}; got {intent_mode!r}")
+            raise FilterParamError(gettext_noop("intent_mode must be one of %(known)s; got "
+                                                "%(value)s"),
+                                   known=str(INTENT_MODES), value=repr(intent_mode))
         self.intent_mode = intent_mode
         self.yesno_threshold = float(yesno_threshold)
         if not math.isfinite(self.yesno_threshold) or self.yesno_threshold <= 0:
-            raise ValueError("yesno_threshold must be a number above 0 (a query is yes/no "
-                             f"when its features' weights reach it); got {yesno_threshold!r}")
+            raise FilterParamError(gettext_noop("yesno_threshold must be a number above 0 (a "
+                                                "query is yes/no when its features' weights "
+                                                "reach it); got %(value)s"),
+                                   value=repr(yesno_threshold))
         self.all_steps = bool(all_steps)
         languages = LANGUAGES if self.language == "auto" else (self.language,)
         models = dict(_by_language("intent_models", intent_models))
@@ -424,12 +456,16 @@ class QueryFilter:
         yesno_features = _by_language("yesno_features", yesno_features)
         for lang, model in models.items():
             if model.language != lang:
-                raise ValueError(f"intent_models[{lang!r}] is a {model.language!r} model")
+                raise FilterParamError(gettext_noop("intent_models[%(language)s] is a "
+                                                    "%(model)s model"),
+                                       language=repr(lang), model=repr(model.language))
         self._pipelines: dict[str, _Pipeline] = {}
         for lang in languages:
             model = models.get(lang)
             if intent_mode != "rules" and model is None and "intent" in self.steps:
-                raise ValueError(f"intent_mode {intent_mode!r} needs intent_models[{lang!r}]")
+                raise FilterParamError(gettext_noop("intent_mode %(mode)s needs "
+                                                    "intent_models[%(language)s]"),
+                                       mode=repr(intent_mode), language=repr(lang))
             given = blocklists.get(lang)
             if given is None:
                 blocklist = Blocklist.default(lang)
@@ -439,10 +475,13 @@ class QueryFilter:
                     isinstance(term, str) for term in given):
                 blocklist = Blocklist(lang, given)
             else:  # a string would be cut into its characters
-                raise ValueError(f"blocklists[{lang!r}] must be a list of terms; got "
-                                 f"{given!r:.80}")
+                raise FilterParamError(gettext_noop("blocklists[%(language)s] must be a list "
+                                                    "of terms; got %(value)s"),
+                                       language=repr(lang), value=short_repr(given))
             if blocklist.language != lang:
-                raise ValueError(f"blocklists[{lang!r}] is a {blocklist.language!r} list")
+                raise FilterParamError(gettext_noop("blocklists[%(language)s] is a %(list)s "
+                                                    "list"),
+                                       language=repr(lang), list=repr(blocklist.language))
             feats = yesno_features.get(lang)
             yesno = YesNoClassifier(lang, feats, self.yesno_threshold)
             self._pipelines[lang] = _Pipeline(lang, model, blocklist, yesno)
@@ -469,7 +508,8 @@ class QueryFilter:
         }
         unknown = set(params) - known
         if unknown:
-            raise ValueError(f"unknown query filter parameters: {sorted(unknown)}")
+            raise FilterParamError(gettext_noop("unknown query filter parameters: %(unknown)s"),
+                                   unknown=str(sorted(unknown)))
         models = {
             lang: IntentClassifier.from_dict(data)
             for lang, data in _by_language("intent_models", params.get("intent_models")).items()
@@ -526,8 +566,9 @@ class QueryFilter:
         pipeline = self._pipelines[lang]
         run_all = self.all_steps if all_steps is None else all_steps
         if not norm:
-            empty = StepVerdict(self.steps[0], False, "empty query")
-            return QueryVerdict(text, lang, False, empty.step, empty.reason, (), None, (empty,))
+            empty = _verdict(self.steps[0], False, Message(gettext_noop("empty query")))
+            return QueryVerdict(text, lang, False, empty.step, empty.reason, (), None, (empty,),
+                                empty.reason_text)
         words = en_words(norm) if lang == "en" else None
         done: list[StepVerdict] = []
         failed: StepVerdict | None = None
@@ -537,10 +578,12 @@ class QueryFilter:
             elif step == "blocklist":
                 term = pipeline.blocklist.match(norm, words)
                 if term is None:
-                    verdict = StepVerdict("blocklist", True, "no blocklisted term")
+                    verdict = _verdict("blocklist", True,
+                                       Message(gettext_noop("no blocklisted term")))
                 else:
-                    reason = f"inappropriate content: blocklisted term '{term}'"
-                    verdict = StepVerdict("blocklist", False, reason, (term,))
+                    reason = Message(gettext_noop("inappropriate content: blocklisted term "
+                                                  "'%(term)s'"), term=term)
+                    verdict = _verdict("blocklist", False, reason, (term,))
             else:
                 verdict = pipeline.yesno.check(norm)
             done.append(verdict)
@@ -560,6 +603,7 @@ class QueryFilter:
             decisive.matched,
             score,
             tuple(done),
+            decisive.reason_text,
         )
 
     def check_many(self, texts: Iterable[str]) -> Iterator[QueryVerdict]:
@@ -577,15 +621,21 @@ class QueryFilter:
             raise ValueError(f"intent_mode {mode!r} needs an intent model")
         p = model.probability(norm)
         model_ok = p >= model.threshold
-        model_reason = f"classifier p={p:.2f} {'>=' if model_ok else '<'} {model.threshold:.2f}"
+        model_reason = Message(gettext_noop("classifier p=%(p)s %(op)s %(threshold)s"),
+                               p=f"{p:.2f}", op=">=" if model_ok else "<",
+                               threshold=f"{model.threshold:.2f}")
         if mode == "model":
-            label = "question" if model_ok else "not a question"
-            return StepVerdict("intent", model_ok, f"{label}: {model_reason}", (), p)
+            label = (gettext_noop("question: %(model)s") if model_ok
+                     else gettext_noop("not a question: %(model)s"))
+            return _verdict("intent", model_ok, Message(label, model=model_reason), (), p)
         rules = pipeline.rules.check(norm, words)
         passed = (
             (rules.passed or model_ok) if mode == "rules_or_model" else (rules.passed and model_ok)
         )
-        return StepVerdict("intent", passed, f"{rules.reason}; {model_reason}", rules.matched, p)
+        rules_reason = rules.reason_text or Message(rules.reason)
+        return _verdict("intent", passed, Message(gettext_noop("%(rules)s; %(model)s"),
+                                                  rules=rules_reason, model=model_reason),
+                        rules.matched, p)
 
 
 # ====================================================================== evaluation

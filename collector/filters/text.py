@@ -27,6 +27,8 @@ import threading
 import unicodedata
 from typing import Any
 
+from collector.filters.messages import FilterParamError, gettext_noop
+
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 """Languages with rules, blocklists and default features."""
 
@@ -63,7 +65,8 @@ def check_language(language: str, *, allow_auto: bool = False) -> str:
     """Return ``language`` when supported, else raise ``ValueError`` naming the choices."""
     choices = (*LANGUAGES, "auto") if allow_auto else LANGUAGES
     if language not in choices:
-        raise ValueError(f"language must be one of {', '.join(choices)}; got {language!r}")
+        raise FilterParamError(gettext_noop("language must be one of %(known)s; got %(value)s"),
+                               known=", ".join(choices), value=repr(language))
     return language
 
 
