@@ -1,7 +1,6 @@
 """The API's refusals in the reader's language (``Accept-Language: zh-CN``): a 404 names the
 kind of object and what was asked for (Django's "No Project matches the given query." was
 English only), a release's missing file, the releases' admin check, a malformed JSON body."""
-# ruff: noqa: F811 (the support fixture, imported, is an argument here)
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import pytest
 
 from annotation import engine
 from annotation.models import Release, ReleaseFile
-from tests.i18n2_texts_support import i18n2_texts_in_chinese  # noqa: F401 - a fixture
 
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN"}
 EN = {"HTTP_ACCEPT_LANGUAGE": "en"}
@@ -33,7 +31,7 @@ def _detail(client, method: str, url: str, status: int, headers: dict, **kwargs)
 
 
 def test_an_unknown_object_is_a_404_naming_its_kind_in_the_readers_language(
-        client_for, admin_user, annotator, release, i18n2_texts_in_chinese):
+        client_for, admin_user, annotator, release):
     admin, worker = admin_user, annotator  # one test client: logged in per case
     cases = [
         (admin, "/api/v1/projects/999999/", "No project with id 999999.",
@@ -59,7 +57,7 @@ def test_an_unknown_object_is_a_404_naming_its_kind_in_the_readers_language(
 
 
 def test_the_apis_other_refusals_in_the_readers_language(client_for, checker, annotator,
-                                                         release, i18n2_texts_in_chinese):
+                                                         release):
     url = f"/api/v1/projects/{release.project_id}/releases/"
     assert (_detail(client_for(checker), "post", url, 403, EN, data={},
                     content_type="application/json") == "Only admins create releases.")

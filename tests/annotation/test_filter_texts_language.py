@@ -18,7 +18,6 @@ from django.utils.translation import override
 from annotation.models import Item
 from annotation.stages import stage_kind
 from tests.annotation.test_reco import make_project  # noqa: F401 - a fixture
-from tests.i18n2_texts_support import i18n2_texts_in_chinese  # noqa: F401 - a fixture
 
 
 def _refusal(kind: str, params: dict) -> str:
@@ -59,7 +58,7 @@ REFUSALS = [
 
 @pytest.mark.parametrize(("kind", "params", "english", "chinese"), REFUSALS)
 def test_a_filters_refusal_of_a_parameter_is_in_the_admins_language(
-        kind, params, english, chinese, i18n2_texts_in_chinese):
+        kind, params, english, chinese):
     with override("en"):
         assert _refusal(kind, params) == english
     with override("zh-hans"):
@@ -81,7 +80,7 @@ BLOCKED = "is celery soup safe"
 
 
 def test_the_project_page_gives_the_query_filters_reasons_in_the_readers_language(
-        make_project, client_for, admin_user, i18n2_texts_in_chinese):
+        make_project, client_for, admin_user):
     project = make_project([NOT_A_QUESTION, BLOCKED, "is sussex in england"],
                            params={2: {"blocklists": {"en": ["celery"]}}})
     client = client_for(admin_user)
@@ -109,7 +108,7 @@ def test_the_project_page_gives_the_query_filters_reasons_in_the_readers_languag
 
 
 def test_the_document_filters_reasons_in_the_readers_language(
-        make_project, client_for, admin_user, i18n2_texts_in_chinese):
+        make_project, client_for, admin_user):
     from tests.annotation.test_reco import QUERIES
 
     project = make_project(QUERIES)
