@@ -328,7 +328,6 @@ def _member_unblocked(invite: Invite, user: Any) -> ProjectMember | None:
     return member
 
 
-@transaction.atomic
 def signup_allowed(*, address: str | None) -> bool:
     """Whether one more account may be made through an invite link from ``address``: at
     most ``CROWDQA_INVITE_SIGNUPS_PER_HOUR`` an hour per client address (an IPv6 one by
@@ -340,6 +339,7 @@ def signup_allowed(*, address: str | None) -> bool:
     return limit <= 0 or hour_count(f"invite-signups:{client_network(address)}") <= limit
 
 
+@transaction.atomic
 def invite_accept(
     *,
     invite_id: int,
