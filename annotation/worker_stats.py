@@ -272,7 +272,7 @@ def _competence(project: Project, stages: list[Stage],
         return {}
     # The latest counted answer of each worker to each non-gold item (a returned batch's
     # items are labelled again by the same annotator); after new work, only what changed.
-    latest, touched = _latest_answers(list(methods), memo)
+    latest, touched, since, now = _latest_answers(list(methods), memo)
     by_stage: dict[int, dict[int, list[tuple[int, dict[str, Any], str, int | None]]]] = \
         defaultdict(lambda: defaultdict(list))
     for (stage_id, item_id, worker_id), (payload, key, doc_id) in latest.items():
@@ -289,11 +289,13 @@ def _competence(project: Project, stages: list[Stage],
         try:
             if method == "labels":
                 # Dawid-Skene reads the stage's answers alone: unchanged answers, same fit.
+                # (Only a fit made from the answers this refresh started from: another
+                # process's memo may hold one made from fewer.)
                 kept = memo.get(stage_id, {}).get("labels") if memo is not None else None
-                result = kept if kept is not None and stage_id not in touched else \
-                    _labels(stage, items)
+                result = kept[1] if kept is not None and kept[0] == since and \
+                    stage_id not in touched else _labels(stage, items)
                 if memo is not None:
-                    memo.setdefault(stage_id, {})["labels"] = result
+                    memo.setdefault(stage_id, {})["labels"] = (now, result)
             elif method == "spans":
                 result = _spans(project, stages, items, bodies,
                                 memo.setdefault(stage_id, {}) if memo is not None else None)
@@ -313,10 +315,12 @@ def _counted_answers(stage_ids: list[int]) -> Any:
 
 def _latest_answers(stage_ids: list[int], memo: dict[str, Any] | None
                     ) -> tuple[dict[tuple[int, int, int], tuple[dict[str, Any], str, int | None]],
-                               set[int]]:
+                               set[int], tuple | None, tuple]:
     """The latest counted answer of each worker to each non-gold item of ``stage_ids``,
-    keyed (stage id, item id, worker id), and the stages whose answers changed since the
-    last call with the same ``memo`` (all of them the first time).
+    keyed (stage id, item id, worker id); the stages whose answers changed since the last
+    call with the same ``memo`` (all of them the first time); and what the answers read
+    were before this call (None: none kept) and are after it, as (last id, how many, sum
+    of ids).
 
     The memo keeps the answers it read up to an id and two sums of what it read (how many,
     the sum of their ids): new answers are those above that id, and when the sums of the
@@ -335,9 +339,9 @@ def _latest_answers(stage_ids: list[int], memo: dict[str, Any] | None
         kept = None
     if kept is None:
         kept = {"stages": stage_ids, "upto": 0, "n": 0, "ids": 0, "latest": {}}
-        touched = set(stage_ids)
+        touched, since = set(stage_ids), None
     else:
-        touched = set()
+        touched, since = set(), (kept["upto"], kept["n"], kept["ids"])
     latest = kept["latest"]
     for pk, stage_id, item_id, worker_id, payload, key, doc_id in (
         _counted_answers(stage_ids).filter(id__gt=kept["upto"]).order_by("id")
@@ -351,7 +355,7 @@ def _latest_answers(stage_ids: list[int], memo: dict[str, Any] | None
         kept["ids"] += pk
     if memo is not None:
         memo["answers"] = kept
-    return latest, touched
+    return latest, touched, since, (kept["upto"], kept["n"], kept["ids"])
 
 
 def _bodies(project: Project, by_stage: dict, methods: dict[int, str]) -> dict[int, str]:

@@ -944,3 +944,33 @@ def test_a_refresh_reads_the_new_answers_not_all_of_them(crowd, committed, monke
     q4 = Item.objects.get(project=project, key="more-work")
     work(project, crowd["ann1"], q4, phrase(q4, "Dario Weiss"), committed)
     assert rows_read(lambda: worker_stats._competence(project, stages, memo)) == refresh + 1
+
+
+def test_a_fit_kept_by_another_process_from_fewer_answers_is_not_reused(crowd, committed):
+    """Two web processes share the cached memo but each keeps its own answers: a label fit
+    another process made from fewer answers is made again, not taken for this one's."""
+    project, answer = crowd["project"], crowd["stages"]["newsqa_answer"]
+    stages = list(project.stages.order_by("order"))
+    more_work(crowd)
+    q4 = Item.objects.get(project=project, key="more-work", stage=answer)
+    work(project, crowd["ann1"], q4, phrase(q4, "Dario Weiss"), committed)
+    work(project, crowd["ann3"], q4, phrase(q4, "Lena Ortiz"), committed)
+    validate = Item.objects.get(project=project, stage__kind="newsqa_validate", key=q4.key)
+    work(project, crowd["val1"], validate, {"choice": 1}, committed)
+    other: dict = {}
+    old = worker_stats._competence(project, stages, other)  # the other process, earlier
+    work(project, crowd["val2"], validate, {"choice": 0}, committed)
+    mine: dict = {}
+    worker_stats._competence(project, stages, mine)  # this process, now
+    # The shared memo is the other process's (written last); this process's answers.
+    shared = {**{k: v for k, v in other.items() if k != "answers"}, "answers": mine["answers"]}
+    engine.items_emit(source_stage=crowd["stages"]["newsqa_question"], emits=[Emit(
+        kind="newsqa_answer", key="fifth", data={"question": "Who opposed the plan?"},
+        document_id=q4.document_id)])
+    q5 = Item.objects.get(project=project, key="fifth", stage=answer)
+    work(project, crowd["ann2"], q5, phrase(q5, "Lena Ortiz"), committed)  # no validation
+    refreshed = worker_stats._competence(project, stages, shared)
+    fresh = worker_stats._competence(project, stages)
+    labels = crowd["stages"]["newsqa_validate"].pk
+    assert old[labels] != fresh[labels]  # the validation answer changed the fit
+    assert refreshed == fresh
