@@ -36,7 +36,12 @@ finished, and the latest finish), so new work and new results are seen at once. 
 estimate computed per item and per worker (span scores, bootstrap intervals, agreement with
 the consensus) is kept for ``MEMO_TTL`` seconds, so the next estimate, after new work,
 computes again only the items and workers that work changed: while a crowd of hundreds
-works, the page costs what changed since the last view, not the whole project again.
+works, the page costs what changed since the last view, not the whole project again. The
+answers the estimate reads are kept too (in the process, ``_latest_answers``): after new
+work only the answers above the last one read are read, once two sums over the others
+(how many, the sum of their ids) show that none of them changed (set aside, its item made
+gold or not, committed late); otherwise all are read again. The figures are those of a
+computation from scratch.
 """
 
 from __future__ import annotations
@@ -86,6 +91,9 @@ WORKER_ROLES = (Role.ANNOTATOR.value, Role.CHECKER.value)
 STATUS_RANK = {"active": 0, "paused": 1, "blocked": 2}
 COMPETENCE_TTL = 120
 MEMO_TTL = 3600  # the per-item and per-worker results new work starts from
+ANSWERS_KEPT = 4  # projects whose counted answers a process keeps (``_latest_answers``)
+#: Per project, the counted answers the last estimate read, least recently used first.
+_ANSWERS: dict[str, dict[str, Any]] = {}
 SPAN_RESAMPLES = 1000
 SPAN_SEED = 0
 TOP_WORKERS = 5
@@ -242,7 +250,16 @@ def project_competence(*, project: Project, stages: list[Stage],
         # only the items and workers it changes (same figures, a fraction of the time).
         memo_key = f"crowdqa:workers:competence-memo:{project.pk}:{stamp}"
         memo = cache.get(memo_key) or {}
+        # The answers read last time stay in this process (they check themselves against
+        # the database, and would cost more to pickle into the cache than to keep).
+        answers = _ANSWERS.pop(memo_key, None)
+        if answers is not None:
+            memo["answers"] = answers
         cached = _competence(project, stages, memo)
+        if "answers" in memo:
+            _ANSWERS[memo_key] = memo.pop("answers")
+            while len(_ANSWERS) > ANSWERS_KEPT:
+                _ANSWERS.pop(next(iter(_ANSWERS)))
         cache.set(key, cached, COMPETENCE_TTL)
         cache.set(memo_key, memo, MEMO_TTL)
     return cached
@@ -254,15 +271,8 @@ def _competence(project: Project, stages: list[Stage],
     if not methods:
         return {}
     # The latest counted answer of each worker to each non-gold item (a returned batch's
-    # items are labelled again by the same annotator).
-    latest: dict[tuple[int, int, int], tuple[dict[str, Any], str, int | None]] = {}
-    for stage_id, item_id, worker_id, payload, key, doc_id in (
-        Submission.objects.filter(stage_id__in=list(methods), set_aside=False, item__gold="")
-        .order_by("id")
-        .values_list("stage_id", "item_id", "worker_id", "payload", "item__key",
-                     "item__document_id").iterator()
-    ):
-        latest[(stage_id, item_id, worker_id)] = (payload, key, doc_id)
+    # items are labelled again by the same annotator); after new work, only what changed.
+    latest, touched, since, now = _latest_answers(list(methods), memo)
     by_stage: dict[int, dict[int, list[tuple[int, dict[str, Any], str, int | None]]]] = \
         defaultdict(lambda: defaultdict(list))
     for (stage_id, item_id, worker_id), (payload, key, doc_id) in latest.items():
@@ -278,7 +288,14 @@ def _competence(project: Project, stages: list[Stage],
         stage = stage_of[stage_id]
         try:
             if method == "labels":
-                result = _labels(stage, items)
+                # Dawid-Skene reads the stage's answers alone: unchanged answers, same fit.
+                # (Only a fit made from the answers this refresh started from: another
+                # process's memo may hold one made from fewer.)
+                kept = memo.get(stage_id, {}).get("labels") if memo is not None else None
+                result = kept[1] if kept is not None and kept[0] == since and \
+                    stage_id not in touched else _labels(stage, items)
+                if memo is not None:
+                    memo.setdefault(stage_id, {})["labels"] = (now, result)
             elif method == "spans":
                 result = _spans(project, stages, items, bodies,
                                 memo.setdefault(stage_id, {}) if memo is not None else None)
@@ -290,6 +307,55 @@ def _competence(project: Project, stages: list[Stage],
         out[stage_id] = {"method": method, "label": METHODS[method],
                          "agreement_basis": AGREEMENT_BASIS[method], **result}
     return out
+
+
+def _counted_answers(stage_ids: list[int]) -> Any:
+    return Submission.objects.filter(stage_id__in=stage_ids, set_aside=False, item__gold="")
+
+
+def _latest_answers(stage_ids: list[int], memo: dict[str, Any] | None
+                    ) -> tuple[dict[tuple[int, int, int], tuple[dict[str, Any], str, int | None]],
+                               set[int], tuple | None, tuple]:
+    """The latest counted answer of each worker to each non-gold item of ``stage_ids``,
+    keyed (stage id, item id, worker id); the stages whose answers changed since the last
+    call with the same ``memo`` (all of them the first time); and what the answers read
+    were before this call (None: none kept) and are after it, as (last id, how many, sum
+    of ids).
+
+    The memo keeps the answers it read up to an id and two sums of what it read (how many,
+    the sum of their ids): new answers are those above that id, and when the sums of the
+    answers up to it no longer match, something changed under it (an answer set aside, an
+    item made gold or no longer gold, an answer deleted, one committed after a later id was
+    read), and everything is read again. A correction is a new answer, and an item finished
+    or re-opened changes no answer: what it changes (the consensus) is read each time."""
+    stage_ids = sorted(stage_ids)
+    kept = memo.get("answers") if memo is not None else None
+    if kept is not None and kept["stages"] == stage_ids:
+        under = _counted_answers(stage_ids).filter(id__lte=kept["upto"]).aggregate(
+            n=Count("id"), ids=Sum("id"))
+        if (under["n"], under["ids"] or 0) != (kept["n"], kept["ids"]):
+            kept = None
+    else:
+        kept = None
+    if kept is None:
+        kept = {"stages": stage_ids, "upto": 0, "n": 0, "ids": 0, "latest": {}}
+        touched, since = set(stage_ids), None
+    else:
+        touched, since = set(), (kept["upto"], kept["n"], kept["ids"])
+    latest = kept["latest"]
+    for pk, stage_id, item_id, worker_id, payload, key, doc_id in (
+        _counted_answers(stage_ids).filter(id__gt=kept["upto"]).order_by("id")
+        .values_list("id", "stage_id", "item_id", "worker_id", "payload", "item__key",
+                     "item__document_id").iterator()
+    ):
+        latest[(stage_id, item_id, worker_id)] = (payload, key, doc_id)
+        touched.add(stage_id)
+        kept["upto"] = pk
+        kept["n"] += 1
+        kept["ids"] += pk
+    if memo is not None:
+        memo["answers"] = kept
+    return latest, touched, since, (kept["upto"], kept["n"], kept["ids"])
 
 
 def _bodies(project: Project, by_stage: dict, methods: dict[int, str]) -> dict[int, str]:

@@ -141,6 +141,18 @@ def test_an_existing_membership_is_kept_not_duplicated(project, annotator):
     assert invite.uses.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_invite_accept_is_its_own_transaction_outside_a_view():
+    """A script or a task joins through the service with no transaction around it (as
+    bench/crowd_build.py does): the invite's row lock needs the service's own."""
+    project = engine.project_create(name="Harbor news", recipe="newsqa")
+    invite = invites.invite_create(project=project, role="annotator")
+    member = invites.invite_accept(invite_id=invite.pk, username="maria",
+                                   email="maria@uni.edu", password=NEW_PASSWORD)
+    assert member.user.username == "maria" and member.role == "annotator"
+    assert invite.uses.count() == 1
+
+
 def _expired(project):
     invite = invites.invite_create(project=project, role="annotator", expires_days=1)
     Invite.objects.filter(pk=invite.pk).update(expires_at=timezone.now() - timedelta(minutes=1))

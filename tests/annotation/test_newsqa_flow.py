@@ -376,3 +376,59 @@ def test_the_project_figures_count_questions_and_answers_that_count(
         reverse("annotation:project_detail", args=[newsqa_project.pk])).content.decode()
     stats = page.split('data-testid="figures"', 1)[1].split("</section>", 1)[0]
     assert '<div class="value">2</div>questions' in stats.replace("\n", "")
+
+
+def _rows_read(monkeypatch, run) -> int:
+    from django.db.backends.utils import CursorWrapper
+
+    rows = [0]
+
+    def counted(name):
+        def fetch(self, *args):
+            got = getattr(self.cursor, name)(*args)
+            rows[0] += (got is not None) if name == "fetchone" else len(got)
+            return got
+        return fetch
+
+    with monkeypatch.context() as patch:
+        for name in ("fetchone", "fetchmany", "fetchall"):
+            patch.setattr(CursorWrapper, name, counted(name), raising=False)
+        run()
+    return rows[0]
+
+
+def test_the_newsqa_figures_are_counted_by_the_database_not_read_per_question(
+        newsqa_project, monkeypatch):
+    """The project page's NewsQA figures read as many rows for 16 finished questions as for
+    4 (they read every agreement and consolidated record before), with the same figures."""
+    from annotation import selectors
+
+    stages = {s.kind: s for s in newsqa_project.stages.all()}
+    made = [0]
+
+    def finish(n: int) -> None:
+        for k in range(n):
+            made[0] += 1
+            key = f"finished-{made[0]}"
+            for kind, agreed in (("newsqa_agreement", k % 2 == 0),
+                                 ("newsqa_consolidate", k % 4 != 3)):
+                Item.objects.create(project=newsqa_project, stage=stages[kind], key=key,
+                                    status=Item.Status.DONE, result={"agreed": agreed})
+            Item.objects.create(project=newsqa_project, stage=stages["newsqa_answer"],
+                                key=key, status=Item.Status.DONE, data={"question": key})
+
+    def figures() -> dict:
+        return selectors._newsqa_figures(newsqa_project)
+
+    finish(4)
+    small = _rows_read(monkeypatch, figures)
+    got = figures()
+    assert (got["checked"], got["agreement_rate"], got["needed_validation"]) == (4, 50.0, 50.0)
+    assert (got["consolidated"], got["agreed_after_validation"]) == (4, 75.0)
+    assert got["answers_distribution"] == [(0, 4)] and got["answers_per_question"] == 0.0
+    finish(12)
+    assert _rows_read(monkeypatch, figures) == small
+    got = figures()
+    assert (got["checked"], got["agreement_rate"], got["consolidated"]) == (16, 50.0, 16)
+    assert got["agreed_after_validation"] == 75.0
+    assert got["answers_distribution"] == [(0, 16)]

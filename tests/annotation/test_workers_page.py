@@ -822,3 +822,155 @@ def test_the_workers_figures_read_rows_per_worker_not_per_answer(crowd, committe
     rows = by_name(worker_stats.project_workers(project=project))
     assert (rows["ann1"]["tasks"], rows["ann1"]["active_time_s"]) == (7, 180.0)
     assert rows["ann1"]["median_time_s"] == 15.0  # 15 x4, 20, 40, 60
+
+
+def _refreshed_and_fresh(project, views) -> tuple[dict, dict]:
+    """The estimate as the page makes it after new work (from the memo of the last one)
+    and one computed from scratch (no memo)."""
+    stages = list(project.stages.order_by("order"))
+    refreshed = worker_stats.project_competence(project=project, stages=stages,
+                                                fingerprint=("view", next(views)))
+    return refreshed, worker_stats._competence(project, stages)
+
+
+def test_the_incremental_estimate_equals_one_from_scratch_after_every_kind_of_change(
+        crowd, committed, admin_user):
+    """Each change that can alter a figure is seen by the estimate that starts from the
+    last one's memo: new answers, a correction, items finished and re-opened, a worker
+    blocked (their open answers set aside), an answered item made gold, an answer counted
+    again, a gold answer edited. After each, the figures equal a computation from
+    scratch."""
+    import itertools
+
+    project, answer = crowd["project"], crowd["stages"]["newsqa_answer"]
+    views = itertools.count()
+    cache.clear()
+    history = []
+
+    def same(step: str) -> None:
+        refreshed, fresh = _refreshed_and_fresh(project, views)
+        assert refreshed == fresh, step
+        history.append(refreshed)
+
+    same("first view")
+    more_work(crowd)
+    q4 = Item.objects.get(project=project, key="more-work", stage=answer)
+    first = work(project, crowd["ann1"], q4, phrase(q4, "Dario Weiss"), committed,
+                 active_s=10)
+    same("a new answer to an open item")
+    with committed():
+        engine.submission_correct(submission_id=first.pk, worker=crowd["ann1"],
+                                  payload=phrase(q4, "Lena Ortiz"))
+    same("an answer corrected")
+    work(project, crowd["ann3"], q4, phrase(q4, "Mayor Lena Ortiz"), committed, active_s=10)
+    q4.refresh_from_db()
+    assert q4.status != Item.Status.OPEN  # answered: to validation
+    validate = Item.objects.get(project=project, stage__kind="newsqa_validate", key=q4.key)
+    work(project, crowd["val1"], validate, {"choice": 1}, committed)
+    same("an item finished, a validation begun")
+    work(project, crowd["val2"], validate, {"choice": 1}, committed)
+    assert Item.objects.filter(project=project, stage__kind="newsqa_consolidate", key=q4.key,
+                               status="done").exists()
+    same("a question consolidated")
+    # ann2 answers a fifth question, still open, then is blocked: with the stage's
+    # gold_set_aside that answer is set aside.
+    engine.items_emit(source_stage=crowd["stages"]["newsqa_question"], emits=[Emit(
+        kind="newsqa_answer", key="fifth", data={"question": "Who opposed the plan?"},
+        document_id=q4.document_id)])
+    q5 = Item.objects.get(project=project, key="fifth", stage=answer)
+    work(project, crowd["ann1"], q5, phrase(q5, "Dario Weiss"), committed)
+    work(project, crowd["ann2"], q5, phrase(q5, "Lena Ortiz"), committed)
+    answer.params = {**answer.params, "gold_set_aside": True}
+    answer.save(update_fields=["params"])
+    same("answers to an open item")
+    q5.refresh_from_db()
+    if q5.status != Item.Status.OPEN:  # two answers may close it: re-open it for the test
+        Item.objects.filter(pk=q5.pk).update(status=Item.Status.OPEN)
+    engine.member_status_set(member=ProjectMember.objects.get(
+        project=project, user=crowd["ann2"], role="annotator"), status="blocked",
+        actor=admin_user)
+    assert Submission.objects.filter(item=q5, worker=crowd["ann2"], set_aside=True).exists()
+    same("a worker blocked, their open answer set aside")
+    Item.objects.filter(project=project, stage__kind="newsqa_consolidate",
+                        key=crowd["q"][2].key).update(status=Item.Status.OPEN)
+    same("a consolidated question re-opened")
+    Item.objects.filter(pk=crowd["q"][0].pk).update(gold="check")
+    same("an answered item made a gold check")
+    Item.objects.filter(pk=crowd["q"][0].pk).update(gold="")
+    same("and back")
+    Submission.objects.filter(item=q5, worker=crowd["ann2"]).update(set_aside=False)
+    same("a set-aside answer counted again")
+    gold = gold_check(project, answer, "edited")
+    Item.objects.filter(pk=gold.pk).update(result={"expected": {"spans": [[0, 4]]}})
+    same("a gold answer edited")
+    # The changes did change the figures (the test would prove nothing otherwise).
+    assert history[0] != history[-1]
+    assert len({repr(h) for h in history}) >= 5
+
+
+def test_a_refresh_reads_the_new_answers_not_all_of_them(crowd, committed, monkeypatch):
+    """After new work the estimate reads the answers added since the last one, not the
+    project's every answer again."""
+    from django.db.backends.utils import CursorWrapper
+
+    project = crowd["project"]
+    stages = list(project.stages.order_by("order"))
+    memo: dict = {}
+    worker_stats._competence(project, stages, memo)
+
+    def rows_read(run) -> int:
+        rows = [0]
+
+        def counted(name):
+            def fetch(self, *args):
+                got = getattr(self.cursor, name)(*args)
+                rows[0] += (got is not None) if name == "fetchone" else len(got)
+                return got
+            return fetch
+
+        with monkeypatch.context() as patch:
+            for name in ("fetchone", "fetchmany", "fetchall"):
+                patch.setattr(CursorWrapper, name, counted(name), raising=False)
+            run()
+        return rows[0]
+
+    answers = Submission.objects.filter(stage__project=project, set_aside=False,
+                                        stage__kind__in=("newsqa_answer", "newsqa_validate"))
+    assert answers.count() == 10
+    refresh = rows_read(lambda: worker_stats._competence(project, stages, memo))
+    scratch = rows_read(lambda: worker_stats._competence(project, stages))
+    assert scratch - refresh == 10 - 1  # the answers, against one row of two sums
+    more_work(crowd)
+    q4 = Item.objects.get(project=project, key="more-work")
+    work(project, crowd["ann1"], q4, phrase(q4, "Dario Weiss"), committed)
+    assert rows_read(lambda: worker_stats._competence(project, stages, memo)) == refresh + 1
+
+
+def test_a_fit_kept_by_another_process_from_fewer_answers_is_not_reused(crowd, committed):
+    """Two web processes share the cached memo but each keeps its own answers: a label fit
+    another process made from fewer answers is made again, not taken for this one's."""
+    project, answer = crowd["project"], crowd["stages"]["newsqa_answer"]
+    stages = list(project.stages.order_by("order"))
+    more_work(crowd)
+    q4 = Item.objects.get(project=project, key="more-work", stage=answer)
+    work(project, crowd["ann1"], q4, phrase(q4, "Dario Weiss"), committed)
+    work(project, crowd["ann3"], q4, phrase(q4, "Lena Ortiz"), committed)
+    validate = Item.objects.get(project=project, stage__kind="newsqa_validate", key=q4.key)
+    work(project, crowd["val1"], validate, {"choice": 1}, committed)
+    other: dict = {}
+    old = worker_stats._competence(project, stages, other)  # the other process, earlier
+    work(project, crowd["val2"], validate, {"choice": 0}, committed)
+    mine: dict = {}
+    worker_stats._competence(project, stages, mine)  # this process, now
+    # The shared memo is the other process's (written last); this process's answers.
+    shared = {**{k: v for k, v in other.items() if k != "answers"}, "answers": mine["answers"]}
+    engine.items_emit(source_stage=crowd["stages"]["newsqa_question"], emits=[Emit(
+        kind="newsqa_answer", key="fifth", data={"question": "Who opposed the plan?"},
+        document_id=q4.document_id)])
+    q5 = Item.objects.get(project=project, key="fifth", stage=answer)
+    work(project, crowd["ann2"], q5, phrase(q5, "Lena Ortiz"), committed)  # no validation
+    refreshed = worker_stats._competence(project, stages, shared)
+    fresh = worker_stats._competence(project, stages)
+    labels = crowd["stages"]["newsqa_validate"].pk
+    assert old[labels] != fresh[labels]  # the validation answer changed the fit
+    assert refreshed == fresh
