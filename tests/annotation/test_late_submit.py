@@ -117,3 +117,36 @@ def test_a_late_submit_over_the_api_follows_the_same_rule(newsqa_project, worker
                        {"payload": QUESTIONS}, format="json")
     assert refused.status_code == 409
     assert "another worker took it" in refused.json()["errors"][0]
+
+
+def test_the_task_page_saves_a_late_answer_whose_slot_is_still_open(
+        client_for, newsqa_project, workers, committed):
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    task = Assignment.objects.get(worker=workers["questioner"], status="active")
+    _expire(task)
+    with committed():
+        saved = client.post(location, {"question": ["Who opposed the plan?"]}, follow=True)
+    assert saved.status_code == 200
+    assert "Saved." in saved.content.decode()
+    assert Submission.objects.get(worker=workers["questioner"]).payload == QUESTIONS
+
+
+def test_a_refused_late_answer_stays_on_the_page_to_copy(
+        client_for, newsqa_project, workers):
+    client = client_for(workers["questioner"])
+    location = client.post(reverse("annotation:task_next"))["Location"]
+    task = Assignment.objects.get(worker=workers["questioner"], status="active")
+    _expire(task)
+    claim_item(workers["ann1"], newsqa_project, task.item)
+    refused = client.post(location, {"question": ["Who opposed the <plan>?", ""],
+                                     "active_time_s": "50"})
+    assert refused.status_code == 409
+    page = refused.content.decode()
+    assert "another worker took it" in page
+    assert 'data-testid="typed-question"' in page
+    assert "Who opposed the &lt;plan&gt;?" in page  # as typed, escaped
+    assert "active_time_s" not in page and "csrfmiddlewaretoken" not in page.split(
+        'data-testid="submit-refused"')[1]
+    assert reverse("annotation:annotator_home") in page
+    assert not Submission.objects.exists()
