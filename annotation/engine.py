@@ -604,6 +604,49 @@ def leases_expire(*, stage_ids: Any = None, now: Any = None, worker: Any = None)
     return expired
 
 
+def _late_slot(expired: Assignment, *, item: Item, worker: Any, now: datetime) -> Assignment:
+    """A late submit of ``expired`` (its lease ran out and it went back to the pool): the
+    worker gets the slot of the item back, active, to submit into, when the item still
+    needs the answer (it is open and a slot of it in the same round is still open: nobody
+    took it meanwhile) and the worker may still work there (not paused, blocked or at a
+    limit); otherwise TaskError says why. The item is locked (``slots.slot_for_submit``),
+    so two late submits of the item cannot both take its last slot, and a claim of its
+    open slot by another worker gives exactly one of the two the slot. The caller's
+    transaction rolls all of it back when the answer is then refused."""
+    if expired.status != AS.EXPIRED:
+        raise _not_active(expired)
+    gone = TaskError(gettext("your time for this task ran out and another worker took it "
+                             "meanwhile, or its item needs no more answers"))
+    if item.status != IS.OPEN:
+        raise gone
+    stage = item.stage
+    member = (ProjectMember.objects.filter(project_id=stage.project_id, user_id=worker.pk,
+                                           role=stage.kind_spec.role.value)
+              .values_list("pk", "status", "session_limit").first())
+    stopped = member is None or member[1] != ProjectMember.Status.ACTIVE or (
+        WorkerStage.objects.filter(
+            member_id=member[0], stage_id=stage.pk,
+            status__in=(WorkerStage.Status.PAUSED, WorkerStage.Status.BLOCKED)).exists())
+    if stopped:
+        raise _not_active(expired)
+    if Assignment.objects.filter(item_id=expired.item_id, round=expired.round,
+                                 worker_id=worker.pk,
+                                 status__in=(AS.ACTIVE, AS.SUBMITTED)).exists():
+        # They took the item again since: that task is where this answer goes.
+        raise _not_active(expired)
+    counted = eligibility.QueueStage(
+        stage.pk, stage.kind, member[0], eligibility.stage_limit(stage.params),
+        member[2] is not None)
+    if not eligibility.count_claim(counted):
+        raise TaskError(gettext("your time for this task ran out, and you have reached the "
+                                "number of tasks you may take here"))
+    slot = slots.slot_take_back(expired=expired, worker=worker, now=now, lease=lease_duration())
+    if slot is None:
+        raise gone
+    slot.item = item
+    return slot
+
+
 def task_submit(
     *, assignment_id: int, worker: Any, payload: dict[str, Any],
     active_time_s: float | str | None = None,
@@ -617,11 +660,12 @@ def task_submit(
         item, assignment = locked
         if assignment.worker_id != worker.pk:
             raise TaskNotYours(gettext("this task is not yours"))
-        if assignment.status != AS.ACTIVE:
-            raise _not_active(assignment)
         now = timezone.now()
-        if assignment.lease_expires_at and assignment.lease_expires_at <= now:
-            raise TaskError(gettext("your time for this task ran out; take the next task"))
+        # A lease past its expiry that nothing expired yet is still the worker's slot, and
+        # an expired one is given back when its item still waits for the answer: a late
+        # submit (a phone put away mid-answer) keeps what the worker typed.
+        if assignment.status != AS.ACTIVE:
+            assignment = _late_slot(assignment, item=item, worker=worker, now=now)
         active = active_time_clean(active_time_s,
                                    held_s=(now - assignment.claimed_at).total_seconds())
         spec = item.stage.kind_spec

@@ -425,6 +425,35 @@ def slot_for_submit(assignment_id: int) -> tuple[Item, Assignment] | None:
     return item, slot
 
 
+def slot_take_back(
+    *, expired: Assignment, worker: Any, now: datetime, lease: timedelta,
+) -> Assignment | None:
+    """A late submit's slot: an open slot of the item ``expired`` was on (same round, same
+    batch reservation: the one that replaced it, or one like it) moved back to ``worker``
+    as active, claimed when ``expired`` was, so that the answer they typed can be submitted
+    in it; None when none is open any more (another worker took it). Not the hot path.
+
+    The open slot is locked without skipping: a claim of another worker that holds it is
+    waited for, and its slot is then no longer open, so exactly one of the two gets it."""
+    conn = sql.db()
+    lock = " FOR NO KEY UPDATE" if conn.features.has_select_for_update else ""
+    reserved = ("reserved_for_id = %s" if expired.reserved_for_id is not None
+                else "reserved_for_id IS NULL")
+    params: list[Any] = [expired.item_id, expired.round]
+    if expired.reserved_for_id is not None:
+        params.append(expired.reserved_for_id)
+    rows = transition_rows(
+        Assignment, AS.ACTIVE, source=AS.OPEN,
+        where=("id = (SELECT id FROM annotation_assignment WHERE item_id = %s AND round = %s"
+               f" AND status = 'open' AND {reserved} ORDER BY id LIMIT 1{lock})"),
+        params=params, actor=worker, note=f"late submit of slot {expired.pk}",
+        fields={"worker": worker.pk, "claimed_at": expired.claimed_at or now,
+                "lease_expires_at": now + lease},
+        returning=sql.column_names(Assignment),
+    )
+    return sql.rows_load(Assignment, rows)[0] if rows else None
+
+
 _SUBMISSION_FIELDS = ("item_id", "stage_id", "worker_id", "payload", "time_on_task_s",
                       "active_time_s", "created_at")
 

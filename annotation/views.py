@@ -184,8 +184,11 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
             errors = exc.messages
         except engine.TaskError as exc:
             if not _submitted_by(request, assignment):
-                messages.error(request, str(exc))
-                return redirect(home)
+                # Refused (its time ran out and the slot was taken, or the item needs no
+                # more answers...): the answer they typed stays on the page to copy.
+                return render(request, "annotation/tasks/refused.html", {
+                    "error": str(exc), "home": home, "typed": _typed(request.POST),
+                }, status=409)
             # A second click, a resent form: the first one saved it.
             live = _saved_already(request, assignment)
             differs = _resent_differs(request, assignment, payload)
@@ -242,6 +245,13 @@ def task_detail(request: HttpRequest, pk: int) -> HttpResponse:
         **_lease_renewal(assignment),
         **_earned(request.user, stage.project),
     }, status=400 if errors else 200)
+
+
+def _typed(posted: Any) -> list[tuple[str, str]]:
+    """What a refused task form carried, field by field (not its token or timing), to
+    show to the worker who typed it."""
+    return [(key, value) for key in posted if key not in ("csrfmiddlewaretoken", "active_time_s")
+            for value in posted.getlist(key) if value.strip()]
 
 
 def _lease_renewal(assignment: Assignment) -> dict[str, int]:

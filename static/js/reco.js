@@ -87,12 +87,16 @@
     shown.none.hidden = true; shown.text.hidden = shown.clear.hidden = false;
   }
 
+  function changed() {  // the worker changed the evidence: task.js keeps it as a draft
+    field.end.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
   function take() {
     var r = range();
     if (!r) return;
     evidence = { doc: active, first: r[0], last: r[1] };
     anchor = null;
-    sync(); paint();
+    sync(); paint(); changed();
   }
 
   function show(n) {
@@ -147,7 +151,9 @@
   document.addEventListener("mouseup", function () {
     if (dragging) { dragging = false; take(); }
   });
-  shown.clear.addEventListener("click", function () { evidence = null; sync(); paint(); });
+  shown.clear.addEventListener("click", function () {
+    evidence = null; sync(); paint(); changed();
+  });
 
   form.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
@@ -166,19 +172,26 @@
     }
   });
 
-  // After a refused submission the page comes back with the posted evidence: restore it.
-  var doc = parseInt(field.doc.value, 10);
-  if (!isNaN(doc) && panels[doc]) {
-    var toks = tokensOf(doc), first = null, last = null;
-    toks.forEach(function (t, i) {
-      if (first === null && t.dataset.s === field.start.value) first = i;
-      if (t.dataset.e === field.end.value) last = i;
-    });
-    if (first !== null && last !== null && last >= first) {
-      evidence = { doc: doc, first: first, last: last };
-      show(doc);
+  // After a refused submission the page comes back with the posted evidence, and after a
+  // reload task.js fills in the draft's: restore it.
+  function load() {
+    var doc = parseInt(field.doc.value, 10);
+    if (!isNaN(doc) && panels[doc]) {
+      var toks = tokensOf(doc), first = null, last = null;
+      toks.forEach(function (t, i) {
+        if (first === null && t.dataset.s === field.start.value) first = i;
+        if (t.dataset.e === field.end.value) last = i;
+      });
+      if (first !== null && last !== null && last >= first) {
+        evidence = { doc: doc, first: first, last: last };
+        show(doc);
+      }
+    } else if (field.doc.value === "") {
+      evidence = null;
     }
+    tokenize(textOf(active));
+    sync(); paint();
   }
-  tokenize(textOf(active));
-  sync(); paint();
+  [field.doc, field.start, field.end].forEach(function (f) { f.addEventListener("change", load); });
+  load();
 })();

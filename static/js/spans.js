@@ -44,11 +44,14 @@
       li.textContent = "“" + text(s) + "” ";
       var rm = document.createElement("button");
       rm.type = "button"; rm.textContent = gettext("remove"); rm.className = "link-dark";
-      rm.addEventListener("click", function () { spans.splice(k, 1); sync(); paint(); });
+      rm.addEventListener("click", function () { spans.splice(k, 1); sync(); paint(); changed(); });
       li.appendChild(rm);
       list.appendChild(li);
     });
     empty.hidden = spans.length > 0;
+  }
+  function changed() {  // the worker changed the spans: task.js keeps them as a draft
+    payload.dispatchEvent(new Event("input", { bubbles: true }));
   }
   function addSelection() {
     var r = range();
@@ -56,7 +59,7 @@
     spans = spans.filter(function (s) { return s[1] < r[0] || s[0] > r[1]; });
     spans.push(r);
     st.anchor = null;
-    sync(); paint();
+    sync(); paint(); changed();
   }
   function indexOf(node) {
     var el = node && (node.nodeType === 1 ? node : node.parentElement);
@@ -89,7 +92,7 @@
     } else if (e.key === "Enter" && !e.ctrlKey && !e.metaKey) {
       e.preventDefault(); addSelection();
     } else if (e.key === "Backspace") {
-      e.preventDefault(); spans.pop(); sync(); paint();
+      e.preventDefault(); spans.pop(); sync(); paint(); changed();
     }
   });
   document.getElementById("add-span").addEventListener("click", addSelection);
@@ -109,16 +112,22 @@
       empty.classList.add("error");
     }
   });
-  // A pre-filled answer (a refused submit, a correction): its spans back on the tokens.
-  try {
-    (JSON.parse(payload.value || "{}").spans || []).forEach(function (span) {
-      var first = null, last = null;
-      tokens.forEach(function (t, i) {
-        if (first === null && parseInt(t.dataset.s, 10) >= span[0]) first = i;
-        if (parseInt(t.dataset.e, 10) <= span[1]) last = i;
+  // A pre-filled answer (a refused submit, a correction, a draft task.js filled in again
+  // after a reload): its spans back on the tokens.
+  function load() {
+    spans = [];
+    try {
+      (JSON.parse(payload.value || "{}").spans || []).forEach(function (span) {
+        var first = null, last = null;
+        tokens.forEach(function (t, i) {
+          if (first === null && parseInt(t.dataset.s, 10) >= span[0]) first = i;
+          if (parseInt(t.dataset.e, 10) <= span[1]) last = i;
+        });
+        if (first !== null && last !== null && last >= first) spans.push([first, last]);
       });
-      if (first !== null && last !== null && last >= first) spans.push([first, last]);
-    });
-  } catch (err) { spans = []; }
-  sync(); paint();
+    } catch (err) { spans = []; }
+    sync(); paint();
+  }
+  payload.addEventListener("change", load);
+  load();
 })();

@@ -113,8 +113,11 @@ document.addEventListener("keydown", function (e) {
 // A reload does not lose the answer being written (a phone reloads a tab it had put away,
 // a finger pulls to refresh, F5): as the worker types, the task form's text fields are kept
 // in this tab's sessionStorage, and when the same task page loads again with those fields
-// as the server sent them, they are filled in again. One task's at a time, in this tab only;
-// typing on another task page replaces it.
+// as the server sent them, they are filled in again. So are the hidden fields marked
+// data-draft that hold a selection (NewsQA's answer spans, ReCO's evidence): the page's
+// selection script sends "input" when the worker changes it, and gets "change" on them
+// when they were filled in again, to show the selection. One task's at a time, in this tab
+// only; typing on another task page replaces it.
 (function () {
   var form = document.getElementById("task-form"), KEY = "crowdqa-unsent-answer";
   if (!form || form.closest("fieldset[disabled]")) return;
@@ -122,22 +125,26 @@ document.addEventListener("keydown", function (e) {
   try { store = window.sessionStorage; store.getItem(KEY); } catch (err) { return; }
   function fields() {
     return Array.prototype.filter.call(form.elements, function (f) {
-      return f.name && (f.tagName === "TEXTAREA" || (f.tagName === "INPUT" && f.type === "text"));
+      return f.name && (f.tagName === "TEXTAREA" || (f.tagName === "INPUT" && (f.type === "text" ||
+        (f.type === "hidden" && f.hasAttribute("data-draft")))));
     });
   }
   var kept = null;
   try { kept = JSON.parse(store.getItem(KEY) || "null"); } catch (err) { kept = null; }
   if (kept && kept.path === here && kept.values) {
-    var seen = {};
+    var seen = {}, selections = [];
     fields().forEach(function (f) {
       var n = seen[f.name] || 0, values = kept.values[f.name];
       seen[f.name] = n + 1;
       var value = values && values[n];
       if (typeof value === "string" && value !== f.value && f.value === f.defaultValue) {
         f.value = value;
-        f.dispatchEvent(new Event("input", { bubbles: true }));  // its live checks run
+        if (f.type === "hidden") selections.push(f);
+        else f.dispatchEvent(new Event("input", { bubbles: true }));  // its live checks run
       }
     });
+    // all of a selection's fields are back before its script reads them
+    selections.forEach(function (f) { f.dispatchEvent(new Event("change", { bubbles: true })); });
   }
   form.addEventListener("input", function () {
     var values = {};

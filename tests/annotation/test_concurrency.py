@@ -10,7 +10,7 @@ import pytest
 from django.db import connection, connections, transaction
 
 from annotation import engine
-from annotation.models import Assignment, Item
+from annotation.models import Assignment, Item, Submission
 from annotation.roles import Role
 from annotation.stages import Emit
 from tests.factories import user_with_roles
@@ -159,3 +159,194 @@ def test_one_workers_claims_at_once_take_one_task(busy_project):
     assert second["slot"] is not None and second["slot"].pk == first["slot"].pk
     assert list(Assignment.objects.filter(worker=worker, status="active")
                 .values_list("pk", flat=True)) == [first["slot"].pk]
+
+
+@pytest.fixture
+def single_slot_item(busy_project):
+    """An item of one slot whose first worker's lease ran out: its slot is open again, with
+    the one answer it needs still to come (the project's other items are done)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    project, workers = busy_project
+    # One answer per question, and no extra one asked: the item's one slot is all there is.
+    answers = project.stages.get(kind="newsqa_answer")
+    answers.params = {**answers.params, "answers_per_question": 1, "max_extra_answers": 0}
+    answers.save(update_fields=["params"])
+    Item.objects.filter(stage__kind="newsqa_answer").update(status="done")
+    Assignment.objects.filter(stage__kind="newsqa_answer").update(status="cancelled")
+
+    def make(key: str, late: object) -> Assignment:
+        stage = project.stages.get(kind="newsqa_question")
+        engine.items_emit(source_stage=stage, emits=[
+            Emit(kind="newsqa_answer", key=key, data={"question": "Who?"},
+                 document_id=Item.objects.filter(document__isnull=False).first().document_id,
+                 overlap=1)])
+        task = engine.task_claim(worker=late, project=project)
+        assert task is not None and task.item.key == key
+        Assignment.objects.filter(pk=task.pk).update(
+            lease_expires_at=timezone.now() - timedelta(seconds=1))
+        assert engine.leases_expire() == 1
+        return task
+
+    return project, workers, make
+
+
+def _late_submit(task, worker, out, errors):
+    try:
+        out["late"] = engine.task_submit(assignment_id=task.pk, worker=worker,
+                                         payload={"no_answer": True})
+    except engine.TaskError as exc:
+        out["late"] = exc
+    except Exception as exc:  # surfaced by the assertions
+        errors.append(repr(exc))
+    finally:
+        connections.close_all()
+
+
+def _waits_on_a_row_lock(thread) -> bool:
+    """Whether ``thread``'s statement waits on another transaction's row (its lock on that
+    transaction's id not granted), looked for until it does or the thread ends."""
+    deadline = time.monotonic() + 60
+    with connection.cursor() as cursor:
+        while thread.is_alive() and time.monotonic() < deadline:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid'"
+                           " AND NOT granted")
+            if cursor.fetchone()[0]:
+                return True
+            thread.join(0.01)
+    return False
+
+
+def test_a_late_submit_waits_for_a_claim_holding_the_slot_and_is_refused(single_slot_item):
+    """Another worker's claim took the open slot and has not committed yet: the late
+    submit waits for it (a skipped slot would look free or missing by chance), then finds
+    the slot taken and is refused. Exactly one of them has the slot."""
+    project, workers, make = single_slot_item
+    late, other = workers[0], workers[1]
+    task = make("race-1", late)
+    claimed, release = threading.Event(), threading.Event()
+    held: dict[str, object] = {}
+    out: dict[str, object] = {}
+    errors: list[str] = []
+
+    def claim_and_hold():
+        try:
+            with transaction.atomic():
+                held["slot"] = engine.task_claim(worker=other, project=project)
+                claimed.set()
+                release.wait(60)
+        except Exception as exc:
+            errors.append(repr(exc))
+            claimed.set()
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=claim_and_hold)
+    holder.start()
+    assert claimed.wait(60)
+    submitter = threading.Thread(target=_late_submit, args=(task, late, out, errors))
+    submitter.start()
+    waited = _waits_on_a_row_lock(submitter)
+    release.set()
+    holder.join(60)
+    submitter.join(60)
+    assert errors == []
+    assert waited
+    assert held["slot"] is not None and held["slot"].item_id == task.item_id
+    assert isinstance(out["late"], engine.TaskError)
+    assert "another worker took it" in str(out["late"])
+    slots = Counter(Assignment.objects.filter(item_id=task.item_id)
+                    .values_list("status", "worker_id"))
+    assert slots == {("expired", late.pk): 1, ("active", other.pk): 1}
+
+
+def test_a_claim_while_a_late_submit_holds_the_slot_gets_nothing(single_slot_item):
+    project, workers, make = single_slot_item
+    late, other = workers[0], workers[1]
+    task = make("race-2", late)
+    taken, release = threading.Event(), threading.Event()
+    out: dict[str, object] = {}
+    errors: list[str] = []
+
+    def submit_and_hold():
+        try:
+            with transaction.atomic():
+                out["late"] = engine.task_submit(assignment_id=task.pk, worker=late,
+                                                 payload={"no_answer": True})
+                taken.set()
+                release.wait(60)
+        except Exception as exc:
+            errors.append(repr(exc))
+            taken.set()
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=submit_and_hold)
+    holder.start()
+    assert taken.wait(60)
+    claimed: dict[str, object] = {}
+
+    def claim():
+        try:
+            claimed["slot"] = engine.task_claim(worker=other, project=project)
+        except Exception as exc:
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    claimer = threading.Thread(target=claim)
+    claimer.start()
+    claimer.join(60)
+    release.set()
+    holder.join(60)
+    assert errors == []
+    assert claimed["slot"] is None
+    assert isinstance(out["late"], Submission)
+    statuses = Counter(Assignment.objects.filter(item_id=task.item_id)
+                       .values_list("status", "worker_id"))
+    assert statuses == {("expired", late.pk): 1, ("submitted", late.pk): 1}
+
+
+def test_late_submits_racing_claims_give_each_slot_to_exactly_one(single_slot_item):
+    project, workers, make = single_slot_item
+    late, other = workers[0], workers[1]
+    for n in range(8):
+        task = make(f"free-race-{n}", late)
+        start = threading.Barrier(2)
+        out: dict[str, object] = {}
+        errors: list[str] = []
+
+        def submit(task=task, out=out, errors=errors, start=start):
+            start.wait()
+            _late_submit(task, late, out, errors)
+
+        def claim(out=out, errors=errors, start=start):
+            start.wait()
+            try:
+                out["claim"] = engine.task_claim(worker=other, project=project)
+            except Exception as exc:
+                errors.append(repr(exc))
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=submit), threading.Thread(target=claim)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert errors == []
+        won_late = isinstance(out["late"], Submission)
+        won_claim = out["claim"] is not None
+        assert won_late != won_claim, (n, out)
+        live = Assignment.objects.filter(item_id=task.item_id,
+                                         status__in=["active", "submitted"])
+        assert list(live.values_list("worker_id", flat=True)) == [
+            late.pk if won_late else other.pk]
+        # The item is out of the way of the next round.
+        if won_claim:
+            engine.task_release(assignment_id=out["claim"].pk, worker=other)
+        Item.objects.filter(pk=task.item_id).update(status="done")
+        Assignment.objects.filter(item_id=task.item_id, status="open").update(
+            status="cancelled")

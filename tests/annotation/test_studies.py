@@ -837,3 +837,23 @@ def test_a_corrected_answer_is_not_a_second_task_of_the_session(study_project):
     assert "DONE2" in page
     progress = page.split('data-testid="session-progress"')[1].split("</p>")[0]
     assert "<strong>2</strong>" in progress, progress
+
+
+def test_the_login_page_tells_a_logged_out_study_worker_to_reopen_their_study_link(
+        study_project):
+    """A Prolific or MTurk account has no password: a worker whose session ended and who
+    lands on the login page is told to open the study link again, not to log in."""
+    study = studies.study_create(project=study_project, platform="prolific",
+                                 completion_code="C1AB2CD3", quota=2)
+    client = csrf_client()
+    task_path = arrive(client, study, prolific())["Location"]
+    # Their session ended: a task page sends them to the login page, which says it too.
+    client.logout()
+    page = client.get(task_path, follow=True).content.decode()
+    assert 'data-testid="study-hint"' in page
+    assert "Those accounts have no password: open the study link again" in page
+    # Sent there from the study link itself: said first, above the form.
+    login = reverse("login") + "?" + "next=" + studies.study_path(study)
+    page = client.get(login).content.decode()
+    assert page.index('data-testid="study-reopen"') < page.index('name="username"')
+    assert 'data-testid="study-hint"' not in page
