@@ -69,13 +69,13 @@ def test_a_stage_parameters_refusal_is_in_the_admins_language(kind,
         assert _refusal(kind, params) == chinese
 
 
-def test_a_kinds_own_check_and_an_unknown_kind_are_framed_in_the_admins_language(
-        db):
+def test_a_kinds_own_check_and_an_unknown_kind_are_framed_in_the_admins_language(db):
     from annotation.models import Project
 
     with override("zh-hans"):
         refusal = _refusal("reco_query_filter", {"yesno_threshold": -5.0})
-        assert refusal.startswith("阶段 reco_query_filter：yesno_threshold must be")
+        # the frame is the stage's, the detail the filter's own, both in Chinese
+        assert refusal.startswith("阶段 reco_query_filter：yesno_threshold 必须是大于 0 的数字")
         with pytest.raises(ValidationError) as unknown:
             stage_kind("reco_nothing")
         assert unknown.value.messages[0].startswith("未知的阶段类型 'reco_nothing'；可用的类型：")
