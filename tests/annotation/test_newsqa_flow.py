@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from annotation import engine
 from annotation.models import Assignment, Item, Stage
 from collector.models import Job
+from tests.reads import reads
 
 BODY_PHRASES = {
     "march": "in March",
@@ -381,22 +382,7 @@ def test_the_project_figures_count_questions_and_answers_that_count(
 
 
 def _rows_read(monkeypatch, run) -> int:
-    from django.db.backends.utils import CursorWrapper
-
-    rows = [0]
-
-    def counted(name):
-        def fetch(self, *args):
-            got = getattr(self.cursor, name)(*args)
-            rows[0] += (got is not None) if name == "fetchone" else len(got)
-            return got
-        return fetch
-
-    with monkeypatch.context() as patch:
-        for name in ("fetchone", "fetchmany", "fetchall"):
-            patch.setattr(CursorWrapper, name, counted(name), raising=False)
-        run()
-    return rows[0]
+    return reads(monkeypatch, run)[1]
 
 
 def test_the_newsqa_figures_are_counted_by_the_database_not_read_per_question(

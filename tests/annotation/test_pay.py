@@ -38,6 +38,7 @@ from annotation.roles import Role
 from annotation.studies import Arrival
 from tests.annotation.test_newsqa_flow import claim_item, phrase_span
 from tests.factories import held_since, user_with_roles
+from tests.reads import reads
 
 PROLIFIC_ID = "5f3a9c0d1e2b4a0012345678"
 QUESTION = "Who opposed the plan?"
@@ -1350,25 +1351,8 @@ def test_odd_rates_round_per_worker_and_share_out_as_over_every_row(
 
 
 def _pay_reads(project, monkeypatch) -> tuple[int, int]:
-    """The queries a view of the pay page's second page runs and the rows they return."""
-    from django.db.backends.utils import CursorWrapper
-
-    for _ in range(2):  # PostgreSQL prepares a statement at its second use: warm up twice
-        pay.project_pay(project=project, page=2)
-    rows = [0]
-
-    def counted(name):
-        def fetch(self, *args):
-            got = getattr(self.cursor, name)(*args)
-            rows[0] += (got is not None) if name == "fetchone" else len(got)
-            return got
-        return fetch
-
-    with monkeypatch.context() as patch, CaptureQueriesContext(connection) as seen:
-        for name in ("fetchone", "fetchmany", "fetchall"):
-            patch.setattr(CursorWrapper, name, counted(name), raising=False)
-        pay.project_pay(project=project, page=2)
-    return len(seen), rows[0]
+    """The statements a view of the pay page's second page runs and the rows they return."""
+    return reads(monkeypatch, lambda: pay.project_pay(project=project, page=2), warm_up=2)
 
 
 def test_the_pay_page_reads_the_same_queries_and_rows_for_a_crowd_four_times_as_big(

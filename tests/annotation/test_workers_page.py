@@ -22,6 +22,7 @@ from annotation.stages import Emit, reco
 from annotation.studies import Arrival
 from collector.metrics.competence import labels_competence
 from tests.factories import held_since, user_with_roles
+from tests.reads import reads
 
 PROLIFIC_ID = "5f3a9c0d1e2b4a00aa112233"
 QUESTIONS = ["Who opposed the plan?", "Who leads the city?", "Who spoke about the start date?"]
@@ -779,26 +780,9 @@ def test_medians_of_even_counts_set_aside_work_and_one_stage(crowd, committed):
 
 
 def _rows_read(project, monkeypatch) -> tuple[int, int]:
-    """The queries the workers' figures take and the rows they read, the competence
-    estimate cached (warmed up twice: PostgreSQL prepares a statement at its second use)."""
-    from django.db.backends.utils import CursorWrapper
-
-    for _ in range(2):
-        worker_stats.project_workers(project=project)
-    rows = [0]
-
-    def counted(name):
-        def fetch(self, *args):
-            got = getattr(self.cursor, name)(*args)
-            rows[0] += (got is not None) if name == "fetchone" else len(got)
-            return got
-        return fetch
-
-    with monkeypatch.context() as patch, CaptureQueriesContext(connection) as seen:
-        for name in ("fetchone", "fetchmany", "fetchall"):
-            patch.setattr(CursorWrapper, name, counted(name), raising=False)
-        worker_stats.project_workers(project=project)
-    return len(seen), rows[0]
+    """The statements the workers' figures take and the rows they read, the competence
+    estimate cached."""
+    return reads(monkeypatch, lambda: worker_stats.project_workers(project=project), warm_up=2)
 
 
 def test_the_workers_figures_read_rows_per_worker_not_per_answer(crowd, committed,
@@ -911,28 +895,13 @@ def test_the_incremental_estimate_equals_one_from_scratch_after_every_kind_of_ch
 def test_a_refresh_reads_the_new_answers_not_all_of_them(crowd, committed, monkeypatch):
     """After new work the estimate reads the answers added since the last one, not the
     project's every answer again."""
-    from django.db.backends.utils import CursorWrapper
-
     project = crowd["project"]
     stages = list(project.stages.order_by("order"))
     memo: dict = {}
     worker_stats._competence(project, stages, memo)
 
     def rows_read(run) -> int:
-        rows = [0]
-
-        def counted(name):
-            def fetch(self, *args):
-                got = getattr(self.cursor, name)(*args)
-                rows[0] += (got is not None) if name == "fetchone" else len(got)
-                return got
-            return fetch
-
-        with monkeypatch.context() as patch:
-            for name in ("fetchone", "fetchmany", "fetchall"):
-                patch.setattr(CursorWrapper, name, counted(name), raising=False)
-            run()
-        return rows[0]
+        return reads(monkeypatch, run)[1]
 
     answers = Submission.objects.filter(stage__project=project, set_aside=False,
                                         stage__kind__in=("newsqa_answer", "newsqa_validate"))
