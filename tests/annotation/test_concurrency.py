@@ -58,6 +58,71 @@ def _work(project, worker, errors, start):
         connections.close_all()
 
 
+class Held:
+    """``fn()`` run in a thread of its own, inside a transaction that stays open until
+    ``release()``: its result in ``value`` once the constructor returns, an exception in
+    ``errors``."""
+
+    def __init__(self, fn, errors: list[str]):
+        self.value = None
+        done, self._release = threading.Event(), threading.Event()
+
+        def run():
+            try:
+                with transaction.atomic():
+                    self.value = fn()
+                    done.set()
+                    self._release.wait(60)
+            except Exception as exc:  # surfaced by the tests' assertions
+                errors.append(repr(exc))
+                done.set()
+            finally:
+                connections.close_all()
+
+        self._thread = threading.Thread(target=run)
+        self._thread.start()
+        assert done.wait(60)
+
+    def release(self) -> None:
+        self._release.set()
+        self._thread.join(60)
+
+
+def in_thread(fn, out: dict, key: str, errors: list[str],
+              start: threading.Barrier | None = None) -> threading.Thread:
+    """``fn()`` started in a thread of its own (after ``start``, when given): its result in
+    ``out[key]``, an exception in ``errors``."""
+
+    def run():
+        if start is not None:
+            start.wait()
+        try:
+            out[key] = fn()
+        except Exception as exc:  # surfaced by the tests' assertions
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _waits_on(thread, locktype: str) -> bool:
+    """Whether ``thread``'s statement waits on a lock of ``locktype`` another transaction
+    holds (a ``transactionid``: a row it changed; ``advisory``: the worker's claim gate),
+    looked for until it does or the thread ends."""
+    deadline = time.monotonic() + 60
+    with connection.cursor() as cursor:
+        while thread.is_alive() and time.monotonic() < deadline:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = %s AND NOT granted",
+                           [locktype])
+            if cursor.fetchone()[0]:
+                return True
+            thread.join(0.01)
+    return False
+
+
 def test_concurrent_claims_never_double_assign_or_overfill(busy_project):
     project, workers = busy_project
     errors: list[str] = []
@@ -112,53 +177,20 @@ def test_one_workers_claims_at_once_take_one_task(busy_project):
     # Another worker holds the first item's first slot: the worker's first claim takes the
     # item's last one, and a claim that does not see it would take the next item's.
     assert engine.task_claim(worker=workers[1], project=project) is not None
-    first: dict[str, Assignment] = {}
     second: dict[str, Assignment | None] = {}
     errors: list[str] = []
-    claimed, release = threading.Event(), threading.Event()
-
-    def claim_and_hold():
-        try:
-            with transaction.atomic():
-                first["slot"] = engine.task_claim(worker=worker, project=project)
-                claimed.set()
-                release.wait(60)
-        except Exception as exc:  # surfaced by the assertions below
-            errors.append(repr(exc))
-            claimed.set()
-        finally:
-            connections.close_all()
-
-    def claim():
-        try:
-            second["slot"] = engine.task_claim(worker=worker, project=project)
-        except Exception as exc:
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
-
-    holder = threading.Thread(target=claim_and_hold)
-    holder.start()
-    assert claimed.wait(60)
-    other = threading.Thread(target=claim)
-    other.start()
+    first = Held(lambda: engine.task_claim(worker=worker, project=project), errors)
+    other = in_thread(lambda: engine.task_claim(worker=worker, project=project),
+                      second, "slot", errors)
     # Until the second claim waits on the first one's gate, or (without the gate) is done.
-    deadline = time.monotonic() + 60
-    with connection.cursor() as cursor:
-        while other.is_alive() and time.monotonic() < deadline:
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
-                           " AND NOT granted")
-            if cursor.fetchone()[0]:
-                break
-            other.join(0.01)
-    release.set()
-    holder.join(60)
+    _waits_on(other, "advisory")
+    first.release()
     other.join(60)
     assert errors == []
-    assert first["slot"] is not None
-    assert second["slot"] is not None and second["slot"].pk == first["slot"].pk
+    assert first.value is not None
+    assert second["slot"] is not None and second["slot"].pk == first.value.pk
     assert list(Assignment.objects.filter(worker=worker, status="active")
-                .values_list("pk", flat=True)) == [first["slot"].pk]
+                .values_list("pk", flat=True)) == [first.value.pk]
 
 
 @pytest.fixture
@@ -193,30 +225,13 @@ def single_slot_item(busy_project):
     return project, workers, make
 
 
-def _late_submit(task, worker, out, errors):
+def _late_submit(task, worker):
+    """``worker``'s late answer to ``task``: the submission, or the ``TaskError`` refusing it."""
     try:
-        out["late"] = engine.task_submit(assignment_id=task.pk, worker=worker,
-                                         payload={"no_answer": True})
+        return engine.task_submit(assignment_id=task.pk, worker=worker,
+                                  payload={"no_answer": True})
     except engine.TaskError as exc:
-        out["late"] = exc
-    except Exception as exc:  # surfaced by the assertions
-        errors.append(repr(exc))
-    finally:
-        connections.close_all()
-
-
-def _waits_on_a_row_lock(thread) -> bool:
-    """Whether ``thread``'s statement waits on another transaction's row (its lock on that
-    transaction's id not granted), looked for until it does or the thread ends."""
-    deadline = time.monotonic() + 60
-    with connection.cursor() as cursor:
-        while thread.is_alive() and time.monotonic() < deadline:
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid'"
-                           " AND NOT granted")
-            if cursor.fetchone()[0]:
-                return True
-            thread.join(0.01)
-    return False
+        return exc
 
 
 def test_a_late_submit_waits_for_a_claim_holding_the_slot_and_is_refused(single_slot_item):
@@ -226,35 +241,16 @@ def test_a_late_submit_waits_for_a_claim_holding_the_slot_and_is_refused(single_
     project, workers, make = single_slot_item
     late, other = workers[0], workers[1]
     task = make("race-1", late)
-    claimed, release = threading.Event(), threading.Event()
-    held: dict[str, object] = {}
     out: dict[str, object] = {}
     errors: list[str] = []
-
-    def claim_and_hold():
-        try:
-            with transaction.atomic():
-                held["slot"] = engine.task_claim(worker=other, project=project)
-                claimed.set()
-                release.wait(60)
-        except Exception as exc:
-            errors.append(repr(exc))
-            claimed.set()
-        finally:
-            connections.close_all()
-
-    holder = threading.Thread(target=claim_and_hold)
-    holder.start()
-    assert claimed.wait(60)
-    submitter = threading.Thread(target=_late_submit, args=(task, late, out, errors))
-    submitter.start()
-    waited = _waits_on_a_row_lock(submitter)
-    release.set()
-    holder.join(60)
+    held = Held(lambda: engine.task_claim(worker=other, project=project), errors)
+    submitter = in_thread(lambda: _late_submit(task, late), out, "late", errors)
+    waited = _waits_on(submitter, "transactionid")
+    held.release()
     submitter.join(60)
     assert errors == []
     assert waited
-    assert held["slot"] is not None and held["slot"].item_id == task.item_id
+    assert held.value is not None and held.value.item_id == task.item_id
     assert isinstance(out["late"], engine.TaskError)
     assert "another worker took it" in str(out["late"])
     slots = Counter(Assignment.objects.filter(item_id=task.item_id)
@@ -266,44 +262,15 @@ def test_a_claim_while_a_late_submit_holds_the_slot_gets_nothing(single_slot_ite
     project, workers, make = single_slot_item
     late, other = workers[0], workers[1]
     task = make("race-2", late)
-    taken, release = threading.Event(), threading.Event()
-    out: dict[str, object] = {}
     errors: list[str] = []
-
-    def submit_and_hold():
-        try:
-            with transaction.atomic():
-                out["late"] = engine.task_submit(assignment_id=task.pk, worker=late,
-                                                 payload={"no_answer": True})
-                taken.set()
-                release.wait(60)
-        except Exception as exc:
-            errors.append(repr(exc))
-            taken.set()
-        finally:
-            connections.close_all()
-
-    holder = threading.Thread(target=submit_and_hold)
-    holder.start()
-    assert taken.wait(60)
+    held = Held(lambda: _late_submit(task, late), errors)
     claimed: dict[str, object] = {}
-
-    def claim():
-        try:
-            claimed["slot"] = engine.task_claim(worker=other, project=project)
-        except Exception as exc:
-            errors.append(repr(exc))
-        finally:
-            connections.close_all()
-
-    claimer = threading.Thread(target=claim)
-    claimer.start()
-    claimer.join(60)
-    release.set()
-    holder.join(60)
+    in_thread(lambda: engine.task_claim(worker=other, project=project),
+              claimed, "slot", errors).join(60)
+    held.release()
     assert errors == []
     assert claimed["slot"] is None
-    assert isinstance(out["late"], Submission)
+    assert isinstance(held.value, Submission)
     statuses = Counter(Assignment.objects.filter(item_id=task.item_id)
                        .values_list("status", "worker_id"))
     assert statuses == {("expired", late.pk): 1, ("submitted", late.pk): 1}
@@ -317,23 +284,10 @@ def test_late_submits_racing_claims_give_each_slot_to_exactly_one(single_slot_it
         start = threading.Barrier(2)
         out: dict[str, object] = {}
         errors: list[str] = []
-
-        def submit(task=task, out=out, errors=errors, start=start):
-            start.wait()
-            _late_submit(task, late, out, errors)
-
-        def claim(out=out, errors=errors, start=start):
-            start.wait()
-            try:
-                out["claim"] = engine.task_claim(worker=other, project=project)
-            except Exception as exc:
-                errors.append(repr(exc))
-            finally:
-                connections.close_all()
-
-        threads = [threading.Thread(target=submit), threading.Thread(target=claim)]
-        for t in threads:
-            t.start()
+        threads = [
+            in_thread(lambda task=task: _late_submit(task, late), out, "late", errors, start),
+            in_thread(lambda: engine.task_claim(worker=other, project=project), out, "claim",
+                      errors, start)]
         for t in threads:
             t.join(60)
         assert errors == []
